@@ -1,0 +1,1 @@
+"""leangym: Gymnasium environments for Lean 4 theorem proving."""

@@ -1,0 +1,247 @@
+"""Typed values at the boundary between leangym and a Lean backend.
+
+Everything a backend returns is converted into these frozen dataclasses right
+where it enters (``parse_*`` below), so no other module ever touches raw
+protocol JSON. The same parsers serve the HTTP client and the in-process
+simulated backend, so both produce exactly the same values.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol, Sequence
+
+
+class ServerError(RuntimeError):
+    """The backend failed (unreachable, HTTP 5xx, malformed reply, no process free).
+
+    Never raised for a tactic that Lean rejects: that is an ordinary outcome.
+    """
+
+
+class ServerUnavailable(ServerError):
+    """No server answers at the given address."""
+
+
+class NoProcessAvailable(ServerError):
+    """Every Lean process of the pool stayed leased until the timeout."""
+
+
+class LeanError(RuntimeError):
+    """Lean rejected a theorem statement (it does not elaborate, or has no ``sorry``)."""
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    name: str
+    type: str
+    value: str | None = None  # only for let-bound hypotheses
+
+
+@dataclass(frozen=True)
+class Goal:
+    hypotheses: tuple[Hypothesis, ...]
+    target: str
+    tag: str | None = None
+
+    def to_text(self) -> str:
+        """The goal as Lean prints it: ``case``, grouped hypotheses, ``⊢``."""
+        lines = [f"case {self.tag}"] if self.tag else []
+        names: list[str] = []
+        for i, hyp in enumerate(self.hypotheses):
+            names.append(hyp.name)
+            nxt = self.hypotheses[i + 1] if i + 1 < len(self.hypotheses) else None
+            # Lean groups consecutive hypotheses of equal type (never let-bound ones).
+            if hyp.value is None and nxt is not None and nxt.value is None and nxt.type == hyp.type:
+                continue
+            line = f"{' '.join(names)} : {hyp.type}"
+            if hyp.value is not None:
+                line += f" := {hyp.value}"
+            lines.append(line)
+            names = []
+        lines.append(f"⊢ {self.target}")
+        return "\n".join(lines)
+
+
+def goals_to_text(goals: Sequence[Goal]) -> str:
+    """All goals, separated by a blank line; ``no goals`` when there are none (as Lean says)."""
+    return "\n\n".join(g.to_text() for g in goals) if goals else "no goals"
+
+
+@dataclass(frozen=True)
+class ProofState:
+    """An immutable proof state: valid as long as the lease of ``process_id`` is held."""
+
+    process_id: int
+    proof_state_id: int
+    goals: tuple[Goal, ...]
+
+    @property
+    def text(self) -> str:
+        return goals_to_text(self.goals)
+
+    @property
+    def is_solved(self) -> bool:
+        return not self.goals
+
+
+class Outcome(enum.Enum):
+    PROGRESS = "progress"  # the tactic ran; ``states`` holds the open branches
+    PROVED = "proved"  # the tactic closed every goal it was applied to
+    REJECTED = "rejected"  # Lean (or leangym's soundness policy) rejected the tactic
+    TIMEOUT = "timeout"  # the tactic ran out of time
+    SERVER_FAILURE = "server_failure"  # unreachable, 5xx, malformed reply, no process
+
+
+@dataclass(frozen=True)
+class TacticResult:
+    """What applying one tactic to one state gave.
+
+    ``states`` are the open branches after the tactic: one branch holding all
+    goals on single-branch servers, one per independent goal on factorized
+    servers. Branches without goals are dropped, so ``PROVED`` has ``()``.
+    """
+
+    tactic: str
+    outcome: Outcome
+    states: tuple[ProofState, ...] = ()
+    error: str | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome in (Outcome.PROGRESS, Outcome.PROVED)
+
+    @property
+    def goals(self) -> tuple[Goal, ...]:
+        return tuple(g for s in self.states for g in s.goals)
+
+
+@dataclass(frozen=True)
+class ReplMessage:
+    severity: str  # "error" | "warning" | "info"
+    text: str
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """The Lean REPL's answer to a whole command (``/command``)."""
+
+    messages: tuple[ReplMessage, ...]
+    sorries: int = 0
+    env: int | None = None
+
+    @property
+    def errors(self) -> tuple[ReplMessage, ...]:
+        return tuple(m for m in self.messages if m.severity == "error")
+
+    @property
+    def uses_sorry(self) -> bool:
+        return self.sorries > 0 or any("declaration uses 'sorry'" in m.text for m in self.messages)
+
+
+@dataclass(frozen=True)
+class ServerIdentity:
+    url: str
+    generation: str = "unknown"  # "single-branch" | "factorized" | "unknown"
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- parsers
+
+
+def _require(cond: bool, what: str, payload: Any) -> None:
+    if not cond:
+        raise ServerError(f"malformed server reply: expected {what}, got {str(payload)[:300]!r}")
+
+
+def parse_goal(payload: Any) -> Goal:
+    _require(isinstance(payload, Mapping) and isinstance(payload.get("type"), str), "a goal object", payload)
+    hyps_raw = payload.get("hypotheses") or []
+    _require(isinstance(hyps_raw, list), "a hypotheses list", payload)
+    hyps = []
+    for h in hyps_raw:
+        _require(isinstance(h, Mapping) and isinstance(h.get("type"), str), "a hypothesis object", h)
+        value = h.get("value")
+        hyps.append(Hypothesis(str(h.get("user_name", "")), h["type"], None if value is None else str(value)))
+    tag = payload.get("tag")
+    return Goal(tuple(hyps), payload["type"], str(tag) if tag else None)
+
+
+def parse_proof_state(process_id: int, payload: Any) -> ProofState:
+    _require(isinstance(payload, Mapping) and isinstance(payload.get("proof_state_id"), int), "a proof state", payload)
+    goals = payload.get("goals") or []
+    _require(isinstance(goals, list), "a goal list", payload)
+    return ProofState(process_id, payload["proof_state_id"], tuple(parse_goal(g) for g in goals))
+
+
+def parse_start(process_id: int, payload: Any) -> ProofState:
+    """``/proof_from_sorry`` reply -> root state; Lean errors raise :class:`LeanError`."""
+    _require(isinstance(payload, Mapping), "a JSON object", payload)
+    if "error" in payload:
+        raise LeanError(str(payload["error"]))
+    _require("value" in payload, "'value' or 'error'", payload)
+    return parse_proof_state(process_id, payload["value"])
+
+
+TIMEOUT_TEXT = "Tactic application timed out."
+
+
+def parse_tactic_reply(process_id: int, tactic: str, payload: Any, elapsed_s: float = 0.0) -> TacticResult:
+    """``/try_apply_tactic`` reply (either server generation) -> :class:`TacticResult`."""
+    try:
+        _require(isinstance(payload, Mapping), "a JSON object", payload)
+        if "error" in payload:
+            err = str(payload["error"])
+            outcome = Outcome.TIMEOUT if "timed out" in err.lower() else Outcome.REJECTED
+            return TacticResult(tactic, outcome, (), err, elapsed_s)
+        branches = payload.get("value")
+        _require(isinstance(branches, list), "a branch list in 'value'", payload)
+        states = tuple(parse_proof_state(process_id, b) for b in branches)
+    except ServerError as e:
+        return TacticResult(tactic, Outcome.SERVER_FAILURE, (), str(e), elapsed_s)
+    open_states = tuple(s for s in states if s.goals)
+    outcome = Outcome.PROGRESS if open_states else Outcome.PROVED
+    return TacticResult(tactic, outcome, open_states, None, elapsed_s)
+
+
+def parse_command(payload: Any) -> CommandResult:
+    _require(isinstance(payload, Mapping), "a REPL response object", payload)
+    msgs = []
+    for m in payload.get("messages") or []:
+        _require(isinstance(m, Mapping), "a message object", m)
+        pos = m.get("pos") or {}
+        msgs.append(ReplMessage(str(m.get("severity", "error")), str(m.get("data", "")), pos.get("line"), pos.get("column")))
+    if "error" in payload and not msgs:  # a REPL-level error (e.g. unparsable input)
+        msgs.append(ReplMessage("error", str(payload["error"])))
+    env = payload.get("env")
+    return CommandResult(tuple(msgs), len(payload.get("sorries") or []), env if isinstance(env, int) else None)
+
+
+# --------------------------------------------------------------------------- the backend seam
+
+
+class LeanProcess(Protocol):
+    """One leased Lean process. The HTTP lease and the in-process simulator both implement it.
+
+    ``apply_tactic`` never raises: server failures come back as
+    ``Outcome.SERVER_FAILURE``. ``start_proof`` raises :class:`LeanError` when
+    Lean rejects the statement and :class:`ServerError` when the server fails;
+    ``run_command`` raises :class:`ServerError`.
+    """
+
+    process_id: int
+
+    def start_proof(self, theorem_with_sorry: str) -> ProofState: ...
+
+    def apply_tactic(self, state: ProofState, tactic: str, timeout_ms: int = 1000) -> TacticResult: ...
+
+    def apply_tactics(self, state: ProofState, tactics: Sequence[str], timeout_ms: int = 1000) -> list[TacticResult]: ...
+
+    def run_command(self, source: str) -> CommandResult: ...
+
+    def identity(self) -> ServerIdentity: ...
+
+    def close(self) -> None: ...
