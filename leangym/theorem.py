@@ -44,14 +44,25 @@ class Theorem:
         object.__setattr__(self, "decl_name", name)
 
     @property
+    def preamble(self) -> str:
+        """The header without ``import`` lines: a leased process has run its imports already,
+        and the REPL rejects ``import`` after the first command."""
+        return "".join(l for l in self.header.splitlines(keepends=True) if not l.lstrip().startswith("import "))
+
+    @property
     def statement_without_proof(self) -> str:
         """The statement up to and including ``:= by``."""
         return _TAIL.sub(":= by", self.formal_statement)
 
     def source_with_proof(self, script: str) -> str:
-        """Header + statement with ``script`` (a tactic block) in place of ``sorry``."""
+        """Preamble + statement with ``script`` (a tactic block) in place of ``sorry``."""
         body = "\n".join("  " + line if line.strip() else line for line in script.splitlines())
-        return f"{self.header}{self.statement_without_proof}\n{body}\n"
+        return f"{self.preamble}{self.statement_without_proof}\n{body}\n"
+
+    @property
+    def source_with_sorry(self) -> str:
+        """What ``proof_from_sorry`` gets: preamble + statement."""
+        return f"{self.preamble}{self.formal_statement}"
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> "Theorem":

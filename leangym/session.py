@@ -1,0 +1,125 @@
+"""The search API: one proof attempt on one leased Lean process.
+
+States are immutable, so a search may apply any tactic to any state it has
+seen, in any order, and several tactics to one state in one call
+(:meth:`ProofSession.apply_many`, concurrent where the backend allows). This
+is what MCTS and best-first search are built on; the Gymnasium env is a thin
+linear walk over the same object.
+
+Every tactic passes the :class:`~leangym.soundness.SoundnessPolicy` before it
+is sent; a banned one is an ordinary ``REJECTED`` result that costs no Lean
+call. :meth:`ProofSession.verify` is the only way to call a proof correct.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from leangym.backends.types import LeanProcess, Outcome, ProofState, TacticResult
+from leangym.proof import ProofTree, assemble
+from leangym.soundness import SoundnessPolicy, Verification, verify
+from leangym.theorem import Theorem
+
+
+class BudgetExhausted(RuntimeError):
+    """The session's Lean-call or wall-time budget is spent."""
+
+
+@dataclass
+class SessionStats:
+    lean_calls: int = 0
+    rejected: int = 0  # by Lean or by the soundness policy
+    policy_rejected: int = 0  # by the soundness policy alone (no Lean call)
+    timeouts: int = 0
+    server_failures: int = 0
+    latencies_s: list[float] = field(default_factory=list)
+
+    def record(self, result: TacticResult) -> None:
+        self.rejected += result.outcome is Outcome.REJECTED
+        self.timeouts += result.outcome is Outcome.TIMEOUT
+        self.server_failures += result.outcome is Outcome.SERVER_FAILURE
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_lean_calls: int | None = None
+    max_seconds: float | None = None
+
+
+class ProofSession:
+    """Start proving ``theorem`` on ``process``; raises LeanError / ServerError if it cannot start."""
+
+    def __init__(
+        self,
+        process: LeanProcess,
+        theorem: Theorem | str,
+        *,
+        policy: SoundnessPolicy | None = None,
+        timeout_ms: int = 1000,
+        budget: Budget | None = None,
+    ) -> None:
+        self.process = process
+        self.theorem = theorem if isinstance(theorem, Theorem) else Theorem(theorem)
+        self.policy = policy or SoundnessPolicy()
+        self.timeout_ms = timeout_ms
+        self.budget = budget or Budget()
+        self.stats = SessionStats()
+        self.started_at = time.monotonic()
+        self.root: ProofState = process.start_proof(self.theorem.source_with_sorry)
+
+    # ------------------------------------------------------------------ budget
+    def remaining_calls(self) -> int | None:
+        cap = self.budget.max_lean_calls
+        return None if cap is None else max(0, cap - self.stats.lean_calls)
+
+    def _charge(self, n: int) -> None:
+        left = self.remaining_calls()
+        if left is not None and left < n:
+            raise BudgetExhausted(f"Lean-call budget of {self.budget.max_lean_calls} spent")
+        cap = self.budget.max_seconds
+        if cap is not None and time.monotonic() - self.started_at > cap:
+            raise BudgetExhausted(f"time budget of {cap:.1f}s spent")
+        self.stats.lean_calls += n
+
+    # ------------------------------------------------------------------ tactics
+    def apply(self, state: ProofState, tactic: str) -> TacticResult:
+        """Apply ``tactic`` to the first goal of ``state``. Never raises for Lean or server errors."""
+        return self.apply_many(state, [tactic])[0]
+
+    def apply_many(self, state: ProofState, tactics: Sequence[str]) -> list[TacticResult]:
+        """Apply each tactic to ``state`` independently; results in input order.
+
+        Raises :class:`BudgetExhausted` (before any call) if the budget cannot pay for them all.
+        """
+        results: list[TacticResult | None] = [None] * len(tactics)
+        to_send: list[int] = []
+        for i, tactic in enumerate(tactics):
+            why = self.policy.check_tactic(tactic)
+            if why is None:
+                to_send.append(i)
+            else:
+                results[i] = TacticResult(tactic, Outcome.REJECTED, (), why)
+                self.stats.policy_rejected += 1
+        self._charge(len(to_send))
+        if to_send:
+            sent = [tactics[i] for i in to_send]
+            replies = (self.process.apply_tactics(state, sent, self.timeout_ms) if len(sent) > 1
+                       else [self.process.apply_tactic(state, sent[0], self.timeout_ms)])
+            for i, reply in zip(to_send, replies):
+                results[i] = reply
+                self.stats.latencies_s.append(reply.elapsed_s)
+        for r in results:
+            self.stats.record(r)
+        return results  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ the check
+    def verify(self, proof: ProofTree | str | Sequence[str]) -> Verification:
+        """Re-check a complete proof (a tree, a script, or a linear list of tactics) as one command."""
+        if isinstance(proof, ProofTree):
+            script = assemble(proof)
+        elif isinstance(proof, str):
+            script = proof
+        else:
+            script = "\n".join(proof)
+        return verify(self.process, self.theorem, script, self.policy)

@@ -1,0 +1,103 @@
+"""The sound proof check: what a proof must pass before any reward.
+
+Two gates. Before a tactic is sent, :meth:`SoundnessPolicy.check_tactic`
+rejects escape hatches (``sorry``, ``admit``, ``native_decide``, the
+``exact?`` family) and anything that would leave tactic mode (a new command
+such as ``theorem``/``axiom``/``#exit``/``end`` on a line of its own). After
+the goals are closed, :func:`verify` assembles the whole proof, checks it as
+one command on a clean state together with ``#print axioms``, and accepts it
+only with no error, no ``sorry`` and no axiom outside the allowed set. Every
+rule is a field of the policy; none is silent.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from leangym.backends.types import LeanProcess, ServerError
+from leangym.theorem import Theorem
+
+DEFAULT_BANNED = ("sorry", "admit", "native_decide", "apply?", "exact?", "sorryAx")
+DEFAULT_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
+# Lean commands: none of them may start a line of a tactic.
+COMMAND_KEYWORDS = (
+    "theorem lemma def axiom example instance abbrev structure class inductive opaque "
+    "noncomputable private protected partial unsafe namespace section end open export "
+    "universe variable import set_option attribute macro macro_rules syntax elab "
+    "elab_rules notation infix infixl infixr prefix postfix mutual deriving initialize"
+).split()
+_COMMAND_LINE = re.compile(r"^\s*(?:(?:" + "|".join(COMMAND_KEYWORDS) + r")(?![\w.'?!])|@\[|#[A-Za-z]\w*)", re.M)
+_HASH_COMMAND = re.compile(r"(?<![\w#])#[A-Za-z]\w*")
+_AXIOMS_MSG = re.compile(r"depends on axioms: \[(.*?)\]", re.S)
+
+
+def _banned_pattern(word: str) -> re.Pattern[str]:
+    # A word, not a substring: `sorry` is banned, `sorry_free_h` is a fine hypothesis name.
+    return re.compile(r"(?<![\w.'])" + re.escape(word) + (r"(?![\w'])" if word[-1].isalnum() else ""))
+
+
+@dataclass(frozen=True)
+class SoundnessPolicy:
+    banned: tuple[str, ...] = DEFAULT_BANNED
+    reject_commands: bool = True
+    allowed_axioms: frozenset[str] = DEFAULT_AXIOMS
+    check_axioms: bool = True
+    max_tactic_chars: int = 4096
+
+    def check_tactic(self, tactic: str) -> str | None:
+        """``None`` if the tactic may be sent to Lean, else why not (a clear error for ``info``)."""
+        if not tactic.strip():
+            return "leangym: empty tactic"
+        if len(tactic) > self.max_tactic_chars:
+            return f"leangym: tactic longer than {self.max_tactic_chars} characters"
+        for word in self.banned:
+            if _banned_pattern(word).search(tactic):
+                return f"leangym soundness policy: '{word}' is not allowed in a proof"
+        if self.reject_commands:
+            m = _COMMAND_LINE.search(tactic) or _HASH_COMMAND.search(tactic)
+            if m:
+                return (f"leangym soundness policy: {m.group(0).strip()!r} starts a Lean command; "
+                        "a tactic may not leave tactic mode")
+        return None
+
+
+@dataclass(frozen=True)
+class Verification:
+    ok: bool
+    source: str  # the complete Lean source that was checked
+    axioms: tuple[str, ...] = ()
+    error: str | None = None
+
+
+def verify(process: LeanProcess, theorem: Theorem, script: str, policy: SoundnessPolicy) -> Verification:
+    """Check ``script`` as the whole proof of ``theorem`` in one command (the only way to a reward)."""
+    for line in script.splitlines():
+        if line.strip() in ("·", ""):
+            continue
+        why = policy.check_tactic(line.lstrip("· "))
+        if why:
+            return Verification(False, "", error=why)
+    source = theorem.source_with_proof(script)
+    command = source + (f"\n#print axioms {theorem.decl_name}\n" if policy.check_axioms else "")
+    try:
+        result = process.run_command(command)
+    except ServerError as e:
+        return Verification(False, source, error=f"server failure during the final check: {e}")
+    if result.errors:
+        return Verification(False, source, error="final check failed: " + "; ".join(m.text for m in result.errors))
+    if result.uses_sorry:
+        return Verification(False, source, error="final check failed: declaration uses 'sorry'")
+    if not policy.check_axioms:
+        return Verification(True, source)
+    infos = [m.text for m in result.messages if f"'{theorem.decl_name}'" in m.text]
+    if any("does not depend on any axioms" in t for t in infos):
+        return Verification(True, source)
+    found = [_AXIOMS_MSG.search(t) for t in infos]
+    found = [m for m in found if m]
+    if not found:
+        return Verification(False, source, error="final check failed: '#print axioms' gave no answer")
+    axioms = tuple(a.strip() for a in found[0].group(1).split(",") if a.strip())
+    bad = [a for a in axioms if a not in policy.allowed_axioms]
+    if bad:
+        return Verification(False, source, axioms, f"final check failed: proof uses disallowed axioms {bad}")
+    return Verification(True, source, axioms)
