@@ -1,0 +1,34 @@
+"""The seam between the network and the search: what a search asks of a model.
+
+The search never sees tensors; the network never sees trees. Values live in
+[0, 1] as ``gamma ** steps_to_proof`` (1 = solved now, 0 = not provable within
+budget), so an AND node's value is the minimum of its children's (its hardest
+child) and each tactic costs one factor of ``gamma``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+GAMMA = 0.95  # value of a state one tactic away from a proof (see module doc)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    tactics: tuple[str, ...]  # distinct candidate tactics, best first
+    log_priors: tuple[float, ...]  # sequence log-probability of each tactic under the policy
+    value: float  # in [0, 1]: expected GAMMA ** (tactic steps still needed), 0 if unprovable
+
+
+class Evaluator(Protocol):
+    def evaluate(self, states: Sequence[str], k: int) -> list[Evaluation]:
+        """For each goal-state text, up to ``k`` distinct tactics with log-priors, and a value.
+
+        ``states`` is a batch: one forward pass for all of them.
+        """
+        ...
+
+
+def value_from_steps(steps: float | None) -> float:
+    """Search value of a state ``steps`` tactics from a proof (``None``: unprovable)."""
+    return 0.0 if steps is None else GAMMA ** steps
