@@ -1,0 +1,450 @@
+"""HTTP client for a LeanTree server (``leanserver``) or leangym's simulated one.
+
+Protocol: ``docs/leantree-protocol.md``. Both server generations (single-branch
+and factorized) are accepted; every reply is converted into the typed values of
+:mod:`leangym.backends.types` right here.
+
+Usage::
+
+    client = LeanTreeClient("http://127.0.0.1:8000")
+    with client.lease() as lease:                 # an HttpLease (a LeanProcess)
+        root = lease.start_proof("theorem t (a b : ℕ) : a + b = b + a := by sorry")
+        results = lease.apply_tactics(root, ["omega", "simp", "ring"])
+
+Design notes
+------------
+* One ``requests.Session`` per client: keep-alive, a connection pool sized for
+  concurrent use from threads (``pool_maxsize``), ``trust_env=False`` by
+  default (no per-request proxy/netrc lookups; pass ``trust_env=True`` when a
+  proxy is really needed).
+* Every call has explicit ``(connect, read)`` timeouts. A blocking
+  ``/process/get`` gets ``timeout + read_timeout`` so the server's wait never
+  trips the client's.
+* Retries (``retries`` extra attempts, short backoff) only where repeating is
+  harmless - ``GET /status``, ``proof_from_sorry``, ``try_apply_tactic`` (proof
+  states are immutable), ``apply_tactic`` and ``/return`` (idempotent) - and only
+  after a connection-level failure (refused, reset, closed without answer).
+  Never for ``/process/get`` or ``/command``, never after a read timeout.
+* Errors: nobody listening -> :class:`ServerUnavailable` (the message names the
+  URL and how to start a server); HTTP 4xx/5xx -> :class:`ServerError` built
+  from the body's ``error`` text only - the ``exception`` field (a base64
+  pickle) is never decoded, let alone unpickled; malformed JSON and timeouts
+  -> :class:`ServerError`.
+* ``try_apply_tactic`` never raises: a failure is ``Outcome.SERVER_FAILURE``.
+* ``apply_tactic`` (the non-wrapping endpoint; failures are HTTP 500) maps an
+  HTTP error whose text is one of Lean's documented rejection texts
+  (``REPL returned error messages``, ``Step verification error``, ``Could not
+  apply tactic in REPL``, ``... timed out``) to ``REJECTED``/``TIMEOUT``, and
+  every other failure (unknown process, dead REPL, unreachable, malformed) to
+  ``SERVER_FAILURE``. It never raises either.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import threading
+import time
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Mapping, Sequence
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from leangym.backends.types import (
+    CommandResult,
+    LeanError,
+    NoProcessAvailable,
+    Outcome,
+    ProofState,
+    ServerError,
+    ServerIdentity,
+    ServerUnavailable,
+    TacticResult,
+    TIMEOUT_TEXT,
+    parse_command,
+    parse_proof_state,
+    parse_start,
+    parse_tactic_reply,
+)
+
+__all__ = [
+    "LeanTreeClient", "HttpLease", "HttpStatusError", "live_leases", "START_HINT",
+    # re-exported so callers can catch everything from one module
+    "ServerError", "ServerUnavailable", "NoProcessAvailable", "LeanError",
+]
+
+log = logging.getLogger(__name__)
+
+START_HINT = (
+    "Start one with `python -m leangym.sim.server --port 8000` (simulated, no Lean needed) "
+    "or with LeanTree's `leanserver --project-path PROJECT --repl-exe REPL --imports Mathlib "
+    "--max-processes 8 --port 8000` (real Lean)."
+)
+
+_JSON_HEADERS = {"Content-Type": "application/json"}
+
+# Texts with which Lean (not the server) rejects a tactic; see the protocol doc, "Errors".
+_LEAN_REJECTION_PREFIXES = (
+    "REPL returned error messages",
+    "Step verification error",
+    "Could not apply tactic in REPL",
+    TIMEOUT_TEXT,
+)
+
+
+class _Dropped(ServerError):
+    """Internal: the connection failed after it was established (safe to retry if idempotent)."""
+
+
+class HttpStatusError(ServerError):
+    """The server answered with an HTTP error status. ``error`` is the body's ``error`` text."""
+
+    def __init__(self, message: str, status: int, error: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error = error
+
+
+def _is_connect_failure(exc: BaseException) -> bool:
+    """True when nothing accepted the connection (refused, unreachable, DNS, connect timeout)."""
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return True
+    from urllib3.exceptions import NewConnectionError  # requests depends on urllib3
+
+    seen: set[int] = set()
+    e: Any = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, (NewConnectionError, ConnectionRefusedError)):
+            return True
+        reason = getattr(e, "reason", None)
+        nxt = e.args[0] if getattr(e, "args", None) and isinstance(e.args[0], BaseException) else None
+        e = reason if isinstance(reason, BaseException) else nxt
+    return False
+
+
+class LeanTreeClient:
+    """A thread-safe client for one LeanTree server (real or simulated)."""
+
+    def __init__(self, url: str, connect_timeout: float = 3.0, read_timeout: float = 120.0, retries: int = 2,
+                 *, pool_maxsize: int = 64, trust_env: bool = False) -> None:
+        url = url.strip()
+        if "://" not in url:
+            url = "http://" + url
+        self.url = url.rstrip("/")
+        self.connect_timeout = float(connect_timeout)
+        self.read_timeout = float(read_timeout)
+        self.retries = max(0, int(retries))
+        self._timeout = (self.connect_timeout, self.read_timeout)
+        s = requests.Session()
+        s.trust_env = trust_env
+        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=pool_maxsize, max_retries=0)
+        s.mount("http://", adapter)
+        s.mount("https://", adapter)
+        self._session = s
+        self._generation = "unknown"
+        self._generation_sure = False
+        self._status_snapshot: dict | None = None
+
+    # ------------------------------------------------------------------ transport
+
+    def _request(self, method: str, path: str, payload: Any = None, *, retry: bool,
+                 timeout: tuple[float, float] | None = None) -> Any:
+        """One call; returns the decoded JSON of a 200 answer, raises ServerError otherwise."""
+        url = self.url + path
+        data = None if payload is None else json.dumps(payload).encode("utf-8")
+        attempts = 1 + (self.retries if retry else 0)
+        for attempt in range(attempts):
+            try:
+                return self._once(method, url, path, data, timeout or self._timeout)
+            except _Dropped as e:
+                if attempt + 1 >= attempts:
+                    raise ServerError(str(e)) from None
+            except ServerUnavailable:
+                if attempt + 1 >= attempts:
+                    raise
+            time.sleep(0.05 * (2 ** attempt))
+        raise AssertionError("unreachable")
+
+    def _once(self, method: str, url: str, path: str, data: bytes | None, timeout: tuple[float, float]) -> Any:
+        try:
+            if data is None:
+                resp = self._session.request(method, url, timeout=timeout)
+            else:
+                resp = self._session.request(method, url, data=data, headers=_JSON_HEADERS, timeout=timeout)
+        except requests.exceptions.ReadTimeout:
+            raise ServerError(f"LeanTree server at {self.url} did not answer {path} within {timeout[1]:g} s "
+                              "(read timeout)") from None
+        except requests.exceptions.RequestException as e:
+            if _is_connect_failure(e):
+                raise ServerUnavailable(f"No LeanTree server answers at {self.url} ({type(e).__name__}). "
+                                        + START_HINT) from None
+            raise _Dropped(f"LeanTree server at {self.url} failed on {path}: connection closed or broken "
+                           f"without an answer ({type(e).__name__})") from None
+        content = resp.content
+        if resp.status_code != 200:
+            err = self._error_text(content)
+            raise HttpStatusError(f"LeanTree server at {self.url} answered HTTP {resp.status_code} on {path}: {err}",
+                                  resp.status_code, err)
+        try:
+            return json.loads(content)
+        except ValueError:
+            raise ServerError(f"LeanTree server at {self.url} sent malformed JSON for {path}: "
+                              f"{content[:200]!r}") from None
+
+    @staticmethod
+    def _error_text(content: bytes) -> str:
+        # Only the `error` text is used. The body may carry `exception`, a base64 pickle from
+        # the network: it is never decoded or unpickled (doing so could run arbitrary code).
+        try:
+            body = json.loads(content)
+        except ValueError:  # not JSON (a proxy's HTML page, ...): show its beginning
+            return content[:200].decode("utf-8", "replace") or "(empty body)"
+        if isinstance(body, Mapping) and body.get("error") is not None:
+            return str(body["error"])
+        return "(no 'error' text in the reply)"
+
+    # ------------------------------------------------------------------ endpoints
+
+    def status(self) -> dict:
+        """``GET /status`` (unknown keys kept)."""
+        body = self._request("GET", "/status", retry=True)
+        if not isinstance(body, dict):
+            raise ServerError(f"malformed server reply: expected a status object, got {str(body)[:200]!r}")
+        return body
+
+    def get_process(self, blocking: bool = True, timeout: float = 60.0) -> int:
+        """Lease a process; :class:`NoProcessAvailable` when none became free in time."""
+        read = self.read_timeout + (max(0.0, float(timeout)) if blocking else 0.0)
+        body = self._request("POST", "/process/get", {"blocking": bool(blocking), "timeout": float(timeout)},
+                             retry=False, timeout=(self.connect_timeout, read))
+        if not isinstance(body, Mapping) or "process_id" not in body:
+            raise ServerError(f"malformed server reply: expected {{'process_id': ...}}, got {str(body)[:200]!r}")
+        pid = body["process_id"]
+        if pid is None:
+            raise NoProcessAvailable(
+                f"no Lean process of {self.url} became free within {timeout:g} s "
+                f"({'blocking' if blocking else 'non-blocking'}); return leases or raise --max-processes")
+        if not isinstance(pid, int) or isinstance(pid, bool):
+            raise ServerError(f"malformed server reply: process_id {pid!r}")
+        return pid
+
+    def return_process(self, pid: int, *, timeout: tuple[float, float] | None = None, retry: bool = True) -> dict:
+        """Give a lease back (idempotent on the server side)."""
+        body = self._request("POST", f"/process/{int(pid)}/return", {}, retry=retry, timeout=timeout)
+        return body if isinstance(body, dict) else {"status": body}
+
+    def command(self, pid: int, source: str) -> CommandResult:
+        """Run a whole Lean command in the process (``/command``); not retried."""
+        return parse_command(self._request("POST", f"/process/{int(pid)}/command", {"command": source},
+                                           retry=False))
+
+    def proof_from_sorry(self, pid: int, theorem: str) -> ProofState:
+        """Root proof state of ``theorem ... := by sorry``; :class:`LeanError` if Lean rejects it."""
+        body = self._request("POST", f"/process/{int(pid)}/proof_from_sorry", {"theorem_with_sorry": theorem},
+                             retry=True)
+        return parse_start(int(pid), body)
+
+    def try_apply_tactic(self, pid: int, state: ProofState | int, tactic: str,
+                         timeout_ms: int = 1000) -> TacticResult:
+        """Apply ``tactic`` to an (immutable) state. Never raises."""
+        t0 = time.perf_counter()
+        psid = state.proof_state_id if isinstance(state, ProofState) else state
+        try:
+            body = self._request("POST", f"/process/{int(pid)}/proof/{int(psid)}/try_apply_tactic",
+                                 {"tactic": tactic, "timeout": int(timeout_ms)}, retry=True)
+        except ServerError as e:
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), str(e), time.perf_counter() - t0)
+        except Exception as e:  # noqa: BLE001 - the contract is "never raises"
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), f"{type(e).__name__}: {e}",
+                                time.perf_counter() - t0)
+        if not self._generation_sure:
+            self._observe_generation(body)
+        return parse_tactic_reply(int(pid), tactic, body, time.perf_counter() - t0)
+
+    def apply_tactic(self, pid: int, state: ProofState | int, tactic: str, timeout_ms: int = 1000) -> TacticResult:
+        """The non-wrapping ``apply_tactic`` endpoint. Never raises.
+
+        200 -> ``PROGRESS`` (one state) or ``PROVED``. An HTTP error whose text is one of
+        Lean's rejection texts -> ``REJECTED`` (``TIMEOUT`` for time-outs); any other failure
+        -> ``SERVER_FAILURE``.
+        """
+        t0 = time.perf_counter()
+        psid = state.proof_state_id if isinstance(state, ProofState) else state
+        path = f"/process/{int(pid)}/proof/{int(psid)}/apply_tactic"
+        try:
+            body = self._request("POST", path, {"tactic": tactic, "timeout": int(timeout_ms)}, retry=True)
+            new_state = parse_proof_state(int(pid), body)
+        except HttpStatusError as e:
+            outcome = Outcome.SERVER_FAILURE
+            if e.status >= 500:
+                if "timed out" in e.error.lower():
+                    outcome = Outcome.TIMEOUT
+                elif e.error.startswith(_LEAN_REJECTION_PREFIXES):
+                    outcome = Outcome.REJECTED
+            err = str(e) if outcome is Outcome.SERVER_FAILURE else e.error
+            return TacticResult(tactic, outcome, (), err, time.perf_counter() - t0)
+        except ServerError as e:
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), str(e), time.perf_counter() - t0)
+        except Exception as e:  # noqa: BLE001
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), f"{type(e).__name__}: {e}",
+                                time.perf_counter() - t0)
+        states = (new_state,) if new_state.goals else ()
+        return TacticResult(tactic, Outcome.PROGRESS if states else Outcome.PROVED, states, None,
+                            time.perf_counter() - t0)
+
+    def lease(self, blocking: bool = True, timeout: float = 60.0) -> "HttpLease":
+        """Lease a process as an :class:`HttpLease` (context manager; returned on close/GC/exit)."""
+        return HttpLease(self, self.get_process(blocking=blocking, timeout=timeout))
+
+    # ------------------------------------------------------------------ identity
+
+    @property
+    def generation(self) -> str:
+        """``"single-branch"``, ``"factorized"`` or ``"unknown"`` (inferred from tactic replies)."""
+        return self._generation
+
+    def _observe_generation(self, body: Any) -> None:
+        value = body.get("value") if isinstance(body, Mapping) else None
+        if not isinstance(value, list):
+            return
+        if len(value) != 1:  # no branch for a closed goal, or several branches: factorized
+            self._generation, self._generation_sure = "factorized", True
+            return
+        branch = value[0]
+        goals = branch.get("goals") if isinstance(branch, Mapping) else None
+        if isinstance(goals, list):
+            if not goals:  # a closed proof as one empty branch: single-branch
+                self._generation, self._generation_sure = "single-branch", True
+            elif len(goals) > 1:  # one branch holding several goals (could share metavariables)
+                self._generation = "single-branch"
+
+    def identity(self, refresh: bool = False) -> ServerIdentity:
+        """URL, generation (the server's own claim if it makes one, else inferred) and /status keys.
+
+        ``info`` is a snapshot of ``GET /status`` taken on the first call (or when ``refresh``);
+        later calls cost no request. When the server cannot be reached, ``info`` is ``{}``.
+        """
+        info = self._status_snapshot
+        if info is None or refresh:
+            try:
+                info = self._status_snapshot = self.status()
+            except ServerError:
+                info = {}
+        gen = self._generation
+        claim = info.get("leangym") if isinstance(info, dict) else None
+        if isinstance(claim, Mapping) and claim.get("generation") in ("single-branch", "factorized"):
+            gen = str(claim["generation"])
+        return ServerIdentity(self.url, gen, info)
+
+    def close(self) -> None:
+        """Close pooled connections (leases stay valid; they reopen connections when used)."""
+        self._session.close()
+
+    def __enter__(self) -> "LeanTreeClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LeanTreeClient({self.url!r})"
+
+
+# ---------------------------------------------------------------------- leases
+
+_LIVE_LEASES: "weakref.WeakSet[HttpLease]" = weakref.WeakSet()
+_EXIT_TIMEOUT = (1.0, 5.0)
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+_EXECUTOR_WORKERS = 8
+
+
+def _shared_executor() -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None:
+        with _executor_lock:
+            if _executor is None:
+                _executor = ThreadPoolExecutor(max_workers=_EXECUTOR_WORKERS, thread_name_prefix="leantree-tactics")
+    return _executor
+
+
+def _give_back(client: LeanTreeClient, pid: int, state: dict) -> None:
+    """Return a lease; quiet (logs) on failure. Called at most once per lease (weakref.finalize)."""
+    state["closed"] = True
+    try:
+        client.return_process(pid, timeout=state.get("timeout"), retry=state.get("retry", True))
+    except ServerError as e:
+        log.warning("could not return LeanTree process %s to %s: %s", pid, client.url, e)
+    except Exception as e:  # noqa: BLE001 - runs from GC/atexit: never propagate
+        log.warning("could not return LeanTree process %s to %s: %r", pid, client.url, e)
+
+
+def live_leases() -> list["HttpLease"]:
+    """Leases not yet closed (diagnostics)."""
+    return [x for x in list(_LIVE_LEASES) if not x.closed]
+
+
+@atexit.register
+def _return_all_leases() -> None:
+    for lease in live_leases():
+        lease._state["timeout"] = _EXIT_TIMEOUT
+        lease._state["retry"] = False
+        lease.close()
+
+
+class HttpLease:
+    """One leased process of a LeanTree server; implements :class:`~leangym.backends.types.LeanProcess`.
+
+    ``close()`` returns it (idempotent, never raises). It is also returned when the
+    ``with`` block exits (normally or on error), when the object is garbage collected
+    without ``close()``, and at interpreter exit.
+    """
+
+    def __init__(self, client: LeanTreeClient, process_id: int) -> None:
+        self.client = client
+        self.process_id = int(process_id)
+        self._state: dict[str, Any] = {"closed": False, "timeout": None}
+        # The finalizer must not reference self: it holds the client, the pid and a shared dict.
+        self._finalizer = weakref.finalize(self, _give_back, client, self.process_id, self._state)
+        _LIVE_LEASES.add(self)
+
+    @property
+    def closed(self) -> bool:
+        return self._state["closed"]
+
+    def start_proof(self, theorem_with_sorry: str) -> ProofState:
+        return self.client.proof_from_sorry(self.process_id, theorem_with_sorry)
+
+    def apply_tactic(self, state: ProofState, tactic: str, timeout_ms: int = 1000) -> TacticResult:
+        return self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
+
+    def apply_tactics(self, state: ProofState, tactics: Sequence[str], timeout_ms: int = 1000) -> list[TacticResult]:
+        """Apply each tactic to ``state`` concurrently (states are immutable); results in input order."""
+        tactics = list(tactics)
+        if len(tactics) <= 1:
+            return [self.apply_tactic(state, t, timeout_ms) for t in tactics]
+        pid, client = self.process_id, self.client
+        futures = [_shared_executor().submit(client.try_apply_tactic, pid, state, t, timeout_ms) for t in tactics]
+        return [f.result() for f in futures]
+
+    def run_command(self, source: str) -> CommandResult:
+        return self.client.command(self.process_id, source)
+
+    def identity(self) -> ServerIdentity:
+        return self.client.identity()
+
+    def close(self) -> None:
+        """Return the process to the pool. Idempotent; never raises."""
+        self._finalizer()
+
+    def __enter__(self) -> "HttpLease":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"HttpLease(pid={self.process_id}, url={self.client.url!r}, closed={self.closed})"

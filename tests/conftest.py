@@ -1,0 +1,133 @@
+"""Shared pytest fixtures.
+
+``sim_server`` - start simulated LeanTree servers (``leangym.sim.server``) for a test::
+
+    def test_something(sim_server):
+        srv = sim_server()                                   # defaults: single-branch, 8 processes
+        srv2 = sim_server(factorized=True, max_processes=2)  # any SimServerConfig field as keyword
+        client = LeanTreeClient(srv.url)                     # srv.url == "http://127.0.0.1:<free port>"
+        ...
+        srv.restart()   # fresh server (new pool, leases forgotten) on the same port
+        srv.stop()      # stop early (idempotent); every server is stopped at teardown anyway
+
+The factory returns a :class:`leangym.sim.server.SimServerHandle` (``.url``, ``.port``,
+``.stop()``, ``.restart()``, ``.crashed``, ``.server.request_count`` ...). Servers bind
+127.0.0.1 on a free port and run in daemon threads of the test process. By default the
+pool holds real ``leangym.sim.process.SimProcess`` objects; pass
+``process_factory=lambda factorized: ...`` to use something else (e.g. :class:`ScriptedProcess`).
+
+``ScriptedProcess`` - a tiny, fully predictable stand-in for ``SimProcess`` (same API) for
+protocol-level tests that must not depend on the simulator's tactic semantics:
+
+* ``proof_from_sorry``: any text containing ``sorry`` -> root state 0 with one goal
+  ``⊢ p ∧ q`` (hypotheses ``p q : Prop``, ``hp : p``, ``hq : q``); otherwise
+  ``{"error": "No sorries found in theorem"}``.
+* tactics: ``split`` -> two goals (``p``, ``q``; two branches when factorized),
+  ``intro h`` -> one goal, ``done``/``exact ⟨hp, hq⟩``/``assumption`` -> closed,
+  ``slow`` -> ``Tactic application timed out.``, anything else ->
+  ``REPL returned error messages: [... unknown tactic ...]``.
+  Unknown proof state ids raise ``KeyError`` (as ``SimProcess`` does).
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from leangym.sim.server import SimServerConfig, SimServerHandle, start_server
+
+
+def _goal(target: str, tag: str | None = None) -> dict[str, Any]:
+    g: dict[str, Any] = {
+        "type": target,
+        "hypotheses": [
+            {"user_name": "p", "type": "Prop"},
+            {"user_name": "q", "type": "Prop"},
+            {"user_name": "hp", "type": "p"},
+            {"user_name": "hq", "type": "q"},
+        ],
+    }
+    if tag:
+        g["tag"] = tag
+    return g
+
+
+class ScriptedProcess:
+    """Predictable fake of ``leangym.sim.process.SimProcess`` (see the module docstring)."""
+
+    def __init__(self, factorized: bool = False) -> None:
+        self.factorized = factorized
+        self.resets = 0
+        self._lock = threading.Lock()
+        self.reset()
+        self.resets = 0
+
+    def reset(self) -> None:
+        with self._lock:
+            self._ids = itertools.count(1)
+            self._states: dict[int, list[dict[str, Any]]] = {}
+            self.resets += 1
+
+    def _new(self, goals: list[dict[str, Any]]) -> dict[str, Any]:
+        psid = next(self._ids)
+        self._states[psid] = goals
+        return {"proof_state_id": psid, "goals": goals}
+
+    def command(self, source: str) -> dict[str, Any]:
+        if "sorry" in source:
+            return {"env": 1, "messages": [{"severity": "warning", "pos": {"line": 1, "column": 8},
+                                            "data": "declaration uses 'sorry'"}],
+                    "sorries": [{"proofState": 0, "goal": "⊢ p ∧ q"}]}
+        if "bad" in source:
+            return {"env": 1, "messages": [{"severity": "error", "pos": {"line": 1, "column": 2},
+                                            "data": "unknown identifier 'bad'"}]}
+        return {"env": 1}
+
+    def proof_from_sorry(self, theorem: str) -> dict[str, Any]:
+        if "sorry" not in theorem:
+            return {"error": "No sorries found in theorem"}
+        with self._lock:
+            self._states[0] = [_goal("p ∧ q")]
+        return {"value": {"proof_state_id": 0, "goals": [_goal("p ∧ q")]}}
+
+    def try_apply_tactic(self, proof_state_id: int, tactic: str, timeout_ms: int = 1000) -> dict[str, Any]:
+        with self._lock:
+            if proof_state_id not in self._states:
+                raise KeyError(proof_state_id)
+            t = tactic.strip()
+            if t == "split":
+                goals = [_goal("p", "left"), _goal("q", "right")]
+                if self.factorized:
+                    return {"value": [self._new([g]) for g in goals]}
+                return {"value": [self._new(goals)]}
+            if t == "intro h":
+                return {"value": [self._new([_goal("p ∧ q")])]}
+            if t in ("done", "exact ⟨hp, hq⟩", "assumption"):
+                return {"value": []} if self.factorized else {"value": [self._new([])]}
+            if t == "slow":
+                return {"error": "Tactic application timed out."}
+            return {"error": "REPL returned error messages: "
+                             f'[{{"severity": "error", "data": "unknown tactic {t}"}}]'}
+
+
+def scripted(factorized: bool) -> ScriptedProcess:
+    return ScriptedProcess(factorized)
+
+
+@pytest.fixture
+def sim_server() -> Iterator[Callable[..., SimServerHandle]]:
+    """Factory fixture: ``sim_server(**SimServerConfig fields) -> SimServerHandle`` (stopped at teardown)."""
+    handles: list[SimServerHandle] = []
+
+    def factory(**options: Any) -> SimServerHandle:
+        options.setdefault("host", "127.0.0.1")
+        options.setdefault("port", 0)
+        handle = start_server(SimServerConfig(**options))
+        handles.append(handle)
+        return handle
+
+    yield factory
+    for h in handles:
+        h.stop()

@@ -1,0 +1,442 @@
+"""LeanTreeClient / HttpLease against the simulated server (and a few hand-made bad servers)."""
+from __future__ import annotations
+
+import base64
+import gc
+import json
+import pickle
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from conftest import ScriptedProcess, scripted
+from leangym.backends import leantree
+from leangym.backends.leantree import HttpLease, LeanTreeClient, live_leases
+from leangym.backends.types import (
+    CommandResult,
+    LeanError,
+    LeanProcess,
+    NoProcessAvailable,
+    Outcome,
+    ProofState,
+    ServerError,
+    ServerUnavailable,
+)
+
+THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+
+
+def used(client: LeanTreeClient) -> int:
+    return client.status()["used_processes"]
+
+
+@pytest.fixture
+def srv(sim_server):
+    return sim_server(process_factory=scripted, max_processes=2)
+
+
+@pytest.fixture
+def client(srv):
+    c = LeanTreeClient(srv.url, read_timeout=10)
+    yield c
+    c.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---------------------------------------------------------------------- endpoints
+
+
+def test_status_and_process_lifecycle(client):
+    s = client.status()
+    assert s["max_processes"] == 2 and s["available_processes"] == 2
+    pid = client.get_process()
+    assert used(client) == 1
+    assert client.return_process(pid) == {"status": "ok"}
+    assert client.return_process(pid) == {"status": "ok", "already_returned": True}
+    assert used(client) == 0
+
+
+def test_command(client):
+    pid = client.get_process()
+    res = client.command(pid, "theorem x : 1 = 1 := by sorry")
+    assert isinstance(res, CommandResult) and res.uses_sorry and not res.errors and res.env == 1
+    res = client.command(pid, "#check bad")
+    assert res.errors[0].text == "unknown identifier 'bad'" and res.errors[0].line == 1
+    client.return_process(pid)
+
+
+def test_proof_from_sorry(client):
+    pid = client.get_process()
+    root = client.proof_from_sorry(pid, THM)
+    assert isinstance(root, ProofState) and root.process_id == pid and root.proof_state_id == 0
+    assert root.text == "p q : Prop\nhp : p\nhq : q\n⊢ p ∧ q"
+    with pytest.raises(LeanError, match="No sorries"):
+        client.proof_from_sorry(pid, "theorem x : True := trivial")
+    client.return_process(pid)
+
+
+@pytest.mark.parametrize("factorized", [False, True])
+def test_try_apply_tactic_both_generations(sim_server, factorized):
+    srv = sim_server(process_factory=scripted, factorized=factorized)
+    client = LeanTreeClient(srv.url)
+    with client.lease() as lease:
+        assert lease.identity().generation == ("factorized" if factorized else "single-branch")
+        root = lease.start_proof(THM)
+        r = lease.apply_tactic(root, "split")
+        assert r.outcome is Outcome.PROGRESS and r.ok and r.error is None
+        assert [g.target for g in r.goals] == ["p", "q"]
+        assert len(r.states) == (2 if factorized else 1)
+        assert r.states[0].goals[0].tag == "left"
+        done = lease.apply_tactic(r.states[0], "done")
+        assert done.outcome is Outcome.PROVED and done.states == ()
+        assert client.generation == ("factorized" if factorized else "single-branch")  # inferred
+        rej = lease.apply_tactic(root, "nonsense")
+        assert rej.outcome is Outcome.REJECTED and "unknown tactic" in rej.error
+        assert lease.apply_tactic(root, "slow").outcome is Outcome.TIMEOUT
+        # the root state is immutable: still usable
+        assert lease.apply_tactic(root, "intro h").outcome is Outcome.PROGRESS
+
+
+def test_generation_inference_starts_unknown(srv):
+    client = LeanTreeClient(srv.url)
+    assert client.generation == "unknown"
+    with client.lease() as lease:
+        root = lease.start_proof(THM)
+        lease.apply_tactic(root, "intro h")  # one branch with one goal: no information
+        assert client.generation == "unknown"
+        lease.apply_tactic(root, "split")  # one branch holding several goals
+        assert client.generation == "single-branch"
+        ident = lease.identity()
+        assert ident.url == srv.url and ident.info["max_processes"] == 2
+
+
+def test_identity_when_server_down(srv):
+    client = LeanTreeClient(srv.url, retries=0)
+    srv.stop()
+    ident = client.identity()
+    assert ident.generation == "unknown" and ident.info == {} and ident.url == srv.url
+
+
+@pytest.mark.parametrize("factorized", [False, True])
+def test_apply_tactic_endpoint(sim_server, factorized):
+    srv = sim_server(process_factory=scripted, factorized=factorized)
+    client = LeanTreeClient(srv.url)
+    pid = client.get_process()
+    root = client.proof_from_sorry(pid, THM)
+    r = client.apply_tactic(pid, root, "split")
+    assert r.outcome is Outcome.PROGRESS and len(r.states) == 1 and [g.target for g in r.goals] == ["p", "q"]
+    assert client.apply_tactic(pid, root, "done").outcome is Outcome.PROVED
+    rej = client.apply_tactic(pid, root, "nonsense")
+    assert rej.outcome is Outcome.REJECTED and rej.error.startswith("REPL returned error messages")
+    assert client.apply_tactic(pid, root, "slow").outcome is Outcome.TIMEOUT
+    bad = client.apply_tactic(pid, 77, "split")  # unknown proof state: a server failure
+    assert bad.outcome is Outcome.SERVER_FAILURE and "Proof state 77 not found" in bad.error
+    client.return_process(pid)
+
+
+def test_unknown_process_is_server_error(client):
+    with pytest.raises(ServerError, match="Process 12345 not found"):
+        client.command(12345, "#check 1")
+    r = client.try_apply_tactic(12345, 0, "split")
+    assert r.outcome is Outcome.SERVER_FAILURE and "Process 12345 not found" in r.error
+
+
+def test_404_is_server_error(srv):
+    c = LeanTreeClient(srv.url + "/nowhere")
+    with pytest.raises(ServerError, match="404.*Not Found") as e:
+        c.status()
+    assert not isinstance(e.value, ServerUnavailable)
+
+
+# ---------------------------------------------------------------------- leases
+
+
+def test_lease_is_a_lean_process(client):
+    lease = client.lease()
+    try:
+        assert isinstance(lease, HttpLease)
+        for name in ("start_proof", "apply_tactic", "apply_tactics", "run_command", "identity", "close"):
+            assert callable(getattr(lease, name))
+        assert isinstance(lease.process_id, int)
+        assert isinstance(lease.run_command("#check 1"), CommandResult)
+        _: LeanProcess = lease  # structural typing
+    finally:
+        lease.close()
+
+
+def test_blocking_get_timeout_raises_no_process(sim_server):
+    srv = sim_server(process_factory=scripted, max_processes=1)
+    client = LeanTreeClient(srv.url)
+    with client.lease():
+        with pytest.raises(NoProcessAvailable):
+            client.get_process(blocking=True, timeout=0.2)
+        with pytest.raises(NoProcessAvailable):
+            client.lease(blocking=False)
+    with client.lease() as again:  # the first lease was returned by the with block
+        assert again.process_id > 0
+
+
+def test_lease_close_idempotent_and_on_error(client):
+    lease = client.lease()
+    assert used(client) == 1 and lease in live_leases()
+    lease.close()
+    lease.close()
+    assert lease.closed and used(client) == 0 and lease not in live_leases()
+    with pytest.raises(ZeroDivisionError):
+        with client.lease():
+            assert used(client) == 1
+            1 / 0
+    assert used(client) == 0
+
+
+def test_lease_returned_on_gc(client):
+    lease = client.lease()
+    assert used(client) == 1
+    del lease
+    gc.collect()
+    assert used(client) == 0
+
+
+def test_leases_returned_at_exit(client):
+    a, b = client.lease(), client.lease()
+    assert used(client) == 2
+    leantree._return_all_leases()  # the atexit hook
+    assert a.closed and b.closed and used(client) == 0
+
+
+def test_close_never_raises_when_server_gone(srv):
+    client = LeanTreeClient(srv.url, retries=0)
+    lease = client.lease()
+    srv.stop()
+    lease.close()  # logged, not raised
+    assert lease.closed
+
+
+def test_apply_tactics_concurrent_in_order(sim_server):
+    srv = sim_server(process_factory=scripted, latency_ms=30)
+    client = LeanTreeClient(srv.url)
+    with client.lease() as lease:
+        root = lease.start_proof(THM)
+        tactics = ["split", "nonsense", "done", "intro h", "slow", "split", "done", "bogus"]
+        results = lease.apply_tactics(root, tactics)
+        assert [r.tactic for r in results] == tactics
+        assert [r.outcome for r in results] == [
+            Outcome.PROGRESS, Outcome.REJECTED, Outcome.PROVED, Outcome.PROGRESS,
+            Outcome.TIMEOUT, Outcome.PROGRESS, Outcome.PROVED, Outcome.REJECTED]
+        assert lease.apply_tactics(root, []) == []
+    assert srv.server.peak_active > 1  # requests really overlapped on the server
+
+
+def test_concurrent_clients_from_threads(srv):
+    client = LeanTreeClient(srv.url)
+    errors: list[BaseException] = []
+
+    def work():
+        try:
+            with client.lease(timeout=10) as lease:
+                root = lease.start_proof(THM)
+                for _ in range(5):
+                    assert lease.apply_tactic(root, "split").outcome is Outcome.PROGRESS
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]  # 6 workers, 2 processes
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors and used(client) == 0
+
+
+# ---------------------------------------------------------------------- failures
+
+
+def test_no_server_is_unavailable_with_hint():
+    url = f"http://127.0.0.1:{_free_port()}"
+    client = LeanTreeClient(url, connect_timeout=1, retries=1)
+    with pytest.raises(ServerUnavailable) as e:
+        client.status()
+    msg = str(e.value)
+    assert url in msg and "python -m leangym.sim.server --port 8000" in msg and "leanserver" in msg
+    with pytest.raises(ServerUnavailable):
+        client.lease()
+    r = client.try_apply_tactic(1, 0, "simp")
+    assert r.outcome is Outcome.SERVER_FAILURE and url in r.error
+
+
+def test_server_crash_mid_use_gives_server_failures(sim_server):
+    srv = sim_server(process_factory=scripted, crash_after=4)  # get, proof_from_sorry, 2 tactics
+    client = LeanTreeClient(srv.url, retries=1)
+    lease = client.lease()
+    root = lease.start_proof(THM)
+    assert lease.apply_tactic(root, "split").outcome is Outcome.PROGRESS
+    assert lease.apply_tactic(root, "split").outcome is Outcome.PROGRESS
+    r = lease.apply_tactic(root, "split")  # the server crashes here
+    assert r.outcome is Outcome.SERVER_FAILURE and r.error
+    results = lease.apply_tactics(root, ["split", "done", "intro h"])
+    assert [x.outcome for x in results] == [Outcome.SERVER_FAILURE] * 3
+    with pytest.raises(ServerError):
+        lease.start_proof(THM)
+    lease.close()  # no exception
+    srv.restart()
+    assert client.status()["used_processes"] == 0  # a restarted server forgets every lease
+
+
+def test_injected_500_and_drop(sim_server):
+    srv = sim_server(process_factory=scripted, error_rate=1.0)
+    client = LeanTreeClient(srv.url)
+    with client.lease() as lease:
+        with pytest.raises(ServerError, match="injected fault"):
+            lease.start_proof(THM)
+        r = lease.apply_tactic(ProofState(lease.process_id, 0, ()), "split")
+        assert r.outcome is Outcome.SERVER_FAILURE and "injected fault" in r.error
+        with pytest.raises(ServerError, match="injected fault"):
+            lease.run_command("#check 1")
+    srv = sim_server(process_factory=scripted, drop_rate=1.0)
+    client = LeanTreeClient(srv.url, retries=1)
+    with client.lease() as lease:
+        with pytest.raises(ServerError) as e:
+            lease.run_command("#check 1")  # not retried
+        assert not isinstance(e.value, ServerUnavailable)
+        assert srv.server.request_count == 2  # get + one command: /command is never repeated
+        r = lease.apply_tactic(ProofState(lease.process_id, 0, ()), "split")
+        assert r.outcome is Outcome.SERVER_FAILURE
+        assert srv.server.request_count == 4  # the tactic call was retried once (harmless)
+
+
+def test_read_timeout_is_server_failure(sim_server):
+    srv = sim_server(process_factory=scripted, latency_ms=400)
+    client = LeanTreeClient(srv.url, read_timeout=0.1)
+    pid = client.get_process()
+    r = client.try_apply_tactic(pid, 0, "split")
+    assert r.outcome is Outcome.SERVER_FAILURE and "timeout" in r.error
+    client.return_process(pid)
+
+
+class _Evil(Exception):
+    """An exception whose pickle, when loaded, creates a marker file."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__("evil process failure")
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))  # loading this pickle creates the marker file
+
+
+class _EvilProcess(ScriptedProcess):
+    marker = ""
+
+    def command(self, source):
+        raise _Evil(self.marker)
+
+    def try_apply_tactic(self, proof_state_id, tactic, timeout_ms=1000):
+        raise _Evil(self.marker)
+
+
+def test_exception_pickle_is_never_loaded(sim_server, tmp_path, monkeypatch):
+    marker = tmp_path / "pwned"
+    _EvilProcess.marker = str(marker)
+    srv = sim_server(process_factory=lambda f: _EvilProcess(f))
+    import requests
+
+    pid = LeanTreeClient(srv.url).get_process()
+    raw = requests.post(f"{srv.url}/process/{pid}/command", json={"command": "x"}, timeout=5).json()
+    assert raw["error"] == "evil process failure" and raw["exception"]
+    # sanity: loading that pickle WOULD run code (in a separate place)
+    probe = tmp_path / "probe"  # same length as "pwned": the pickle stays valid
+    pickle.loads(base64.b64decode(raw["exception"]).replace(str(marker).encode(), str(probe).encode())).close()
+    assert probe.exists() and not marker.exists()
+
+    def forbidden(*a, **k):
+        raise AssertionError("the client must never unpickle or decode the exception field")
+
+    monkeypatch.setattr(pickle, "loads", forbidden)
+    monkeypatch.setattr(pickle, "load", forbidden)
+    monkeypatch.setattr(base64, "b64decode", forbidden)
+    client = LeanTreeClient(srv.url)
+    with pytest.raises(ServerError) as e:
+        client.command(pid, "x")
+    assert "evil process failure" in str(e.value) and raw["exception"] not in str(e.value)
+    assert "Traceback" not in str(e.value)
+    r = client.try_apply_tactic(pid, 0, "split")
+    assert r.outcome is Outcome.SERVER_FAILURE and "evil process failure" in r.error
+    assert not marker.exists()
+
+
+class _BadHandler(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        body = b"<html>definitely not json"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_GET  # noqa: N815
+
+    def log_message(self, *a):
+        pass
+
+
+def test_malformed_json_is_server_error():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _BadHandler)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    try:
+        client = LeanTreeClient(f"http://127.0.0.1:{httpd.server_address[1]}")
+        with pytest.raises(ServerError, match="malformed JSON"):
+            client.status()
+        with pytest.raises(ServerError, match="malformed JSON"):
+            client.get_process()
+        r = client.try_apply_tactic(1, 0, "simp")
+        assert r.outcome is Outcome.SERVER_FAILURE and "malformed" in r.error
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_real_sim_process_through_client(sim_server):
+    """Smoke test against the real simulator (skipped until leangym/sim/process.py exists)."""
+    pytest.importorskip("leangym.sim.process")
+    for factorized in (False, True):
+        srv = sim_server(factorized=factorized, max_processes=1)
+        client = LeanTreeClient(srv.url)
+        with client.lease() as lease:
+            root = lease.start_proof(THM)
+            assert root.goals and "p ∧ q" in root.text
+            results = lease.apply_tactics(root, ["constructor", "exact ⟨hp, hq⟩", "nonsense_tactic", "intro h"])
+            assert all(r.outcome is not Outcome.SERVER_FAILURE for r in results), results
+            assert results[0].outcome is Outcome.PROGRESS and results[1].outcome is Outcome.PROVED
+            assert results[2].outcome is Outcome.REJECTED
+            if factorized:
+                assert len(results[0].states) == 2
+            else:
+                assert len(results[0].states) == 1 and len(results[0].goals) == 2
+            assert client.generation == ("factorized" if factorized else "single-branch")
+            with pytest.raises(LeanError):
+                lease.start_proof("theorem x (p : Prop) (hp : p) : p := hp")
+        assert json.dumps(client.status())
+
+
+def test_lease_returned_when_interpreter_exits(srv, client):
+    import os
+    import subprocess
+    import sys
+
+    code = ("from leangym.backends.leantree import LeanTreeClient\n"
+            f"lease = LeanTreeClient({srv.url!r}).lease()\n"
+            "import leangym.backends.leantree as m\n"
+            "m._KEEP = lease  # keep it alive until exit: only the atexit hook can return it\n"
+            "print(lease.process_id)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, env=env)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.strip()) > 0
+    assert used(client) == 0

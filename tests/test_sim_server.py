@@ -1,0 +1,294 @@
+"""The simulated LeanTree server, talked to with raw HTTP (shapes, codes, error texts, faults)."""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+
+from conftest import ScriptedProcess, scripted
+from leangym.sim.server import INJECTED_ERROR_TEXT, SimServerConfig, main, start_server
+
+THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+T = 5  # requests timeout (s)
+
+
+def post(url: str, path: str, body=None, **kw):
+    return requests.post(url + path, json={} if body is None else body, timeout=T, **kw)
+
+
+def lease(url: str) -> int:
+    r = post(url, "/process/get", {"blocking": True, "timeout": 1.0})
+    assert r.status_code == 200
+    pid = r.json()["process_id"]
+    assert isinstance(pid, int)
+    return pid
+
+
+@pytest.fixture
+def srv(sim_server):
+    return sim_server(process_factory=scripted, max_processes=2)
+
+
+def test_status_shape(srv):
+    r = requests.get(srv.url + "/status", timeout=T)
+    assert r.status_code == 200 and r.headers["Content-Type"] == "application/json"
+    s = r.json()
+    for key in ("available_processes", "used_processes", "starting_processes", "max_processes",
+                "active_requests", "cpu_percent_per_core", "ram"):
+        assert key in s
+    assert s["available_processes"] == 2 and s["used_processes"] == 0 and s["max_processes"] == 2
+    assert s["leangym"]["simulated"] is True and s["leangym"]["generation"] == "single-branch"
+    assert "version" in s["leangym"]
+
+
+def test_lease_return_and_double_return(srv):
+    pid = lease(srv.url)
+    assert requests.get(srv.url + "/status", timeout=T).json()["used_processes"] == 1
+    assert post(srv.url, f"/process/{pid}/return").json() == {"status": "ok"}
+    assert post(srv.url, f"/process/{pid}/return").json() == {"status": "ok", "already_returned": True}
+    s = requests.get(srv.url + "/status", timeout=T).json()
+    assert s["used_processes"] == 0 and s["available_processes"] == 2
+    # a returned id is stale: using it is a server failure
+    r = post(srv.url, f"/process/{pid}/command", {"command": "#check 1"})
+    assert r.status_code == 500 and r.json()["error"] == f"Process {pid} not found"
+
+
+def test_return_resets_process(sim_server):
+    procs: list[ScriptedProcess] = []
+
+    def factory(factorized):
+        procs.append(ScriptedProcess(factorized))
+        return procs[-1]
+
+    srv = sim_server(process_factory=factory, max_processes=1)
+    pid = lease(srv.url)
+    post(srv.url, f"/process/{pid}/proof_from_sorry", {"theorem_with_sorry": THM})
+    post(srv.url, f"/process/{pid}/return")
+    assert procs[0].resets == 1
+    pid2 = lease(srv.url)
+    assert pid2 != pid  # ids are per lease, as on the real server
+    r = post(srv.url, f"/process/{pid2}/proof/0/try_apply_tactic", {"tactic": "split", "timeout": 1000})
+    assert r.status_code == 500  # the old proof state died with the lease
+
+
+def test_get_process_nonblocking_and_timeout(srv):
+    lease(srv.url), lease(srv.url)
+    assert post(srv.url, "/process/get", {"blocking": False}).json() == {"process_id": None}
+    assert post(srv.url, "/process/get", {"blocking": True, "timeout": 0.1}).json() == {"process_id": None}
+
+
+def test_blocking_get_wakes_on_return(srv):
+    import threading
+
+    a, _ = lease(srv.url), lease(srv.url)
+    got = {}
+    t = threading.Thread(target=lambda: got.update(post(srv.url, "/process/get", {"blocking": True,
+                                                                                   "timeout": 10}).json()))
+    t.start()
+    post(srv.url, f"/process/{a}/return")
+    t.join(10)
+    assert isinstance(got.get("process_id"), int)
+
+
+@pytest.mark.parametrize("factorized", [False, True])
+def test_proof_endpoints_both_generations(sim_server, factorized):
+    srv = sim_server(process_factory=scripted, factorized=factorized)
+    assert requests.get(srv.url + "/status", timeout=T).json()["leangym"]["generation"] == \
+        ("factorized" if factorized else "single-branch")
+    pid = lease(srv.url)
+    root = post(srv.url, f"/process/{pid}/proof_from_sorry", {"theorem_with_sorry": THM}).json()["value"]
+    assert root["proof_state_id"] == 0 and root["goals"][0]["type"] == "p ∧ q"
+    assert root["goals"][0]["hypotheses"][0] == {"user_name": "p", "type": "Prop"}
+    path = f"/process/{pid}/proof/0/try_apply_tactic"
+    split = post(srv.url, path, {"tactic": "split", "timeout": 1000}).json()["value"]
+    if factorized:
+        assert [len(b["goals"]) for b in split] == [1, 1]
+    else:
+        assert [len(b["goals"]) for b in split] == [2]
+    done = post(srv.url, path, {"tactic": "done", "timeout": 1000}).json()
+    assert done == {"value": []} if factorized else (len(done["value"]) == 1 and done["value"][0]["goals"] == [])
+    # the state is immutable: applying to it again still works
+    assert "value" in post(srv.url, path, {"tactic": "intro h"}).json()
+    # Lean rejections are HTTP 200 with an error text
+    r = post(srv.url, path, {"tactic": "nonsense", "timeout": 1000})
+    assert r.status_code == 200 and r.json()["error"].startswith("REPL returned error messages")
+    assert post(srv.url, path, {"tactic": "slow"}).json() == {"error": "Tactic application timed out."}
+    # no sorry -> 200 error
+    r = post(srv.url, f"/process/{pid}/proof_from_sorry", {"theorem_with_sorry": "theorem x : True := trivial"})
+    assert r.status_code == 200 and r.json() == {"error": "No sorries found in theorem"}
+
+
+@pytest.mark.parametrize("factorized", [False, True])
+def test_apply_tactic_endpoint(sim_server, factorized):
+    srv = sim_server(process_factory=scripted, factorized=factorized)
+    pid = lease(srv.url)
+    post(srv.url, f"/process/{pid}/proof_from_sorry", {"theorem_with_sorry": THM})
+    path = f"/process/{pid}/proof/0/apply_tactic"
+    r = post(srv.url, path, {"tactic": "split", "timeout": 1000})
+    assert r.status_code == 200
+    body = r.json()
+    assert set(body) == {"proof_state_id", "goals"} and [g["type"] for g in body["goals"]] == ["p", "q"]
+    body = post(srv.url, path, {"tactic": "done"}).json()
+    assert body["goals"] == [] and isinstance(body["proof_state_id"], int)
+    r = post(srv.url, path, {"tactic": "nonsense"})
+    assert r.status_code == 500 and r.json()["error"].startswith("REPL returned error messages")
+    assert "exception" in r.json() and "traceback" in r.json()
+
+
+def test_server_failures_are_500_with_pickle(srv):
+    for path, body in [("/process/99/command", {"command": "x"}),
+                       ("/process/99/proof_from_sorry", {"theorem_with_sorry": THM}),
+                       ("/process/99/proof/0/try_apply_tactic", {"tactic": "split"}),
+                       ("/process/99/proof/0/apply_tactic", {"tactic": "split"}),
+                       ("/process/99/return", {})]:
+        r = post(srv.url, path, body)
+        assert r.status_code == 500, path
+        j = r.json()
+        assert j["error"] == "Process 99 not found"
+        assert isinstance(j["traceback"], str)
+        base64.b64decode(j["exception"], validate=True)  # a base64 blob (never unpickled here either)
+    pid = lease(srv.url)
+    r = post(srv.url, f"/process/{pid}/proof/42/try_apply_tactic", {"tactic": "split"})
+    assert r.status_code == 500 and "Proof state 42 not found" in r.json()["error"]
+    r = post(srv.url, f"/process/{pid}/command", {"wrong": 1})
+    assert r.status_code == 500 and "command" in r.json()["error"]
+
+
+def test_not_found_and_bad_json(srv):
+    for method, path in [("GET", "/nope"), ("POST", "/nope"), ("POST", "/process/1/frobnicate"),
+                         ("GET", "/process/get"), ("POST", "/process/x/return")]:
+        r = requests.request(method, srv.url + path, timeout=T)
+        assert r.status_code == 404 and r.json() == {"error": "Not Found"}, (method, path)
+    r = requests.post(srv.url + "/process/get", data=b"{not json", timeout=T,
+                      headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and "Invalid JSON" in r.json()["error"]
+
+
+def test_keep_alive(srv):
+    with requests.Session() as s:
+        for _ in range(5):
+            assert s.get(srv.url + "/status", timeout=T).status_code == 200
+        r = s.get(srv.url + "/status", timeout=T)
+        assert r.headers.get("Connection", "").lower() != "close" and r.raw.version == 11
+        assert srv.server.connections_opened == 1  # one connection, reused for all six requests
+
+
+def test_injected_errors_and_drops(sim_server):
+    srv = sim_server(process_factory=scripted, error_rate=1.0, seed=1)
+    pid = lease(srv.url)  # lease endpoints are never faulted
+    r = post(srv.url, f"/process/{pid}/proof_from_sorry", {"theorem_with_sorry": THM})
+    assert r.status_code == 500 and r.json()["error"] == INJECTED_ERROR_TEXT and r.json()["exception"]
+    assert post(srv.url, f"/process/{pid}/return").status_code == 200
+
+    srv = sim_server(process_factory=scripted, drop_rate=1.0, seed=1)
+    pid = lease(srv.url)
+    with pytest.raises(requests.ConnectionError):
+        post(srv.url, f"/process/{pid}/command", {"command": "#check 1"})
+    assert requests.get(srv.url + "/status", timeout=T).status_code == 200  # still alive
+
+
+def test_crash_after_and_restart(sim_server):
+    srv = sim_server(process_factory=scripted, crash_after=2)
+    assert requests.get(srv.url + "/status", timeout=T).status_code == 200
+    assert requests.get(srv.url + "/status", timeout=T).status_code == 200
+    with pytest.raises(requests.ConnectionError):
+        requests.get(srv.url + "/status", timeout=T)
+    for _ in range(100):  # the crash completes in a helper thread
+        if not srv.running:
+            break
+        time.sleep(0.02)
+    with pytest.raises(requests.ConnectionError):
+        requests.get(srv.url + "/status", timeout=T)
+    assert srv.crashed
+    srv.restart()
+    assert requests.get(srv.url + "/status", timeout=T).status_code == 200
+    srv.stop()
+    srv.stop()  # idempotent
+    with pytest.raises(requests.ConnectionError):
+        requests.get(srv.url + "/status", timeout=T)
+
+
+def test_stop_closes_keep_alive_connections(sim_server):
+    srv = sim_server(process_factory=scripted)
+    with requests.Session() as s:
+        assert s.get(srv.url + "/status", timeout=T).status_code == 200
+        srv.stop()
+        with pytest.raises(requests.ConnectionError):
+            s.get(srv.url + "/status", timeout=T)
+
+
+def test_start_server_api_and_context_manager():
+    with start_server(SimServerConfig(process_factory=scripted, max_processes=1)) as h:
+        assert h.url.startswith("http://127.0.0.1:") and h.port > 0
+        assert requests.get(h.url + "/status", timeout=T).json()["max_processes"] == 1
+    with start_server(process_factory=scripted, factorized=True) as h:
+        assert requests.get(h.url + "/status", timeout=T).json()["leangym"]["generation"] == "factorized"
+
+
+def test_cli_help_documents_flags(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    for flag in ("--port", "--host", "--max-processes", "--factorized", "--latency-ms", "--jitter-ms",
+                 "--error-rate", "--drop-rate", "--crash-after", "--seed"):
+        assert flag in out
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_cli_serves_and_exits_cleanly_on_sigterm():
+    pytest.importorskip("leangym.sim.process")  # the CLI uses the real SimProcess
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "leangym.sim.server", "--port", str(port),
+                             "--max-processes", "2", "--factorized"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        assert f"127.0.0.1:{port}" in line, line + proc.stderr.read()
+        s = requests.get(f"http://127.0.0.1:{port}/status", timeout=T).json()
+        assert s["max_processes"] == 2 and s["leangym"]["generation"] == "factorized"
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=10)
+        assert proc.returncode == 0 and "stopped" in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_real_sim_process_round_trip(sim_server):
+    """Smoke test against the real simulator (skipped until leangym/sim/process.py exists)."""
+    pytest.importorskip("leangym.sim.process")
+    for factorized in (False, True):
+        srv = sim_server(factorized=factorized, max_processes=1)
+        pid = lease(srv.url)
+        r = post(srv.url, f"/process/{pid}/proof_from_sorry", {"theorem_with_sorry": THM})
+        assert r.status_code == 200
+        psid = r.json()["value"]["proof_state_id"]
+        path = f"/process/{pid}/proof/{psid}/try_apply_tactic"
+        branches = post(srv.url, path, {"tactic": "constructor", "timeout": 1000}).json()["value"]
+        assert [len(b["goals"]) for b in branches] == ([1, 1] if factorized else [2])
+        done = post(srv.url, path, {"tactic": "exact ⟨hp, hq⟩", "timeout": 1000}).json()["value"]
+        assert done == [] if factorized else [b["goals"] for b in done] == [[]]
+        r = post(srv.url, path, {"tactic": "nonsense_tactic", "timeout": 1000})
+        assert r.status_code == 200 and "error" in r.json()
+        r = post(srv.url, f"/process/{pid}/proof/{psid}/apply_tactic", {"tactic": "constructor"})
+        assert r.status_code == 200 and len(r.json()["goals"]) == 2
+        r = post(srv.url, f"/process/{pid}/proof/987654/try_apply_tactic", {"tactic": "constructor"})
+        assert r.status_code == 500 and "987654" in r.json()["error"]
+        assert post(srv.url, f"/process/{pid}/return").json() == {"status": "ok"}
+        json.dumps(requests.get(srv.url + "/status", timeout=T).json())
