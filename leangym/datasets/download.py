@@ -1,0 +1,94 @@
+"""Fetching a data file into leangym's cache (``$LEANGYM_CACHE`` or ``~/.cache/leangym``).
+
+Data sets are downloaded at run time, never vendored into the project. The
+download streams into a temporary file in the cache directory and is renamed
+into place only when complete (and, if a sha256 is given, only when it
+matches), so an interrupted download never leaves a truncated file that a
+later run would mistake for the data set.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+from urllib.request import url2pathname
+
+import requests
+
+CHUNK = 1 << 16
+
+
+class DownloadError(RuntimeError):
+    """The file could not be fetched, or its checksum does not match."""
+
+
+def cache_dir() -> Path:
+    """``$LEANGYM_CACHE`` if set, else ``~/.cache/leangym``."""
+    env = os.environ.get("LEANGYM_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "leangym"
+
+
+def cached_path(url: str, cache: Path | None = None) -> Path:
+    """Where ``url`` is cached: its base name, prefixed by a hash of the URL (two URLs never collide)."""
+    base = Path(unquote(urlparse(url).path)).name or "download"
+    return (cache or cache_dir()) / f"{hashlib.sha256(url.encode()).hexdigest()[:12]}-{base}"
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(CHUNK), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def fetch(url: str, *, sha256: str | None = None, cache: Path | None = None, force: bool = False,
+          timeout: float = 60.0) -> Path:
+    """The local path of ``url``'s content, downloading it into the cache unless already there.
+
+    ``http(s)://`` is streamed with requests; ``file://`` is copied (handy for mirrors and tests).
+    A cached file is reused unless ``force``; with ``sha256`` it is re-checked and re-fetched on mismatch.
+    """
+    target = cached_path(url, cache)
+    if target.exists() and not force:
+        if sha256 is None or sha256_of(target) == sha256.lower():
+            return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".part", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            _stream(url, out, timeout)
+        if sha256 is not None:
+            got = sha256_of(tmp)
+            if got != sha256.lower():
+                raise DownloadError(f"{url}: sha256 mismatch (expected {sha256.lower()}, got {got})")
+        os.replace(tmp, target)  # atomic on one file system: readers see the old file or the whole new one
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _stream(url: str, out, timeout: float) -> None:  # noqa: ANN001 - a binary file object
+    parsed = urlparse(url)
+    if parsed.scheme == "file":
+        src = Path(url2pathname(unquote(parsed.path)))
+        try:
+            with open(src, "rb") as f:
+                shutil.copyfileobj(f, out, CHUNK)
+        except OSError as e:
+            raise DownloadError(f"{url}: cannot read {src} ({e})") from None
+        return
+    if parsed.scheme not in ("http", "https"):
+        raise DownloadError(f"{url}: unsupported URL scheme {parsed.scheme!r} (use http, https or file)")
+    try:
+        with requests.get(url, stream=True, timeout=timeout) as resp:
+            if resp.status_code != 200:
+                raise DownloadError(f"{url}: HTTP {resp.status_code}")
+            for chunk in resp.iter_content(CHUNK):
+                out.write(chunk)
+    except requests.RequestException as e:
+        raise DownloadError(f"{url}: download failed ({type(e).__name__}: {e})") from None

@@ -1,0 +1,82 @@
+"""miniF2F (Lean 4): loading, validation and the problem categories used in reports.
+
+Accepted row shapes (one JSON object per line):
+
+* leangym / miniF2F-lean4: ``name``, ``split``, ``header``, ``formal_statement``
+  ending in ``:= by sorry`` (+ e.g. ``source_file``);
+* DeepSeek-Prover-V1.5: the same names, statements ending in ``:= by`` (no
+  ``sorry``), extra fields (``informal_prefix``, ``goal``) kept in
+  :attr:`Theorem.extra`.
+
+Where the file comes from (:func:`load_minif2f`), first match wins:
+
+1. an explicit ``source`` (a path, or an ``http(s)://`` / ``file://`` URL);
+2. ``$LEANGYM_MINIF2F`` (a file, or a directory holding ``minif2f_lean4.jsonl``);
+3. the shared copy beside the repository, ``../shared/data/minif2f/minif2f_lean4.jsonl``;
+4. a download of :data:`DEFAULT_URL` into the cache (``$LEANGYM_CACHE`` or ``~/.cache/leangym``).
+
+The project never ships a copy of miniF2F.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from leangym.datasets.download import fetch
+from leangym.datasets.rows import DatasetError, read_jsonl, select_split
+from leangym.theorem import Theorem
+
+# DeepSeek-Prover-V1.5's miniF2F (488 statements, older statement versions than miniF2F-lean4
+# at HEAD; see the shared README), pinned to a commit so a cached copy never silently changes.
+DEFAULT_URL = ("https://raw.githubusercontent.com/deepseek-ai/DeepSeek-Prover-V1.5/"
+               "2c4ba9119eef74d0d611f494261b2c5bae98c69a/datasets/minif2f.jsonl")
+SPLITS = ("valid", "test")
+REQUIRED_FIELDS = ("name", "split", "formal_statement")
+SHARED_RELATIVE = Path("..") / "shared" / "data" / "minif2f" / "minif2f_lean4.jsonl"
+FILE_NAME = "minif2f_lean4.jsonl"
+
+# Longest prefix first: "mathd_algebra_..." is mathd_algebra, "algebra_..." is algebra.
+CATEGORY_PREFIXES = ("mathd_algebra", "mathd_numbertheory", "amc12", "aime", "imo", "induction",
+                     "algebra", "numbertheory")
+
+
+def category(name: str) -> str:
+    """The miniF2F problem family of ``name`` (``aimeI_2000_p7`` -> ``aime``); else the first word."""
+    for prefix in CATEGORY_PREFIXES:
+        if name.startswith(prefix):
+            return prefix
+    return name.split("_", 1)[0] or "other"
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parents[2]
+
+
+def local_copy() -> Path | None:
+    """``$LEANGYM_MINIF2F`` or the shared copy beside the repository, if present."""
+    env = os.environ.get("LEANGYM_MINIF2F")
+    if env:
+        p = Path(env).expanduser()
+        p = p / FILE_NAME if p.is_dir() else p
+        if not p.exists():
+            raise DatasetError(f"LEANGYM_MINIF2F={env!r}: no such file {p}")
+        return p
+    shared = (repo_root() / SHARED_RELATIVE).resolve()
+    return shared if shared.exists() else None
+
+
+def _check_split(theorem: Theorem) -> str | None:
+    return None if theorem.split in SPLITS else f"split {theorem.split!r} is not one of {SPLITS}"
+
+
+def load_minif2f(source: str | Path | None = None, split: str | None = None, *,
+                 sha256: str | None = None, cache: Path | None = None) -> list[Theorem]:
+    """miniF2F theorems (of ``split`` when given: ``valid`` or ``test``), in file order."""
+    if split is not None and split not in SPLITS:
+        raise DatasetError(f"miniF2F has splits {SPLITS}, not {split!r}")
+    if source is None:
+        source = local_copy() or DEFAULT_URL
+    text = str(source)
+    path = fetch(text, sha256=sha256, cache=cache) if "://" in text else Path(source)
+    theorems = read_jsonl(path, required=REQUIRED_FIELDS, check=_check_split)
+    return select_split(theorems, split, str(path))

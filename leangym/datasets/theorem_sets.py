@@ -1,0 +1,111 @@
+"""One entry point for every theorem set: ``load_theorems(spec, split=None) -> list[Theorem]``.
+
+``spec`` is one of
+
+* ``"minif2f"`` - miniF2F (see :mod:`leangym.datasets.minif2f` for where it comes from);
+* ``"proplogic-heldout"`` or ``"proplogic-heldout:N"`` - the simulator's held-out
+  propositional-logic set (the first N theorems; default the generator's full set),
+  category ``level<difficulty>``, without the reference proofs;
+* a ``.jsonl`` file (rows with ``formal_statement`` and optional ``name``, ``header``, ``split``);
+* a directory of ``.lean`` files (searched recursively), each holding ONE
+  ``theorem ... := by sorry`` with its header (imports, ``open ...``) before it;
+  a file in a subdirectory gets the lower-cased name of its directory as split
+  (``MiniF2F/Test/foo.lean`` -> ``test``), as in the miniF2F-lean4 repository layout;
+* a single ``.lean`` file;
+* an ``http(s)://`` or ``file://`` URL of a JSONL file (cached, see :mod:`leangym.datasets.download`).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from leangym.datasets.download import fetch
+from leangym.datasets.minif2f import category as minif2f_category
+from leangym.datasets.minif2f import load_minif2f
+from leangym.datasets.rows import DatasetError, read_jsonl, select_split
+from leangym.theorem import Theorem, TheoremError
+
+_DECL = re.compile(r"^[ \t]*(?:@\[[^\]]*\][ \t]*)?(?:private[ \t]+|protected[ \t]+)?(?:theorem|lemma|example)\b",
+                   re.M)
+
+
+def load_theorems(spec: str | Path, split: str | None = None) -> list[Theorem]:
+    """The theorems named by ``spec`` (see the module docstring), filtered to ``split`` when given."""
+    text = str(spec)
+    if text == "minif2f" or text.startswith("minif2f:"):
+        return load_minif2f(text.partition(":")[2] or None, split)
+    if text == "proplogic-heldout" or text.startswith("proplogic-heldout:"):
+        size = text.partition(":")[2]
+        if size and not size.isdigit():
+            raise DatasetError(f"{text!r}: the size after ':' must be a number")
+        return select_split(proplogic_heldout(int(size) if size else None), split, text)
+    if "://" in text:
+        return select_split(read_jsonl(fetch(text)), split, text)
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return select_split(read_lean_dir(path), split, str(path))
+    if path.suffix == ".lean":
+        return select_split([read_lean_file(path)], split, str(path))
+    if path.suffix in (".jsonl", ".json") or path.exists():
+        return select_split(read_jsonl(path), split, str(path))
+    raise DatasetError(f"unknown theorem set {text!r}: expected 'minif2f', 'proplogic-heldout[:N]', "
+                       "a .jsonl file, a .lean file, a directory of .lean files, or a URL")
+
+
+def category_of(theorem: Theorem) -> str:
+    """The reporting category: an explicit ``extra['category']``, else the miniF2F name prefix."""
+    explicit = theorem.extra.get("category")
+    return str(explicit) if explicit else minif2f_category(theorem.name)
+
+
+def read_lean_file(path: Path, split: str | None = None) -> Theorem:
+    """A ``.lean`` file with exactly one theorem ending in ``:= by sorry``; text before it is the header."""
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DatasetError(f"{path}: cannot read ({e})") from None
+    decls = list(_DECL.finditer(source))
+    if len(decls) != 1:
+        raise DatasetError(f"{path}: expected exactly one theorem/lemma/example, found {len(decls)}")
+    start = decls[0].start()
+    line = source.count("\n", 0, start) + 1
+    try:
+        return Theorem(source[start:].strip(), header=source[:start], split=split,
+                       extra={"source_file": str(path)})
+    except TheoremError as e:
+        raise DatasetError(f"{path}:{line}: {e}") from None
+
+
+def read_lean_dir(root: Path) -> list[Theorem]:
+    """Every ``.lean`` file under ``root`` (sorted paths); names must be unique."""
+    files = sorted(p for p in root.rglob("*.lean") if p.is_file())
+    if not files:
+        raise DatasetError(f"{root}: no .lean files")
+    theorems: list[Theorem] = []
+    seen: dict[str, Path] = {}
+    for f in files:
+        rel = f.relative_to(root)
+        split = rel.parts[-2].lower() if len(rel.parts) > 1 else None
+        t = read_lean_file(f, split)
+        if t.name in seen:
+            raise DatasetError(f"{f}: duplicate theorem name {t.name!r} (also in {seen[t.name]})")
+        seen[t.name] = f
+        theorems.append(t)
+    return theorems
+
+
+def proplogic_heldout(size: int | None = None) -> list[Theorem]:
+    """The simulator's held-out propositional-logic theorems, categorised by difficulty level.
+
+    The generator stores each reference proof in ``Theorem.extra``; it is removed
+    here, because the prover sees the Theorem and must not be handed the answer.
+    """
+    from leangym.sim.generator import heldout_set  # the generator does real work: load it only when asked
+
+    out = []
+    for item in (heldout_set() if size is None else heldout_set(size)):
+        t = item.theorem
+        extra = {k: v for k, v in t.extra.items() if k != "proof"}
+        extra.update(category=f"level{item.difficulty}", difficulty=item.difficulty, depth=item.depth)
+        out.append(Theorem(t.formal_statement, t.name, t.header, t.split or "heldout", extra))
+    return out

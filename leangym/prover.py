@@ -1,0 +1,203 @@
+"""The agent interface of the benchmark harness: implement ``prove`` and you are benchmarkable.
+
+A prover gets a theorem, a :class:`~leangym.session.ProofSession` already
+started on it (``session.root`` is the first proof state) and the budget, and
+returns a proof or ``None``::
+
+    class MyProver:
+        def prove(self, theorem, session, budget):
+            for r in session.apply_many(session.root, ["norm_num", "simp", "omega"]):
+                if r.outcome is Outcome.PROVED:
+                    return [r.tactic]           # a list of tactics, a script, or a ProofTree
+            return None
+
+    python -m scripts.benchmark --agent mypkg.mod:MyProver --agent-kwargs '{"k": 1}' ...
+
+The harness never trusts the answer: it re-checks it with ``session.verify``
+(one command on a clean state, ``#print axioms``) and only then counts it.
+The session enforces the budget: a call beyond it raises
+:class:`~leangym.session.BudgetExhausted`, which the harness treats as "not
+solved" (not as an error). Optional: a ``set_seed(seed: int)`` method is
+called before every attempt with a seed derived from the run seed, the
+theorem and the attempt number, so that results are reproducible.
+
+A Gymnasium-style policy (``act(observation, info) -> tactic``) becomes a
+prover with :class:`PolicyProver`; :func:`load_agent` does that by itself.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol, Sequence, Union, runtime_checkable
+
+from leangym.backends.types import Outcome, ProofState, goals_to_text
+from leangym.proof import ProofTree
+from leangym.session import Budget, ProofSession
+from leangym.theorem import Theorem
+
+Proof = Union[ProofTree, str, Sequence[str]]  # a tree, a tactic script, or tactics applied in order
+
+
+@runtime_checkable
+class Prover(Protocol):
+    def prove(self, theorem: Theorem, session: ProofSession, budget: Budget) -> Proof | None:
+        """A proof of ``theorem`` found with ``session`` within ``budget``, or ``None``."""
+        ...
+
+
+@runtime_checkable
+class Policy(Protocol):
+    def act(self, observation: str, info: dict) -> str | None:
+        """The next tactic for the first open goal (``None`` or ``""``: give up)."""
+        ...
+
+
+@dataclass(eq=False)
+class _Node:
+    state: ProofState
+    tactic: str | None = None
+    children: list["_Node"] = field(default_factory=list)
+
+    def tree(self) -> ProofTree:
+        return ProofTree(self.tactic or "", tuple(c.tree() for c in self.children),
+                         tuple(len(c.state.goals) for c in self.children))
+
+
+class LinearWalk:
+    """A proof built one tactic at a time on the first open branch, as ``LeanProof-v0`` does.
+
+    The branches form a tree, so the finished proof is assembled with correct
+    ``·`` focusing on servers that split goals into several branches.
+    """
+
+    def __init__(self, root: ProofState) -> None:
+        self.root = _Node(root)
+        self.open: list[_Node] = [self.root] if root.goals else []
+
+    @property
+    def done(self) -> bool:
+        return not self.open
+
+    @property
+    def current(self) -> ProofState:
+        return self.open[0].state
+
+    def observation(self) -> str:
+        """Every open goal, first one first, as Lean prints them."""
+        return goals_to_text([g for n in self.open for g in n.state.goals])
+
+    def step(self, session: ProofSession, tactic: str) -> Any:
+        """Apply ``tactic`` to the first open branch; on success the walk advances. Returns the TacticResult."""
+        node = self.open[0]
+        result = session.apply(node.state, tactic)
+        if result.outcome in (Outcome.PROGRESS, Outcome.PROVED):
+            node.tactic = tactic
+            node.children = [_Node(s) for s in result.states]
+            self.open[0:1] = node.children
+        return result
+
+    def proof(self) -> ProofTree:
+        return self.root.tree()
+
+
+@dataclass
+class PolicyProver:
+    """Runs a policy ``act(observation, info) -> tactic`` (or a plain callable) as a linear episode.
+
+    ``info`` holds ``step``, ``theorem`` (name), ``last_tactic``, ``last_outcome``,
+    ``last_error``, ``open_branches`` and ``remaining_calls``. The episode ends when
+    every goal is closed, after ``max_steps`` tactics, when the policy returns
+    ``None``/``""``, or when the budget is spent.
+    """
+
+    policy: Any
+    max_steps: int = 64
+
+    def set_seed(self, seed: int) -> None:
+        fn = getattr(self.policy, "set_seed", None) or getattr(self.policy, "seed", None)
+        if callable(fn):
+            fn(seed)
+
+    def prove(self, theorem: Theorem, session: ProofSession, budget: Budget) -> Proof | None:
+        act: Callable[[str, dict], str | None] = getattr(self.policy, "act", self.policy)
+        walk = LinearWalk(session.root)
+        info: dict[str, Any] = {"theorem": theorem.name, "last_tactic": None, "last_outcome": None,
+                                "last_error": None}
+        for step in range(self.max_steps):
+            if walk.done:
+                break
+            info.update(step=step, open_branches=len(walk.open), remaining_calls=session.remaining_calls())
+            tactic = act(walk.observation(), dict(info))
+            if not tactic:
+                return None
+            result = walk.step(session, tactic)
+            info.update(last_tactic=tactic, last_outcome=result.outcome.value, last_error=result.error)
+        return walk.proof() if walk.done else None
+
+
+# --------------------------------------------------------------------------- loading by name
+
+class AgentSpecError(ValueError):
+    """``--agent`` does not name something that can prove."""
+
+
+def resolve(spec: str) -> Any:
+    """``"pkg.mod:Name"`` (or ``"path/to/file.py:Name"``, or ``"pkg.mod.Name"``) -> the object."""
+    if ":" in spec:
+        module_name, _, attr = spec.partition(":")
+    else:
+        module_name, _, attr = spec.rpartition(".")
+    if not module_name or not attr:
+        raise AgentSpecError(f"--agent {spec!r}: expected 'package.module:Name' or 'file.py:Name'")
+    try:
+        module = _import(module_name)
+    except ImportError as e:
+        raise AgentSpecError(f"--agent {spec!r}: cannot import {module_name!r} ({e})") from e
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise AgentSpecError(f"--agent {spec!r}: {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def _import(module_name: str) -> Any:
+    if module_name.endswith(".py"):
+        path = Path(module_name).expanduser().resolve()
+        mod_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if mod_spec is None or mod_spec.loader is None or not path.exists():
+            raise ImportError(f"no Python file at {path}")
+        module = importlib.util.module_from_spec(mod_spec)
+        sys.modules.setdefault(path.stem, module)
+        mod_spec.loader.exec_module(module)
+        return module
+    return importlib.import_module(module_name)
+
+
+def as_prover(obj: Any) -> Prover:
+    """A prover as is; a policy (``act``) wrapped in :class:`PolicyProver`; anything else is an error."""
+    if callable(getattr(obj, "prove", None)):
+        return obj
+    if callable(getattr(obj, "act", None)):
+        return PolicyProver(obj)
+    raise AgentSpecError(f"{type(obj).__name__} has neither prove(theorem, session, budget) nor "
+                         "act(observation, info)")
+
+
+def load_agent(spec: str | Any, kwargs: Mapping[str, Any] | None = None) -> Prover:
+    """Build a prover from ``spec``: a class (called with ``kwargs``), a factory function (called
+    with ``kwargs``), or an instance (``kwargs`` must be empty). Strings are resolved by :func:`resolve`."""
+    kwargs = dict(kwargs or {})
+    obj = resolve(spec) if isinstance(spec, str) else spec
+    if inspect.isclass(obj) or (callable(obj) and not hasattr(obj, "prove") and not hasattr(obj, "act")):
+        try:
+            obj = obj(**kwargs)
+        except TypeError as e:
+            raise AgentSpecError(f"cannot build agent {spec!r} with kwargs {kwargs}: {e}") from e
+    elif kwargs:
+        raise AgentSpecError(f"agent {spec!r} is an instance; it takes no kwargs (got {sorted(kwargs)})")
+    return as_prover(obj)

@@ -1,0 +1,170 @@
+"""Summary statistics of a benchmark run: pass rate with a Wilson interval, unbiased pass@k, budget, latency.
+
+Pass rate: a theorem counts as solved when ANY of its attempts verified;
+its 95% interval is Wilson's score interval (sound for small n and for rates
+near 0 or 1, unlike the normal approximation).
+
+pass@k: the unbiased estimator of Chen et al. (2021), ``1 - C(n-c, k) / C(n, k)``
+for a theorem with n attempts of which c succeeded, averaged over the theorems
+with at least k attempts.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from scripts.bench_records import AttemptResult
+
+Z95 = 1.959963984540054
+
+
+def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; (0, 1) when n == 0."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Probability that at least one of k attempts drawn without replacement from n (c correct) succeeds."""
+    if not 0 <= c <= n or k < 1 or k > n:
+        raise ValueError(f"pass@k needs 0 <= c <= n and 1 <= k <= n (n={n}, c={c}, k={k})")
+    if n - c < k:
+        return 1.0
+    # 1 - prod_{i=n-c+1}^{n} (1 - k/i): the ratio of binomials without huge integers.
+    return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (0..100), linear interpolation between order statistics; None if empty."""
+    if not values:
+        return None
+    xs = sorted(values)
+    pos = (len(xs) - 1) * q / 100.0
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+@dataclass
+class CategoryRow:
+    category: str
+    theorems: int
+    solved: int
+
+    @property
+    def rate(self) -> float:
+        return self.solved / self.theorems if self.theorems else 0.0
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson(self.solved, self.theorems)
+
+
+@dataclass
+class Summary:
+    theorems: int  # theorems with at least one finished attempt
+    solved: int  # ... of which at least one attempt verified
+    expected: int | None  # theorems the run was asked for (header count), when known
+    attempts: int
+    pass_at: dict[int, float]  # k -> mean unbiased pass@k
+    lean_calls: int
+    calls_per_attempt: float
+    calls_per_solve_median: float | None
+    wall_s: float
+    latency_p50_ms: float | None
+    latency_p99_ms: float | None
+    errors: int  # prover exceptions (and statements Lean rejected)
+    infra_errors: int
+    timeouts: int
+    server_failures: int
+    budget_exhausted: int
+    categories: list[CategoryRow] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        return self.solved / self.theorems if self.theorems else 0.0
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson(self.solved, self.theorems)
+
+
+def ks_for(max_n: int) -> list[int]:
+    """1, 2, 4, 8, ... up to max_n, and max_n itself."""
+    ks, k = [], 1
+    while k < max_n:
+        ks.append(k)
+        k *= 2
+    return ks + [max_n] if max_n >= 1 else []
+
+
+def per_theorem(results: Iterable[AttemptResult]) -> dict[str, list[AttemptResult]]:
+    """Finished attempts (infra errors excluded: they say nothing about the prover) by theorem."""
+    by: dict[str, list[AttemptResult]] = defaultdict(list)
+    for r in results:
+        if r.status != "infra_error":
+            by[r.theorem].append(r)
+    return dict(by)
+
+
+def summarize(results: Iterable[AttemptResult], expected: int | None = None) -> Summary:
+    results = list(results)
+    by = per_theorem(results)
+    done = [r for rs in by.values() for r in rs]
+    counts = {name: (len(rs), sum(r.solved for r in rs)) for name, rs in by.items()}
+    max_n = max((n for n, _ in counts.values()), default=0)
+    pass_at: dict[int, float] = {}
+    for k in ks_for(max_n):
+        vals = [pass_at_k(n, c, k) for n, c in counts.values() if n >= k]
+        if vals:
+            pass_at[k] = sum(vals) / len(vals)
+    cats: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for name, rs in by.items():
+        row = cats[rs[0].category]
+        row[0] += 1
+        row[1] += any(r.solved for r in rs)
+    latencies = [x for r in done for x in r.latencies_ms]
+    solve_calls = sorted(r.lean_calls for r in done if r.solved)
+    return Summary(
+        theorems=len(by),
+        solved=sum(c > 0 for _, c in counts.values()),
+        expected=expected,
+        attempts=len(done),
+        pass_at=pass_at,
+        lean_calls=sum(r.lean_calls for r in done),
+        calls_per_attempt=sum(r.lean_calls for r in done) / len(done) if done else 0.0,
+        calls_per_solve_median=percentile(solve_calls, 50),
+        wall_s=sum(r.wall_s for r in done),
+        latency_p50_ms=percentile(latencies, 50),
+        latency_p99_ms=percentile(latencies, 99),
+        errors=sum(r.status == "error" for r in done),
+        infra_errors=sum(r.status == "infra_error" for r in results),
+        timeouts=sum(r.timeouts for r in done),
+        server_failures=sum(r.server_failures for r in done),
+        budget_exhausted=sum(r.budget_exhausted for r in done),
+        categories=[CategoryRow(c, n, s) for c, (n, s) in sorted(cats.items())],
+    )
+
+
+def solved_within(results: Iterable[AttemptResult], budgets: Sequence[int]) -> tuple[list[float], list[float]]:
+    """For each Lean-call budget b: the fraction of theorems solved by some attempt using <= b calls,
+    and the mean over theorems of the fraction of attempts solved within b (pass@1 at budget b).
+
+    Read as "what a smaller budget would have given" for provers whose search does not depend on the
+    budget (most do not); a budget-aware prover should be rerun at each budget instead.
+    """
+    by = per_theorem(results)
+    if not by:
+        return [0.0] * len(budgets), [0.0] * len(budgets)
+    any_, one = [], []
+    for b in budgets:
+        hits = [[r.solved and r.lean_calls <= b for r in rs] for rs in by.values()]
+        any_.append(sum(any(h) for h in hits) / len(by))
+        one.append(sum(sum(h) / len(h) for h in hits) / len(by))
+    return any_, one

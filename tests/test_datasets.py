@@ -1,0 +1,195 @@
+"""Theorem sets: miniF2F rows (both shapes), validation errors, download into the cache, .lean dirs."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from leangym.datasets import (
+    DatasetError, DownloadError, category, category_of, fetch, load_minif2f, load_theorems,
+)
+from leangym.datasets import minif2f as minif2f_mod
+
+HEADER = "import Mathlib\n\nopen BigOperators Real Nat Topology Rat\n\n"
+ROWS = [
+    {"name": "mathd_algebra_1", "split": "test", "header": HEADER,
+     "formal_statement": "theorem mathd_algebra_1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by sorry"},
+    {"name": "aimeI_2000_p7", "split": "valid", "header": HEADER,
+     "formal_statement": "theorem aimeI_2000_p7 : (2 : ℕ) + 2 = 4 := by sorry"},
+    {"name": "imo_1959_p1", "split": "test", "header": HEADER,
+     "formal_statement": "theorem imo_1959_p1 (n : ℕ) (h₀ : 0 < n) :\n  Nat.gcd (21 * n + 4) (14 * n + 3) = 1 := by sorry"},
+]
+# DeepSeek-Prover-V1.5 shape: `:= by` without sorry, trailing newline, extra fields.
+DEEPSEEK_ROW = {"name": "mathd_numbertheory_33", "split": "valid", "informal_prefix": "/-- Find n. -/\n",
+                "formal_statement": "theorem mathd_numbertheory_33 (n : ℕ) (h₀ : n < 398) : n = 57 := by\n",
+                "goal": "n : ℕ\nh₀ : n < 398\n⊢ n = 57", "header": "import Mathlib\nimport Aesop\n\n"}
+
+
+def write_jsonl(path: Path, rows: list, raw_lines: dict[int, str] | None = None) -> Path:
+    lines = [json.dumps(r, ensure_ascii=False) for r in rows]
+    for i, text in (raw_lines or {}).items():
+        lines.insert(i, text)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_minif2f_rows_split_and_categories(tmp_path: Path) -> None:
+    f = write_jsonl(tmp_path / "m.jsonl", ROWS + [DEEPSEEK_ROW])
+    everything = load_minif2f(f)
+    assert [t.name for t in everything] == [r["name"] for r in ROWS] + ["mathd_numbertheory_33"]
+    test = load_minif2f(f, split="test")
+    assert [t.name for t in test] == ["mathd_algebra_1", "imo_1959_p1"]
+    assert all(t.formal_statement.endswith(":= by sorry") and t.header == HEADER for t in test)
+    assert [category(t.name) for t in everything] == ["mathd_algebra", "aime", "imo", "mathd_numbertheory"]
+    assert category("algebra_2rootsintpoly") == "algebra" and category("amc12b_2002_p19") == "amc12"
+    assert category("numbertheory_4x3m7y3neq2003") == "numbertheory" and category("induction_x") == "induction"
+
+
+def test_deepseek_variant_is_normalised_and_keeps_extra_fields(tmp_path: Path) -> None:
+    (t,) = load_minif2f(write_jsonl(tmp_path / "ds.jsonl", [DEEPSEEK_ROW]))
+    assert t.formal_statement == "theorem mathd_numbertheory_33 (n : ℕ) (h₀ : n < 398) : n = 57 := by sorry"
+    assert t.extra["informal_prefix"] == "/-- Find n. -/\n" and "goal" in t.extra
+    assert t.split == "valid" and "import Aesop" in t.header
+
+
+@pytest.mark.parametrize("bad, line, why", [
+    ({2: "{not json"}, 3, "invalid JSON"),
+    ({1: json.dumps({"name": "x", "split": "test"})}, 2, "missing field 'formal_statement'"),
+    ({1: json.dumps({"split": "test", "formal_statement": "theorem x : True := by sorry"})}, 2,
+     "missing field 'name'"),
+    ({3: json.dumps({"name": "y", "split": "test", "formal_statement": "theorem y : True := trivial"})}, 4,
+     "must end with ':= by sorry'"),
+    ({1: json.dumps({"name": "z", "split": "train", "formal_statement": "theorem z : True := by sorry"})}, 2,
+     "split 'train'"),
+    ({1: json.dumps(ROWS[2])}, 4, "duplicate theorem name 'imo_1959_p1' (first at line 2)"),
+    ({0: json.dumps({"name": 3, "split": "test", "formal_statement": "theorem w : True := by sorry"})}, 1,
+     "field 'name' must be a string"),
+    ({0: "[1, 2]"}, 1, "expected a JSON object"),
+])
+def test_validation_errors_name_file_line_and_reason(tmp_path: Path, bad: dict, line: int, why: str) -> None:
+    f = write_jsonl(tmp_path / "bad.jsonl", ROWS, bad)
+    with pytest.raises(DatasetError) as err:
+        load_minif2f(f)
+    assert f"{f}:{line}:" in str(err.value) and why in str(err.value)
+
+
+def test_unknown_split_and_unknown_spec(tmp_path: Path) -> None:
+    f = write_jsonl(tmp_path / "m.jsonl", ROWS)
+    with pytest.raises(DatasetError, match="splits"):
+        load_minif2f(f, split="train")
+    with pytest.raises(DatasetError, match="no theorems in split 'nope'"):
+        load_theorems(f, split="nope")
+    with pytest.raises(DatasetError, match="unknown theorem set"):
+        load_theorems(tmp_path / "missing.txt")
+    with pytest.raises(DatasetError, match="empty"):
+        load_theorems(write_jsonl(tmp_path / "empty.jsonl", []))
+
+
+@pytest.fixture
+def http_dir(tmp_path: Path):
+    """A local http.server on 127.0.0.1 serving ``tmp_path/www``; yields (dir, base url, stop)."""
+    www = tmp_path / "www"
+    www.mkdir()
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(www))
+    handler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        httpd.shutdown()
+        httpd.server_close()
+
+    yield www, f"http://127.0.0.1:{httpd.server_address[1]}", stop
+    stop()
+
+
+def test_download_into_cache_with_sha256(http_dir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    www, base, stop = http_dir
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("LEANGYM_CACHE", str(cache))
+    f = write_jsonl(www / "minif2f.jsonl", ROWS + [DEEPSEEK_ROW])
+    digest = hashlib.sha256(f.read_bytes()).hexdigest()
+    url = f"{base}/minif2f.jsonl"
+
+    with pytest.raises(DownloadError, match="sha256 mismatch"):
+        fetch(url, sha256="0" * 64)
+    assert not any(cache.iterdir())  # neither the bad file nor a temp file is left behind
+
+    theorems = load_minif2f(url, split="valid", sha256=digest)
+    assert [t.name for t in theorems] == ["aimeI_2000_p7", "mathd_numbertheory_33"]
+    cached = list(cache.iterdir())
+    assert len(cached) == 1 and cached[0].name.endswith("-minif2f.jsonl")
+    assert cached[0].read_bytes() == f.read_bytes()
+
+    stop()  # the cached copy is used from now on
+    assert len(load_theorems(url)) == 4
+    with pytest.raises(DownloadError, match="HTTP 404|download failed"):
+        fetch(f"{base}/other.jsonl")
+
+
+def test_download_file_url_and_http_404(http_dir, tmp_path: Path) -> None:
+    www, base, _ = http_dir
+    f = write_jsonl(tmp_path / "local.jsonl", ROWS)
+    path = fetch(f.resolve().as_uri(), cache=tmp_path / "c")
+    assert path.read_bytes() == f.read_bytes() and path.parent == tmp_path / "c"
+    with pytest.raises(DownloadError, match="HTTP 404"):
+        fetch(f"{base}/missing.jsonl", cache=tmp_path / "c")
+    with pytest.raises(DownloadError, match="unsupported URL scheme"):
+        fetch("ftp://example.org/x.jsonl", cache=tmp_path / "c")
+
+
+def test_lean_directory(tmp_path: Path) -> None:
+    root = tmp_path / "MiniF2F"
+    (root / "Test").mkdir(parents=True)
+    (root / "Valid").mkdir()
+    (root / "Test" / "a.lean").write_text(
+        "import Mathlib\nopen Nat\n\n/-- doc -/\ntheorem thm_a (n : ℕ) : n + 0 = n := by sorry\n", encoding="utf-8")
+    (root / "Valid" / "b.lean").write_text("theorem thm_b : True := by\n  sorry\n", encoding="utf-8")
+    both = load_theorems(root)
+    assert [(t.name, t.split) for t in both] == [("thm_a", "test"), ("thm_b", "valid")]
+    (a,) = load_theorems(root, split="test")
+    assert a.header.startswith("import Mathlib\nopen Nat") and a.preamble.startswith("open Nat")
+    assert a.formal_statement == "theorem thm_a (n : ℕ) : n + 0 = n := by sorry"
+    assert load_theorems(root / "Valid" / "b.lean")[0].name == "thm_b"
+
+    (root / "Test" / "two.lean").write_text("theorem x : True := by sorry\ntheorem y : True := by sorry\n")
+    with pytest.raises(DatasetError, match=r"two\.lean: expected exactly one theorem/lemma/example, found 2"):
+        load_theorems(root)
+    (root / "Test" / "two.lean").write_text("open Nat\n\ntheorem x : True := trivial\n")
+    with pytest.raises(DatasetError, match=r"two\.lean:3: .*':= by sorry'"):
+        load_theorems(root)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DatasetError, match="no .lean files"):
+        load_theorems(tmp_path / "empty")
+
+
+def test_proplogic_heldout_hides_reference_proofs() -> None:
+    theorems = load_theorems("proplogic-heldout:10")
+    assert len(theorems) == 10 and len({t.name for t in theorems}) == 10
+    assert all("proof" not in t.extra for t in theorems)
+    assert {category_of(t) for t in theorems} <= {f"level{i}" for i in range(1, 6)}
+    assert load_theorems("proplogic-heldout:4", split="heldout") == theorems[:4]
+
+
+def _shared_minif2f() -> Path | None:
+    env = os.environ.get("LEANGYM_MINIF2F")
+    if env:
+        p = Path(env)
+        return p / "minif2f_lean4.jsonl" if p.is_dir() else p
+    p = Path(__file__).resolve().parents[1] / minif2f_mod.SHARED_RELATIVE
+    return p if p.exists() else None
+
+
+@pytest.mark.skipif(_shared_minif2f() is None, reason="no shared miniF2F copy (LEANGYM_MINIF2F or ../shared)")
+def test_shared_minif2f_copy() -> None:
+    test = load_theorems("minif2f", split="test")
+    valid = load_minif2f(_shared_minif2f(), split="valid")
+    assert len(test) == 244 and len(valid) == 244
+    assert {category(t.name) for t in test} >= {"mathd_algebra", "mathd_numbertheory", "amc12", "aime", "imo"}
