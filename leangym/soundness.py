@@ -11,6 +11,7 @@ rule is a field of the policy; none is silent.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ _HASH_COMMAND = re.compile(r"(?<![\w#])#[A-Za-z]\w*")
 _AXIOMS_MSG = re.compile(r"depends on axioms: \[(.*?)\]", re.S)
 
 
+@functools.lru_cache(maxsize=256)
 def _banned_pattern(word: str) -> re.Pattern[str]:
     # A word, not a substring: `sorry` is banned, `sorry_free_h` is a fine hypothesis name.
     return re.compile(r"(?<![\w.'])" + re.escape(word) + (r"(?![\w'])" if word[-1].isalnum() else ""))
@@ -67,6 +69,7 @@ class Verification:
     source: str  # the complete Lean source that was checked
     axioms: tuple[str, ...] = ()
     error: str | None = None
+    server_failure: bool = False  # the check could not run: not a verdict on the proof
 
 
 def verify(process: LeanProcess, theorem: Theorem, script: str, policy: SoundnessPolicy) -> Verification:
@@ -82,7 +85,7 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
     try:
         result = process.run_command(command)
     except ServerError as e:
-        return Verification(False, source, error=f"server failure during the final check: {e}")
+        return Verification(False, source, error=f"server failure during the final check: {e}", server_failure=True)
     if result.errors:
         return Verification(False, source, error="final check failed: " + "; ".join(m.text for m in result.errors))
     if result.uses_sorry:

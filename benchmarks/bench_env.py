@@ -1,0 +1,163 @@
+"""Overhead of the LeanProof-v0 env over raw HTTP, and the vector env's concurrency.
+
+    python benchmarks/bench_env.py            # ~1 minute on 2 cores
+
+Prints, each ratio measured within this one run against simulated LeanTree
+servers started as subprocesses (``python -m leangym.sim.server``):
+
+1. ``env.step`` time / raw HTTP round trip of the SAME ``try_apply_tactic``
+   request (same server, same process, same proof state) sent with
+   ``requests`` on a keep-alive session (the strict baseline; a bare
+   ``requests.post``, which opens a new connection per call, is printed too).
+   The tactic is rejected by Lean, so the state and the request never change.
+   Goal: <= 1.10.
+2. Vector env throughput at 16 envs against a server that adds 50 ms to every
+   Lean call, divided by the ideal (16 envs x 1 step per 50 ms). Goal: >= 0.90.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import requests
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import leangym  # noqa: E402,F401  (registers the ids)
+
+THEOREM = "theorem bench (p q r : Prop) (hp : p) (hq : q) (hpq : p → r) : (p ∧ q) ∧ r := by sorry"
+TACTIC = "exact foo"  # rejected: the state (and so the request) stays the same
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``python -m leangym.sim.server`` in a subprocess (its own interpreter, as in real use)."""
+
+    def __init__(self, *args: str) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        cmd = [sys.executable, "-m", "leangym.sim.server", "--port", str(self.port), *args]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     cwd=Path(__file__).resolve().parent.parent)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                requests.get(self.url + "/status", timeout=1)
+                return
+            except requests.ConnectionError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"server did not start: {self.proc.stderr.read().decode()}")
+                time.sleep(0.05)
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def bench_step_overhead(n: int) -> dict[str, float]:
+    """Median seconds per call: env.step, the HTTP lease's apply_tactic, keep-alive raw, bare requests.post."""
+    with Server("--max-processes", "2") as srv:
+        env = gym.make("LeanProof-v0", theorem=THEOREM, server=srv.url, max_episode_steps=10**9)
+        env.reset(seed=0)
+        u = env.unwrapped
+        url = f"{srv.url}/process/{u.process.process_id}/proof/{u.state.proof_state_id}/try_apply_tactic"
+        body = {"tactic": TACTIC, "timeout": u.tactic_timeout_ms}
+        raw = requests.Session()
+        raw.trust_env = False
+
+        def raw_call() -> None:
+            reply = raw.post(url, json=body, timeout=30).json()
+            assert "error" in reply, reply
+
+        def env_call() -> None:
+            _, _, terminated, truncated, info = env.step(TACTIC)
+            assert info["outcome"] == "rejected" and not (terminated or truncated), info
+
+        def lease_call() -> None:
+            assert u.process.apply_tactic(u.state, TACTIC, u.tactic_timeout_ms).error
+
+        def bare_call() -> None:
+            requests.post(url, json=body, timeout=30).json()
+
+        for _ in range(50):  # warm up both paths
+            raw_call()
+            env_call()
+        times: dict[str, list[float]] = {"env": [], "raw": [], "lease": []}
+        calls = {"env": env_call, "raw": raw_call, "lease": lease_call}
+        block = 50  # interleave blocks so that drift (other load on the machine) hits all alike
+        for _ in tqdm(range(n // block), desc="env.step vs raw HTTP", unit="block", leave=False):
+            for name, fn in calls.items():
+                out = times[name]
+                for _ in range(block):
+                    t0 = time.perf_counter()
+                    fn()
+                    out.append(time.perf_counter() - t0)
+        t_bare = []
+        for _ in range(min(n, 300)):
+            t0 = time.perf_counter()
+            bare_call()
+            t_bare.append(time.perf_counter() - t0)
+        env.close()
+        return {**{k: statistics.median(v) for k, v in times.items()}, "bare": statistics.median(t_bare)}
+
+
+def bench_vector(num_envs: int, latency_ms: float, steps: int) -> tuple[float, float, float]:
+    """(steps per second measured, ideal steps per second, client CPU seconds per vector step)."""
+    with Server("--max-processes", str(num_envs), "--latency-ms", str(latency_ms)) as srv:
+        envs = gym.make_vec("LeanProof-v0", num_envs=num_envs, theorem=THEOREM, server=srv.url,
+                            max_episode_steps=10**9)
+        envs.reset(seed=0)
+        actions = [TACTIC] * num_envs
+        for _ in range(3):
+            envs.step(actions)
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        for _ in tqdm(range(steps), desc=f"vector env, {num_envs} envs", unit="step", leave=False):
+            _, _, term, trunc, _ = envs.step(actions)
+            assert not (term.any() or trunc.any())
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        envs.close()
+    return steps * num_envs / elapsed, num_envs / (latency_ms / 1000.0), cpu / steps
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, default=3000, help="env.step / raw calls each for (1)")
+    ap.add_argument("--num-envs", type=int, default=16)
+    ap.add_argument("--latency-ms", type=float, default=50.0)
+    ap.add_argument("--vec-steps", type=int, default=100, help="vector steps for (2)")
+    args = ap.parse_args(argv)
+
+    t = bench_step_overhead(args.steps)
+    ratio1 = t["env"] / t["raw"]
+    print(f"(1) env.step {t['env'] * 1e3:.3f} ms / raw keep-alive HTTP round trip {t['raw'] * 1e3:.3f} ms "
+          f"= {ratio1:.3f}  (goal <= 1.10: {'OK' if ratio1 <= 1.10 else 'MISSED'})")
+    print(f"    HTTP lease apply_tactic alone {t['lease'] * 1e3:.3f} ms ({t['lease'] / t['raw']:.3f} x raw); "
+          f"bare requests.post (new connection per call) {t['bare'] * 1e3:.3f} ms")
+
+    got, ideal, cpu = bench_vector(args.num_envs, args.latency_ms, args.vec_steps)
+    ratio2 = got / ideal
+    print(f"(2) vector env, {args.num_envs} envs, {args.latency_ms:g} ms latency: {got:.1f} steps/s / "
+          f"ideal {ideal:.1f} steps/s = {ratio2:.3f}  (goal >= 0.90: {'OK' if ratio2 >= 0.90 else 'MISSED'})")
+    print(f"    client CPU per vector step {cpu * 1e3:.1f} ms ({cpu / args.num_envs * 1e3:.2f} ms per env step)")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"    ({os.cpu_count()} CPUs, load average {load:.1f}, python {sys.version.split()[0]})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

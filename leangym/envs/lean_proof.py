@@ -1,0 +1,474 @@
+"""``LeanProof-v0``: prove one Lean 4 theorem, one tactic per step, over a LeanTree server.
+
+Observation: the open goals as Lean prints them (``types.goals_to_text``).
+Action: a tactic (text); it runs on the FIRST open goal, as in Lean.
+
+The env keeps the open goals as an ordered list of branches (proof states).
+A tactic applied to the first branch replaces it with its child branches, in
+order; this mirrors Lean's goal list on both server generations (one branch
+holding every goal, or one branch per goal). The applied tactics form a
+:class:`~leangym.proof.ProofTree`, so the finished proof is assembled with
+correct focusing and checked again as one command (``ProofSession.verify``).
+
+Outcomes of ``step``, by ``info["outcome"]``:
+
+* ``"rejected"`` / ``"timeout"``: Lean (or the soundness policy: ``sorry``,
+  ``admit``, ``native_decide``, ``exact?``, a new command such as ``theorem``
+  or ``#exit``) rejected the tactic, or it ran out of time. The state is
+  unchanged, ``reward = reward_rejected + reward_step``, ``info["error"]``
+  says why; the episode goes on.
+* ``"progress"``: the tactic ran and goals remain; ``reward = reward_step``.
+* ``"proved"``: every goal is closed AND the assembled proof passed the
+  re-check: ``terminated=True``, ``reward = reward_proved + reward_step``,
+  ``info["verified"] = True``, ``info["proof"]`` the complete Lean source,
+  ``info["proof_script"]`` the tactic block.
+* ``"check_failed"``: every goal is closed but the re-check failed:
+  ``terminated=True`` (nothing is left to try from "no goals") with NO
+  ``reward_proved``, ``info["verified"] = False``, ``info["error"]`` says why.
+* ``"server_failure"`` (unreachable, HTTP 5xx, dead process; also during the
+  re-check) and ``"budget"`` (the session ``budget`` is spent):
+  ``truncated=True`` with ``info["error"]``. A server failure never raises
+  from ``step``; the next ``reset`` leases a fresh process. ``max_steps``
+  truncates too (``info["truncated_by"] = "max_steps"``).
+
+Every ``info`` also has ``goals`` (tuple of :class:`Goal`), ``states`` (the
+open branches, :class:`ProofState` handles), ``theorem``, ``steps`` and
+``server`` (:class:`ServerIdentity`).
+
+``env.unwrapped.session`` is the episode's :class:`~leangym.session.ProofSession`:
+a search may ``apply`` tactics to any state it has seen, next to ``step``.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import gymnasium as gym
+from gymnasium import spaces
+
+from leangym.backends.types import (
+    Goal, LeanProcess, Outcome, ProofState, ServerError, ServerIdentity, goals_to_text,
+)
+from leangym.proof import ProofTree, assemble
+from leangym.session import Budget, BudgetExhausted, ProofSession
+from leangym.soundness import SoundnessPolicy
+from leangym.theorem import Theorem
+
+__all__ = ["LeanProofEnv", "LeanText", "LEAN_CHARSET", "open_session", "resolve_theorems", "default_server_url",
+           "DEFAULT_SERVER", "SERVER_ENV_VAR"]
+
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+SERVER_ENV_VAR = "LEANGYM_SERVER"
+TRUNCATION_MARKER = "\n… [truncated]"
+
+TheoremSpec = Any  # a statement, Theorem, row mapping, theorem set (JSONL path, "minif2f", ...), or a list
+
+
+def default_server_url() -> str:
+    return os.environ.get(SERVER_ENV_VAR) or DEFAULT_SERVER
+
+
+# --------------------------------------------------------------------------- spaces
+
+def _lean_charset() -> str:
+    """Printable characters of the Unicode blocks Lean and Mathlib print (ASCII, Latin-1, Greek,
+    sub/superscripts, letterlike, arrows, math operators and symbols, math alphanumerics)."""
+    blocks = [(0x20, 0x7E), (0xA0, 0x24F), (0x370, 0x3FF), (0x1D00, 0x1DBF), (0x2000, 0x2BFF),
+              (0x1D400, 0x1D7FF)]
+    chars = ["\n"] + [chr(c) for lo, hi in blocks for c in range(lo, hi + 1)
+                      if unicodedata.category(chr(c)) not in ("Cn", "Cc", "Cs", "Co", "Zl", "Zp")]
+    return "".join(chars)
+
+
+LEAN_CHARSET = _lean_charset()
+TACTIC_SAMPLE_CHARSET = "".join(chr(c) for c in range(0x20, 0x7F)) + "⟨⟩←→↑ℕℝ∀∃∧∨¬≤≥≠·"
+
+
+class LeanText(spaces.Text):
+    """A :class:`gymnasium.spaces.Text` that contains ANY Unicode string of allowed length.
+
+    ``charset`` (default :data:`LEAN_CHARSET`, every character of real Lean goal
+    text) is what :meth:`sample` draws from and what ``character_index`` knows;
+    ``contains`` does not restrict characters, so an unusual identifier (CJK,
+    emoji) never makes a real observation "outside" the space.
+    """
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    def __repr__(self) -> str:
+        return f"LeanText({self.min_length}, {self.max_length}, {len(self.character_set)} sample chars)"
+
+
+def clip_text(text: str, max_length: int) -> str:
+    """``text``, or its head plus :data:`TRUNCATION_MARKER` when longer than ``max_length``."""
+    if len(text) <= max_length:
+        return text
+    return text[: max(0, max_length - len(TRUNCATION_MARKER))] + TRUNCATION_MARKER[: max_length]
+
+
+# --------------------------------------------------------------------------- theorems
+
+_STATEMENT = re.compile(r"\s*(?:@\[|private\b|protected\b|theorem\b|lemma\b|example\b)")
+
+
+def resolve_theorems(spec: TheoremSpec, header: str = "") -> list[Theorem]:
+    """Theorems from a statement, a :class:`Theorem`, a ``{name, header, formal_statement}`` row,
+    a theorem set (a JSONL path, ``"minif2f"``, ...: see :func:`leangym.datasets.load_theorems`),
+    or a list of these. ``header`` (e.g. ``open Nat``) goes to statements and to rows without one.
+    """
+    if spec is None:
+        return []
+    if isinstance(spec, Theorem):
+        return [spec]
+    if isinstance(spec, Mapping):
+        row = dict(spec)
+        if header and not row.get("header"):
+            row["header"] = header
+        return [Theorem.from_row(row)]
+    if isinstance(spec, str) and (":=" in spec or _STATEMENT.match(spec)):
+        return [Theorem(spec, header=header)]
+    if isinstance(spec, (str, Path)):
+        from leangym.datasets import load_theorems as load_set
+
+        return load_set(spec)
+    out = [t for item in spec for t in resolve_theorems(item, header)]
+    if not out:
+        raise ValueError("the theorem list is empty")
+    return out
+
+
+# --------------------------------------------------------------------------- leases
+
+class _ServerLeaser:
+    """``process_factory`` for a LeanTree server URL (a plain object: no reference back to the env)."""
+
+    def __init__(self, url: str, lease_timeout_s: float = 60.0) -> None:
+        self.url, self.lease_timeout_s, self._client = url, lease_timeout_s, None
+
+    def __call__(self) -> LeanProcess:
+        from leangym.backends.leantree import LeanTreeClient
+
+        if self._client is None:
+            self._client = LeanTreeClient(self.url)
+        # No server: ONE ServerUnavailable naming the URL and how to start a server (the client's text).
+        return self._client.lease(blocking=True, timeout=self.lease_timeout_s)
+
+    def close(self) -> None:
+        """Close the client's pooled connections (a later lease reopens them)."""
+        if self._client is not None:
+            self._client.close()
+
+
+@contextlib.contextmanager
+def open_session(theorem: TheoremSpec, *, server: str | None = None, process: LeanProcess | None = None,
+                 header: str = "", policy: SoundnessPolicy | None = None, timeout_ms: int = 1000,
+                 budget: Budget | None = None, lease_timeout_s: float = 60.0) -> Iterator[ProofSession]:
+    """A :class:`ProofSession` for one theorem, without an env.
+
+    With ``process`` the caller keeps ownership; otherwise a process is leased
+    from ``server`` (default: ``$LEANGYM_SERVER`` or ``http://127.0.0.1:8000``)
+    and returned when the block ends::
+
+        with leangym.open_session("theorem t : 1 + 1 = 2 := by sorry") as s:
+            r = s.apply(s.root, "norm_num")
+    """
+    (thm,) = resolve_theorems(theorem, header)[:1]
+    owned = process is None
+    proc = _ServerLeaser(server or default_server_url(), lease_timeout_s)() if owned else process
+    try:
+        yield ProofSession(proc, thm, policy=policy, timeout_ms=timeout_ms, budget=budget)
+    finally:
+        if owned:
+            proc.close()
+
+
+# --------------------------------------------------------------------------- the env
+
+@dataclass(eq=False)
+class _Branch:
+    """One node of the episode's proof tree: a proof state and the tactic applied to it (if any)."""
+
+    state: ProofState
+    tactic: str | None = None
+    children: list["_Branch"] = field(default_factory=list)
+
+    def tree(self) -> ProofTree:
+        assert self.tactic is not None, "open branch"
+        return ProofTree(self.tactic, tuple(c.tree() for c in self.children),
+                         tuple(len(c.state.goals) for c in self.children))
+
+
+class LeanProofEnv(gym.Env[str, str]):
+    """Prove a Lean 4 theorem one tactic at a time (see the module docstring for the outcomes).
+
+    Args:
+        theorem: a statement ending in ``:= by sorry``, a :class:`Theorem`, a
+            ``{name, header, formal_statement}`` row, a theorem set (a JSONL path of
+            such rows, ``"minif2f"``, ``"proplogic-heldout:N"``, a ``.lean`` directory:
+            :func:`leangym.datasets.load_theorems`), or a list of these; each
+            ``reset`` draws one (seeded by its ``seed``).
+            ``reset(options={"theorem": ...})`` or ``options={"index": i}`` overrides the draw.
+        header: Lean commands run before the theorem (``open ...``); ``import`` lines are skipped.
+        server: LeanTree URL (default ``$LEANGYM_SERVER`` or ``http://127.0.0.1:8000``).
+        process_factory: a callable returning a :class:`LeanProcess`; replaces ``server``
+            (e.g. the in-process simulator).
+        max_steps: truncate after this many steps (``None``: only the TimeLimit of the registry).
+        tactic_timeout_ms: Lean's time limit per tactic.
+        reward_proved / reward_rejected / reward_step: see the module docstring
+            (``reward_rejected`` is added as given: pass a negative number for a penalty).
+        policy / allowed_axioms: the :class:`SoundnessPolicy` (``allowed_axioms`` replaces its axiom set).
+        budget: a :class:`Budget` for each episode's session (Lean calls, seconds).
+        render_mode: ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints it).
+        max_text_length: longest observation; longer goal text is cut with a ``… [truncated]`` marker.
+        lease_timeout_s: how long to wait for a free Lean process at ``reset``.
+        fresh_process: lease a new process at every ``reset`` (returning the previous one,
+            which ends the previous session) instead of keeping one across episodes.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        theorem: TheoremSpec = None,
+        header: str = "",
+        server: str | None = None,
+        *,
+        process_factory: Callable[[], LeanProcess] | None = None,
+        max_steps: int | None = None,
+        tactic_timeout_ms: int = 1000,
+        reward_proved: float = 1.0,
+        reward_rejected: float = 0.0,
+        reward_step: float = 0.0,
+        policy: SoundnessPolicy | None = None,
+        allowed_axioms: Iterable[str] | None = None,
+        budget: Budget | None = None,
+        render_mode: str | None = None,
+        max_text_length: int = 8192,
+        lease_timeout_s: float = 60.0,
+        fresh_process: bool = False,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.theorems = resolve_theorems(theorem, header)
+        self.header = header
+        self.server_url = None if process_factory is not None else (server or default_server_url())
+        self._process_factory = process_factory or _ServerLeaser(self.server_url, lease_timeout_s)
+        self.max_steps = max_steps
+        self.tactic_timeout_ms = int(tactic_timeout_ms)
+        self.reward_proved, self.reward_rejected, self.reward_step = reward_proved, reward_rejected, reward_step
+        policy = policy or SoundnessPolicy()
+        if allowed_axioms is not None:
+            policy = dataclasses.replace(policy, allowed_axioms=frozenset(allowed_axioms))
+        self.policy = policy
+        self.budget = budget
+        self.render_mode = render_mode
+        self.max_text_length = int(max_text_length)
+        self.observation_space = LeanText(self.max_text_length, min_length=0, charset=LEAN_CHARSET)
+        self.action_space = LeanText(policy.max_tactic_chars, min_length=1, charset=TACTIC_SAMPLE_CHARSET)
+
+        self.fresh_process = fresh_process
+        self.process: LeanProcess | None = None
+        self._process_broken = False
+        self._identity: ServerIdentity | None = None
+        self.session: ProofSession | None = None
+        self.theorem: Theorem | None = None
+        self._root: _Branch | None = None
+        self._open: list[_Branch] = []
+        self._states: tuple[ProofState, ...] = ()
+        self._goals: tuple[Goal, ...] = ()
+        self._text = ""
+        self._steps = 0
+        self._done = False
+        self._last: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ public views
+    @property
+    def states(self) -> tuple[ProofState, ...]:
+        """The open branches, in Lean's goal order; ``step`` acts on the first."""
+        return self._states
+
+    @property
+    def state(self) -> ProofState | None:
+        return self._states[0] if self._states else None
+
+    @property
+    def goals(self) -> tuple[Goal, ...]:
+        """All open goals, in Lean's order."""
+        return self._goals
+
+    @property
+    def goals_text(self) -> str:
+        """The open goals as Lean prints them (the observation, before any length cut)."""
+        return self._text
+
+    def _set_open(self, branches: list[_Branch]) -> None:
+        self._open = branches
+        self._states = tuple(b.state for b in branches)
+        self._goals = tuple(g for s in self._states for g in s.goals)
+        self._text = goals_to_text(self._goals)
+
+    def proof_tree(self) -> ProofTree | None:
+        """The applied tactics as a tree, once every goal is closed (else ``None``)."""
+        return self._root.tree() if self._root is not None and not self._open and self._root.tactic else None
+
+    # ------------------------------------------------------------------ leases
+    def _lease(self) -> LeanProcess:
+        if self.process is not None and self._process_broken:
+            self._release()
+        if self.process is None:
+            self.process = self._process_factory()
+            self._process_broken = False
+            self._identity = None
+        return self.process
+
+    def _release(self) -> None:
+        process, self.process, self.session = self.process, None, None
+        if process is not None:
+            with contextlib.suppress(Exception):
+                process.close()
+
+    def _server_identity(self) -> ServerIdentity:
+        if self._identity is None:
+            try:
+                self._identity = self.process.identity()
+            except ServerError:
+                return ServerIdentity(self.server_url or "local")
+        return self._identity
+
+    def _start(self, theorem: Theorem) -> ProofSession:
+        kw = dict(policy=self.policy, timeout_ms=self.tactic_timeout_ms, budget=self.budget)
+        if self.fresh_process:
+            self._release()
+        fresh = self.process is None or self._process_broken
+        process = self._lease()
+        try:
+            return ProofSession(process, theorem, **kw)
+        except ServerError:
+            if fresh:
+                raise
+        # The kept lease went stale (server restarted, process died): lease again, once.
+        self._process_broken = True
+        return ProofSession(self._lease(), theorem, **kw)
+
+    # ------------------------------------------------------------------ gym API
+    def _draw_theorem(self, options: Mapping[str, Any]) -> Theorem:
+        if options.get("theorem") is not None:
+            return resolve_theorems(options["theorem"], self.header)[0]
+        if options.get("index") is not None:
+            return self.theorems[int(options["index"])]
+        if not self.theorems:
+            raise ValueError("no theorem: pass theorem=... to the env or reset(options={'theorem': ...})")
+        return self.theorems[int(self.np_random.integers(len(self.theorems)))]
+
+    def _episode_info(self) -> dict[str, Any]:
+        """Extra per-episode entries of ``info`` (subclasses add theirs)."""
+        return {}
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
+        super().reset(seed=seed)
+        self.theorem = self._draw_theorem(options or {})
+        self.session = None
+        self.session = self._start(self.theorem)
+        self._root = _Branch(self.session.root)
+        self._set_open([self._root] if self.session.root.goals else [])
+        self._steps, self._done = 0, False
+        info = self._info("reset")
+        self._last = {"outcome": "reset"}
+        return self._obs(), info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
+        if self.session is None or self._done:
+            raise RuntimeError("LeanProofEnv: call reset() first" if self.session is None
+                               else "LeanProofEnv: the episode is over; call reset()")
+        tactic = str(action)
+        self._steps += 1
+        reward, terminated, truncated, extra = float(self.reward_step), False, False, {"tactic": tactic}
+        branch = self._open[0]
+        try:
+            result = self.session.apply(branch.state, tactic)
+        except BudgetExhausted as e:
+            outcome, truncated, extra["error"] = "budget", True, str(e)
+        else:
+            outcome = result.outcome.value
+            if result.outcome in (Outcome.REJECTED, Outcome.TIMEOUT):
+                reward += self.reward_rejected
+                extra["error"] = result.error
+            elif result.outcome is Outcome.SERVER_FAILURE:
+                self._process_broken = True
+                truncated, extra["error"] = True, f"server failure: {result.error}"
+            else:
+                outcome = "progress"
+                branch.tactic = tactic
+                branch.children = [_Branch(s) for s in result.states]
+                self._set_open(branch.children + self._open[1:])
+                if not self._open:
+                    outcome, terminated, truncated, bonus = self._finish(extra)
+                    reward += bonus
+        if not (terminated or truncated) and self.max_steps is not None and self._steps >= self.max_steps:
+            truncated, extra["truncated_by"] = True, "max_steps"
+        self._done = terminated or truncated
+        self._last = {"outcome": outcome, **extra}
+        return self._obs(), reward, terminated, truncated, self._info(outcome, **extra)
+
+    def _finish(self, extra: dict[str, Any]) -> tuple[str, bool, bool, float]:
+        """Every goal is closed: re-check the whole proof. -> (outcome, terminated, truncated, reward bonus)."""
+        tree = self._root.tree()
+        check = self.session.verify(tree)
+        extra.update(verified=check.ok, proof_script=assemble(tree), axioms=check.axioms)
+        if check.ok:
+            extra["proof"] = check.source
+            return "proved", True, False, float(self.reward_proved)
+        extra["error"] = check.error
+        if check.server_failure:
+            # The check could not run: no proof, but not the agent's fault either.
+            self._process_broken = True
+            return Outcome.SERVER_FAILURE.value, False, True, 0.0
+        return "check_failed", True, False, 0.0
+
+    def _obs(self) -> str:
+        return clip_text(self.goals_text, self.max_text_length)
+
+    def _info(self, outcome: str, **extra: Any) -> dict[str, Any]:
+        return {
+            "outcome": outcome,
+            "goals": self._goals,
+            "states": self.states,
+            "theorem": self.theorem,
+            "steps": self._steps,
+            "server": self._server_identity(),
+            **self._episode_info(),
+            **extra,
+        }
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("LeanProofEnv.render() called without a render_mode (use 'ansi' or 'human')")
+            return None
+        name = self.theorem.name if self.theorem else "-"
+        lines = [f"[{name}] step {self._steps}: {self._last.get('outcome', 'not started')}"]
+        if self._last.get("tactic") is not None:
+            lines.append(f"tactic: {self._last['tactic']}")
+        if self._last.get("error"):
+            lines.append(f"error: {self._last['error']}")
+        lines.append(self._obs() if self.session is not None else "(no proof started)")
+        text = "\n".join(lines) + "\n"
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Return the lease (idempotent). An env dropped without ``close`` returns it via the lease's finalizer."""
+        self._release()
+        if isinstance(self._process_factory, _ServerLeaser):
+            self._process_factory.close()
+        self._set_open([])
+        self._root, self._done = None, True
+        super().close()

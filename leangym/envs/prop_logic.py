@@ -1,0 +1,105 @@
+"""``PropLogic-v0``: generated propositional-logic theorems on the in-process simulated Lean kernel.
+
+The same env as ``LeanProof-v0`` (observation, action, rewards, ``session``
+search API, final re-check), but the Lean process is a
+:class:`leangym.sim.local.LocalProcess` (no server, no HTTP) and the theorems
+come from the seeded generator (:mod:`leangym.sim.generator`):
+
+* ``split="train"``: an endless stream of distinct theorems at ``difficulty``
+  (one level, or an inclusive ``(lo, hi)`` range cycled evenly), never one of
+  the held-out statements. ``reset(seed=s)`` restarts the stream at seed ``s``;
+  ``reset()`` takes the next theorem.
+* ``split="heldout"``: the fixed evaluation set (``heldout_size`` theorems,
+  restricted to ``difficulty``), drawn at random, or in order with
+  ``reset(options={"index": i})``.
+
+``info["reference_proof"]`` is the generator's reference proof (tactics applied
+in order to the first goal), ``info["difficulty"]`` its level.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+from leangym.backends.types import LeanProcess
+from leangym.envs.lean_proof import LeanProofEnv
+from leangym.sim import generator
+from leangym.theorem import Theorem
+
+__all__ = ["PropLogicEnv"]
+
+
+class _LocalFactory:
+    """Builds the in-process kernel (a plain object, so the env holds no reference cycle)."""
+
+    def __init__(self, factorized: bool) -> None:
+        self.factorized = factorized
+
+    def __call__(self) -> LeanProcess:
+        from leangym.sim.local import LocalProcess
+
+        return LocalProcess(factorized=self.factorized)
+
+
+class PropLogicEnv(LeanProofEnv):
+    """Prove generated propositional theorems on the simulated kernel.
+
+    Args:
+        difficulty: a level in ``1..generator.MAX_DIFFICULTY`` or an inclusive ``(lo, hi)`` range.
+        split: ``"train"`` (the training stream) or ``"heldout"`` (the evaluation set).
+        heldout_size: size of the held-out set (``split="heldout"``; also what training excludes).
+        factorized: simulate the newer server generation (one branch per goal).
+        process_factory: replaces the in-process kernel (e.g. a lease of a simulated server).
+        fresh_process: a new kernel per episode (default with the in-process kernel: it costs
+            microseconds, keeps memory flat and makes every episode, state ids included, reproducible).
+        **kwargs: everything :class:`LeanProofEnv` takes (``max_steps``, rewards, ``policy``, ...),
+            except ``theorem``/``server``.
+    """
+
+    def __init__(self, difficulty: int | tuple[int, int] = (1, 3), split: str = "train", *,
+                 heldout_size: int = generator.HELDOUT_SIZE, factorized: bool = False,
+                 process_factory: Any = None, **kwargs: Any) -> None:
+        if split not in ("train", "heldout"):
+            raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
+        for bad in ("theorem", "server"):
+            if bad in kwargs:
+                raise TypeError(f"PropLogicEnv draws its own theorems (no {bad!r}); use LeanProof-v0 for that")
+        lo, hi = (difficulty, difficulty) if isinstance(difficulty, int) else map(int, difficulty)
+        if not 1 <= lo <= hi <= generator.MAX_DIFFICULTY:
+            raise ValueError(f"difficulty must be in 1..{generator.MAX_DIFFICULTY} or a (lo, hi) range, "
+                             f"got {difficulty!r}")
+        self.difficulty = lo if lo == hi else (lo, hi)
+        self.split = split
+        self.heldout_size = int(heldout_size)
+        self._heldout = [t for t in generator.heldout_set(self.heldout_size) if lo <= t.difficulty <= hi]
+        self._stream: Iterator[generator.PropTheorem] | None = None
+        self._current: generator.PropTheorem | None = None
+        self._reseeded = False
+        kwargs.setdefault("fresh_process", process_factory is None)
+        super().__init__(process_factory=process_factory or _LocalFactory(factorized), **kwargs)
+
+    def _draw_theorem(self, options: Mapping[str, Any]) -> Theorem:
+        if options.get("theorem") is not None:  # an explicit statement: no reference proof
+            self._current = None
+            return super()._draw_theorem(options)
+        if self.split == "heldout":
+            if options.get("index") is not None:
+                self._current = self._heldout[int(options["index"])]
+            else:
+                self._current = self._heldout[int(self.np_random.integers(len(self._heldout)))]
+        else:
+            if self._stream is None or self._reseeded:
+                seed = int(self.np_random.integers(2**31 - 1))
+                exclude = generator.heldout_set(self.heldout_size)
+                self._stream = generator.training_stream(seed, self.difficulty, exclude=exclude)
+            self._current = next(self._stream)
+        return self._current.theorem
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
+        self._reseeded = seed is not None
+        return super().reset(seed=seed, options=options)
+
+    def _episode_info(self) -> dict[str, Any]:
+        t = self._current
+        if t is None:
+            return {}
+        return {"reference_proof": t.proof, "difficulty": t.difficulty}

@@ -1,0 +1,160 @@
+"""N Lean envs whose Lean calls run concurrently in threads (the work is waiting on Lean: I/O).
+
+:class:`LeanVectorEnv` is a :class:`gymnasium.vector.SyncVectorEnv` whose
+``reset`` and ``step`` call the sub-envs from a thread pool, one thread per
+env. Each sub-env holds its own lease. Semantics are Gymnasium's: autoreset
+``NEXT_STEP`` by default (``SAME_STEP`` and ``DISABLED`` too), seeds
+``seed + i``, ``options["reset_mask"]``, infos batched with ``_key`` masks.
+Observations are a tuple of strings (the batched ``Text`` space is a ``Tuple``).
+
+``envs.sessions`` lists the sub-envs' current :class:`~leangym.session.ProofSession`
+objects, for batched search next to ``step``.
+
+Made by ``gym.make_vec("LeanProof-v0", num_envs=16, server=URL, ...)`` (the
+registered ``vector_entry_point``); ``vectorization_mode="sync"`` gives a plain
+``SyncVectorEnv`` of the same envs instead.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from copy import deepcopy
+from functools import partial
+from typing import Any, Callable, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.vector.utils import concatenate, iterate
+from gymnasium.wrappers import TimeLimit
+
+from leangym.session import ProofSession
+
+__all__ = ["LeanVectorEnv", "make_lean_proof_vector", "make_prop_logic_vector"]
+
+
+class LeanVectorEnv(SyncVectorEnv):
+    """A ``SyncVectorEnv`` that runs the sub-envs' ``reset``/``step`` concurrently in threads.
+
+    Args:
+        env_fns: callables building the sub-envs (built in order, in the caller's thread).
+        autoreset_mode: Gymnasium's autoreset mode (default ``NEXT_STEP``).
+        max_workers: threads (default: one per env).
+        copy: return copies of the batched observations (strings are immutable: off by default).
+    """
+
+    def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], *, copy: bool = False,
+                 autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+                 max_workers: int | None = None) -> None:
+        super().__init__(env_fns, copy=copy, autoreset_mode=autoreset_mode)
+        self._pool = ThreadPoolExecutor(max_workers=max_workers or self.num_envs,
+                                        thread_name_prefix="leangym-vec")
+
+    @property
+    def sessions(self) -> list[ProofSession | None]:
+        """The sub-envs' current proof sessions (``None`` before their first reset)."""
+        return [env.unwrapped.session for env in self.envs]
+
+    def _map(self, fn: Callable[[int], Any], indices: Sequence[int]) -> list[Any]:
+        """``fn(i)`` for each index, concurrently; results in order; the first exception is raised."""
+        if len(indices) <= 1:
+            return [fn(i) for i in indices]
+        return list(self._pool.map(fn, indices))
+
+    def reset(self, *, seed: int | list[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[tuple[str, ...], dict[str, Any]]:
+        if seed is None:
+            seed = [None] * self.num_envs
+        elif isinstance(seed, int):
+            seed = [seed + i for i in range(self.num_envs)]
+        if len(seed) != self.num_envs:
+            raise ValueError(f"If seeds are passed as a list the length must match num_envs={self.num_envs} "
+                             f"but got length={len(seed)}.")
+        options = dict(options or {})
+        mask = options.pop("reset_mask", None)
+        if mask is None:
+            mask = np.ones(self.num_envs, dtype=np.bool_)
+        elif not (isinstance(mask, np.ndarray) and mask.shape == (self.num_envs,) and mask.dtype == np.bool_
+                  and mask.any()):
+            raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) "
+                             f"with at least one True value, got {mask!r}")
+        indices = [i for i in range(self.num_envs) if mask[i]]
+        results = self._map(lambda i: self.envs[i].reset(seed=seed[i], options=options or None), indices)
+        infos: dict[str, Any] = {}
+        for i, (obs, info) in zip(indices, results):
+            self._env_obs[i] = obs
+            infos = self._add_info(infos, info, i)
+        self._terminations[mask] = False
+        self._truncations[mask] = False
+        self._autoreset_envs[mask] = False
+        return self._batch(), infos
+
+    def _step_one(self, i: int, action: Any) -> tuple[Any, float, bool, bool, dict, dict | None]:
+        env, mode = self.envs[i], self.autoreset_mode
+        if mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i]:
+            obs, info = env.reset()
+            return obs, 0.0, False, False, info, None
+        if mode == AutoresetMode.DISABLED:
+            assert not self._autoreset_envs[i], f"sub-env {i} needs a reset (autoreset_mode=DISABLED)"
+        obs, reward, terminated, truncated, info = env.step(action)
+        final = None
+        if mode == AutoresetMode.SAME_STEP and (terminated or truncated):
+            final = {"final_obs": obs, "final_info": info}
+            obs, info = env.reset()
+        return obs, reward, terminated, truncated, info, final
+
+    def step(self, actions: Any) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        actions = list(iterate(self.action_space, actions))
+        if len(actions) != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} actions, got {len(actions)}")
+        results = self._map(lambda i: self._step_one(i, actions[i]), range(self.num_envs))
+        infos: dict[str, Any] = {}
+        for i, (obs, reward, terminated, truncated, info, final) in enumerate(results):
+            self._env_obs[i] = obs
+            self._rewards[i], self._terminations[i], self._truncations[i] = reward, terminated, truncated
+            if final is not None:
+                infos = self._add_info(infos, final, i)
+            infos = self._add_info(infos, info, i)
+        self._autoreset_envs = np.logical_or(self._terminations, self._truncations)
+        return (self._batch(), np.copy(self._rewards), np.copy(self._terminations),
+                np.copy(self._truncations), infos)
+
+    def _batch(self) -> tuple[str, ...]:
+        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        return deepcopy(self._observations) if self.copy else self._observations
+
+    def close_extras(self, **kwargs: Any) -> None:
+        # Close the sub-envs concurrently too: each returns its lease over HTTP.
+        if hasattr(self, "envs"):
+            self._map(lambda i: self.envs[i].close(), range(self.num_envs))
+        if hasattr(self, "_pool"):
+            self._pool.shutdown(wait=True)
+
+
+def _make_env(cls_path: str, max_episode_steps: int | None, kwargs: dict[str, Any]) -> gym.Env:
+    module, _, name = cls_path.partition(":")
+    import importlib
+
+    env = getattr(importlib.import_module(module), name)(**kwargs)
+    return TimeLimit(env, max_episode_steps) if max_episode_steps else env
+
+
+def _vector(cls_path: str, num_envs: int, max_episode_steps: int | None, autoreset_mode: Any,
+            max_workers: int | None, kwargs: dict[str, Any]) -> LeanVectorEnv:
+    fn = partial(_make_env, cls_path, max_episode_steps, kwargs)
+    return LeanVectorEnv([fn] * int(num_envs), autoreset_mode=autoreset_mode, max_workers=max_workers)
+
+
+def make_lean_proof_vector(num_envs: int = 1, *, max_episode_steps: int | None = None,
+                           autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+                           max_workers: int | None = None, **kwargs: Any) -> LeanVectorEnv:
+    """``vector_entry_point`` of ``LeanProof-v0``: ``num_envs`` LeanProofEnv(**kwargs), each with its own lease."""
+    return _vector("leangym.envs.lean_proof:LeanProofEnv", num_envs, max_episode_steps, autoreset_mode,
+                   max_workers, kwargs)
+
+
+def make_prop_logic_vector(num_envs: int = 1, *, max_episode_steps: int | None = None,
+                           autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+                           max_workers: int | None = None, **kwargs: Any) -> LeanVectorEnv:
+    """``vector_entry_point`` of ``PropLogic-v0``."""
+    return _vector("leangym.envs.prop_logic:PropLogicEnv", num_envs, max_episode_steps, autoreset_mode,
+                   max_workers, kwargs)

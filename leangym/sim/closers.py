@@ -1,0 +1,174 @@
+"""Tactics without arguments that close or reshape the main goal.
+
+``constructor``/``left``/``right`` (with Lean's goal tags), ``exfalso``,
+``assumption``, ``contradiction``, ``trivial``, ``rfl``, ``decide``, ``sorry``
+and the simp family (``norm_num``, ``simp``), as a mixin of
+:class:`leangym.sim.tactics.Engine`. Each returns ``(new goals, axioms, log)``.
+Arithmetic is only ever decided on closed terms; goals with Prop variables are
+never "simplified" by guesswork (an explicit ``(sim)`` error instead).
+"""
+from __future__ import annotations
+
+from leangym.sim.formula import (FALSE, PROP, TRUE, FragmentError, defeq, eval_term, is_closed, show, show_arg,
+                                 show_term, simp_closed, unfold_arrow)
+from leangym.sim.goals import Goal, goals_text
+from leangym.sim.state import TacticError, append_tag, tactic_failed
+
+
+class ClosingTactics:
+    """Mixin: needs ``self.tick()`` from the engine."""
+
+    def t_atomic(self, tac, g: Goal, st):
+        name = tac[2]
+        if name in ("sorry", "admit"):
+            return [], ("sorryAx",), (("sorry", g, tac[1]),)
+        if name == "skip":
+            return [g], (), ()
+        if name == "done":
+            raise TacticError("unsolved goals\n" + goals_text(st.goals), tac[1])
+        return getattr(self, "a_" + name)(tac, g)
+
+    def a_constructor(self, tac, g: Goal):
+        t = g.target
+        if t[0] == "and":
+            return self._ctor(g, [("left", t[1]), ("right", t[2])], 2), (), ()
+        if t[0] == "iff":
+            return self._ctor(g, [("mp", ("imp", t[1], t[2])), ("mpr", ("imp", t[2], t[1]))], 2), (), ()
+        if t[0] == "or":
+            return self._ctor(g, [("h", t[1])], 2), (), ()
+        if t[0] == "true":
+            return [], (), ()
+        if t[0] == "rel" and t[1] == "=":
+            if eval_term(t[2]) == eval_term(t[3]):
+                return [], (), ()
+            raise TacticError(tactic_failed("constructor", g, "no applicable constructor found"), tac[1])
+        if t[0] == "false":
+            raise TacticError(tactic_failed("constructor", g, "no applicable constructor found"), tac[1])
+        if t[0] == "rel":
+            raise TacticError("(sim) 'constructor' on an order relation is outside the simulated fragment", tac[1])
+        raise TacticError(tactic_failed("constructor", g, "target is not an inductive datatype"), tac[1])
+
+    def _ctor(self, g: Goal, fields, nimplicit: int):
+        """``apply C`` for a constructor ``C {a b : Prop} (fields...)``: Lean's appendParentTag."""
+        total = nimplicit + len(fields)
+        return [Goal(g.hyps, ty, g.tag if total == 1 else append_tag(g.tag, name)) for name, ty in fields]
+
+    def a_left(self, tac, g: Goal):
+        return self._left_right(tac, g, 1)
+
+    def a_right(self, tac, g: Goal):
+        return self._left_right(tac, g, 2)
+
+    def _left_right(self, tac, g: Goal, side: int):
+        t = g.target
+        name = "left" if side == 1 else "right"
+        if t[0] != "or":
+            if t[0] in ("and", "iff", "true", "false", "rel"):
+                raise TacticError(tactic_failed(name, g, f"{name} tactic works for inductive types with exactly 2 constructors"), tac[1])
+            raise TacticError(tactic_failed(name, g, "target is not an inductive datatype"), tac[1])
+        return self._ctor(g, [("h", t[side])], 2), (), ()
+
+    def a_exfalso(self, tac, g: Goal):
+        return [g.with_target(FALSE)], (), ()
+
+    def a_assumption(self, tac, g: Goal):
+        for h in reversed(g.hyps):
+            self.tick()
+            if h.type != PROP and defeq(h.type, g.target):
+                return [], (), ()
+        raise TacticError(tactic_failed("assumption", g), tac[1])
+
+    def a_contradiction(self, tac, g: Goal):
+        hyps = [h for h in g.hyps if h.type != PROP]
+        for h in hyps:
+            self.tick()
+            t = h.type
+            if t == FALSE:
+                return [], (), ()
+            if is_closed(t):
+                try:
+                    if simp_closed(t) == FALSE:  # decidable and false
+                        return [], (), ()
+                except FragmentError:
+                    pass
+            arrow = unfold_arrow(t)  # (h : ¬p) (h' : p), also for `p → False` and `a ≠ b`
+            if arrow is not None and arrow[1] == FALSE and any(defeq(o.type, arrow[0]) for o in hyps):
+                return [], (), ()
+        raise TacticError(tactic_failed("contradiction", g), tac[1])
+
+    def a_trivial(self, tac, g: Goal):
+        # Lean's macro alternatives, latest declared first
+        for alt in (self._trivial_and, self.a_constructor_true, self.a_decide, self.a_contradiction, self.a_rfl,
+                    self.a_assumption):
+            try:
+                return alt(tac, g)
+            except (TacticError, FragmentError):
+                continue
+        raise TacticError(tactic_failed("assumption", g), tac[1])
+
+    def _trivial_and(self, tac, g: Goal):
+        if g.target[0] != "and":
+            raise TacticError("", tac[1])
+        out = []
+        for sub in self._ctor(g, [("left", g.target[1]), ("right", g.target[2])], 2):
+            out.extend(self.a_trivial(tac, sub)[0])
+        return out, (), ()
+
+    def a_constructor_true(self, tac, g: Goal):
+        if g.target != TRUE:
+            raise TacticError("", tac[1])
+        return [], (), ()
+
+    def a_rfl(self, tac, g: Goal):
+        t = g.target
+        if t[0] == "rel" and t[1] == "=":
+            if eval_term(t[2]) == eval_term(t[3]):
+                return [], (), ()
+            raise TacticError(f"tactic 'rfl' failed, the left-hand side\n  {show_term(t[2])}\nis not definitionally equal "
+                              f"to the right-hand side\n  {show_term(t[3])}\n{g.text()}", tac[1])
+        if t[0] == "iff" and defeq(t[1], t[2]):
+            return [], (), ()
+        raise TacticError("The rfl tactic failed. Possible reasons:\n- The goal is not a reflexive relation (neither "
+                          "`=` nor a relation with a @[refl] lemma).\n- The arguments of the relation are not equal.\n"
+                          "Try using the reflexivity lemma for your relation explicitly, e.g. `exact Eq.refl _` or\n"
+                          f"`exact HEq.rfl` etc.\n{g.text()}", tac[1])
+
+    def a_decide(self, tac, g: Goal):
+        t = g.target
+        if not is_closed(t):
+            raise TacticError(f"failed to synthesize\n  Decidable {show_arg(t)}\nAdditional diagnostic information may be "
+                              "available using the `set_option diagnostics true` command.", tac[1])
+        if simp_closed(t) == TRUE:
+            return [], (), ()
+        raise TacticError(f"tactic 'decide' proved that the proposition\n  {show(t)}\nis false", tac[1])
+
+    def t_simp(self, tac, g: Goal, st):
+        _, span, name, lemmas, locs, only = tac
+        label = "simp" if name == "simp" else "norm_num"
+        if lemmas:
+            raise TacticError(f"(sim) '{name} [...]' with extra lemmas is not supported by the simulated kernel", span)
+        no_progress = "simp made no progress" if label == "simp" else f"{label} failed to simplify"
+        targets = ("⊢",) if locs is None else locs
+        hyps = g.hyps
+        for loc in targets:
+            if loc == "⊢":
+                continue
+            h = g.lookup(loc)
+            if h is None:
+                raise TacticError(f"unknown identifier '{loc}'", span)
+            if h.type == PROP or not is_closed(h.type):
+                raise TacticError(f"(sim) '{name}' on hypotheses with proposition variables is not simulated", span)
+            r = simp_closed(h.type)
+            if r == FALSE:
+                return [], ("propext",), ()
+            raise TacticError(f"(sim) '{name} at {loc}' only simulates hypotheses that simplify to False", span)
+        t = g.target
+        r = simp_closed(t)
+        if r is None:
+            raise TacticError(f"(sim) '{name}' on goals with proposition variables is not simulated "
+                              "(only closed arithmetic and True/False)", span)
+        if r == TRUE:
+            return [], ("propext",), ()
+        if t == FALSE:
+            raise TacticError(no_progress, span)
+        return [Goal(hyps, FALSE, g.tag)], ("propext",), ()

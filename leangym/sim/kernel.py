@@ -1,0 +1,329 @@
+"""Commands and declarations: what one simulated Lean process knows and checks.
+
+:class:`Kernel` holds the environment (built-in lemmas plus the user's
+``theorem``/``axiom`` declarations) and runs whole commands the way the Lean
+REPL does, producing REPL-shaped messages (``pos`` line 1-based, column
+0-based in code points). Helpers for other modules:
+
+* :func:`check_proof` - does a tactic script prove a ``... := by sorry`` statement
+  (no errors, no ``sorry``)?
+* :func:`statement_formula` - the proposition a statement claims (hypotheses ->
+  conclusion); :func:`statement_is_tautology` decides it by truth tables
+  (:func:`leangym.sim.formula.is_tautology`, re-exported here).
+"""
+from __future__ import annotations
+
+import re
+import time
+from typing import NamedTuple
+
+from leangym.sim.formula import PROP, FragmentError, is_tautology
+from leangym.sim.goals import ElabError, Goal, Hyp, elab_prop, goals_text
+from leangym.sim.syntax import LeanSyntaxError, Parser, Tok, tokenize
+from leangym.sim.tactic_syntax import parse_tactic_seq_here
+from leangym.sim.tactics import SYNTHETIC_SORRY, Engine, State, TacticError, Timeout
+from leangym.sim.terms import BUILTINS, Const, Elaborator
+
+COMMANDS = {"#", "theorem", "lemma", "example", "axiom", "import", "open", "set_option", "#print", "def", "namespace",
+            "section", "end", "variable", "#check", "#eval", "noncomputable", "instance", "universe", "abbrev",
+            "private", "protected", "@[", "attribute", "structure", "inductive", "class", "macro", "syntax"}
+HEARTBEATS = ("(deterministic) timeout at `whnf`, maximum number of heartbeats (200000) has been reached\n"
+              "Use `set_option maxHeartbeats <num>` to set the limit.\nAdditional diagnostic information may be "
+              "available using the `set_option diagnostics true` command.")
+COMMAND_STEPS = 2_000_000
+
+
+class Decl(NamedTuple):
+    """A parsed ``theorem``/``axiom`` header."""
+
+    kind: str
+    name: str | None
+    name_tok: Tok
+    hyps: tuple  # Hyp(...) for every binder, Prop variables included
+    binders: tuple  # Const binders (for later use of the declaration)
+    target: tuple
+
+
+def _msg(severity: str, text: str, span) -> dict:
+    l1, c1, l2, c2 = span
+    return {"severity": severity, "pos": {"line": l1, "column": c1}, "endPos": {"line": l2, "column": c2}, "data": text}
+
+
+class Kernel:
+    """The environment of one process plus command execution."""
+
+    def __init__(self):
+        self.env: dict[str, Const] = dict(BUILTINS)
+
+    def reset(self) -> None:
+        self.env = dict(BUILTINS)
+
+    # ----------------------------------------------------------------- commands
+    def run_command(self, source: str, declare: bool = True):
+        """Run every command of ``source``. Returns ``(messages, sorries)``.
+
+        ``sorries`` are ``(goal, span)`` for every ``sorry`` met, in order.
+        ``declare=False`` checks without adding declarations to the environment.
+        """
+        messages: list[dict] = []
+        sorries: list = []
+        try:
+            toks = tokenize(source)
+        except LeanSyntaxError as e:
+            return [_msg("error", e.msg, (e.line, e.col, e.line, e.col))], []
+        p = Parser(toks)
+        p.command_keywords = COMMANDS
+        declared_here: set[str] = set()
+        while p.peek().kind != "eof":
+            start = p.i
+            try:
+                self._command(p, source, messages, sorries, declare, declared_here)
+            except LeanSyntaxError as e:
+                messages.append(_msg("error", e.msg, (e.line, e.col, e.line, e.col)))
+                if p.i == start:
+                    p.next()
+                while p.peek().kind != "eof" and not (p.peek().bol and p.peek().col == 0 and p.peek().text in COMMANDS):
+                    p.next()
+        return messages, sorries
+
+    def _command(self, p: Parser, source, messages, sorries, declare, declared_here):
+        t = p.peek()
+        w = t.text
+        if w in ("import", "open", "set_option", "universe"):
+            p.next()
+            # the rest of the line (or `... in` prefix) is accepted as a no-op
+            while p.peek().kind != "eof" and not p.peek().bol:
+                if p.peek().text == "in" and p.peek().kind == "id":
+                    p.next()
+                    return
+                p.next()
+            return
+        if w == "#":
+            p.next()
+            if not (p.peek().kind == "id" and p.peek().text == "print" and p.peek(1).text == "axioms"):
+                raise LeanSyntaxError("(sim) only '#print axioms NAME' is supported", t.line, t.col)
+            p.next()
+            p.next()
+            n = p.ident()
+            const = self.env.get(n.text)
+            span = (t.line, t.col, n.eline, n.ecol)
+            if const is None:
+                messages.append(_msg("error", f"unknown constant '{n.text}'", (n.line, n.col, n.eline, n.ecol)))
+            elif const.axioms:
+                messages.append(_msg("info", f"'{n.text}' depends on axioms: [{', '.join(const.axioms)}]", span))
+            else:
+                messages.append(_msg("info", f"'{n.text}' does not depend on any axioms", span))
+            return
+        if w in ("private", "protected", "noncomputable"):
+            p.next()
+            return self._command(p, source, messages, sorries, declare, declared_here)
+        if w in ("theorem", "lemma", "example", "axiom"):
+            return self._declaration(p, source, messages, sorries, declare, declared_here)
+        raise LeanSyntaxError(f"(sim) command '{w}' is not supported by the simulated kernel", t.line, t.col)
+
+    def _declaration(self, p: Parser, source, messages, sorries, declare, declared_here):
+        decl = parse_header(p)
+        name = decl.name
+        if name is not None and (name in declared_here or (name in BUILTINS)):
+            messages.append(_msg("error", f"'{name}' has already been declared", _tok_span(decl.name_tok)))
+            name = None
+        if decl.kind == "axiom":
+            if name is not None and declare:
+                self.env[name] = Const(name, _schema_binders(decl), _pattern(decl), (name,), "axiom")
+                declared_here.add(name)
+            return
+        p.expect(":=", "':='")
+        goal = Goal(decl.hyps, decl.target)
+        axioms, errors = self._prove(p, source, goal, messages, sorries)
+        explicit_sorry = "sorryAx" in axioms
+        final = tuple(dict.fromkeys("sorryAx" if a == SYNTHETIC_SORRY else a for a in axioms))
+        if explicit_sorry:
+            messages.append(_msg("warning", "declaration uses 'sorry'", _tok_span(decl.name_tok)))
+        if name is not None and declare:
+            self.env[name] = Const(name, _schema_binders(decl), _pattern(decl), final, "theorem")
+            declared_here.add(name)
+
+    def _prove(self, p: Parser, source, goal: Goal, messages, sorries):
+        """Elaborate the proof after ``:=``; returns (axioms, had_errors)."""
+        deadline = time.monotonic() + 30.0
+        engine = Engine(self.env, source, max_steps=COMMAND_STEPS, deadline=deadline, recover=True)
+        t = p.peek()
+        if t.kind == "id" and t.text == "by":
+            p.next()
+            seq = parse_tactic_seq_here(p)
+            if p.peek().kind != "eof" and not (p.peek().bol and p.peek().col == 0):
+                n = p.peek()
+                raise LeanSyntaxError(f"unexpected token '{n.text}'; expected command", n.line, n.col)
+            st = State((goal,))
+            by_span = (t.line, t.col, seq[1][2], seq[1][3])
+            try:
+                # item by item, so that messages logged before a failing tactic survive (as in Lean)
+                for item in seq[2]:
+                    st = engine.run(item, st)
+            except TacticError as e:
+                # Lean reports the first error of the block and admits what is left
+                st = st._replace(goals=(), axioms=st.axioms + (SYNTHETIC_SORRY,),
+                                 log=st.log + (("error", e.msg, e.span or seq[1]),))
+            except Timeout:
+                st = st._replace(goals=(), axioms=st.axioms + (SYNTHETIC_SORRY,),
+                                 log=st.log + (("error", HEARTBEATS, by_span),))
+            errors = False
+            for entry in st.log:
+                if entry[0] == "error":
+                    messages.append(_msg("error", entry[1], entry[2]))
+                    errors = True
+                else:
+                    sorries.append((entry[1], entry[2]))
+            axioms = st.axioms
+            if st.goals:
+                messages.append(_msg("error", "unsolved goals\n" + goals_text(st.goals), by_span))
+                axioms = axioms + (SYNTHETIC_SORRY,)
+                errors = True
+            return axioms, errors
+        node = p.term()
+        if p.peek().kind != "eof" and not (p.peek().bol and p.peek().col == 0):
+            n = p.peek()
+            raise LeanSyntaxError(f"unexpected token '{n.text}'; expected command", n.line, n.col)
+        el = Elaborator(self.env, source, engine.run_by, engine.tick)
+        if node[0] == "id" and node[2] == "sorry":
+            sorries.append((goal, node[1]))
+        try:
+            el.check(node, goal.target, goal.hyps)
+        except (ElabError, TacticError) as e:
+            messages.append(_msg("error", e.msg, e.span or node[1]))
+            return tuple(el.axioms) + (SYNTHETIC_SORRY,), True
+        except FragmentError as e:
+            messages.append(_msg("error", str(e), node[1]))
+            return tuple(el.axioms) + (SYNTHETIC_SORRY,), True
+        except Timeout:
+            messages.append(_msg("error", HEARTBEATS, node[1]))
+            return (SYNTHETIC_SORRY,), True
+        return tuple(el.axioms), False
+
+
+def _tok_span(t: Tok):
+    return (t.line, t.col, t.eline, t.ecol)
+
+
+def parse_header(p: Parser) -> Decl:
+    """``theorem NAME binders* : TYPE`` (also ``lemma``, ``example``, ``axiom``), elaborated."""
+    kw = p.next()
+    kind = "theorem" if kw.text in ("theorem", "lemma", "example") else "axiom"
+    name, name_tok = None, kw
+    if kw.text != "example":
+        name_tok = p.ident("identifier")
+        name = name_tok.text
+    hyps: list = []
+    binders: list = []
+    nprops = 0
+    while p.peek().kind == "sym" and p.peek().text in ("(", "{", "[", "⦃", "{{"):
+        open_tok = p.next()
+        close = {"(": ")", "{": "}", "[": "]", "⦃": "⦄"}[open_tok.text]
+        if open_tok.text == "[":
+            raise LeanSyntaxError("(sim) instance binders are outside the simulated fragment", open_tok.line, open_tok.col)
+        names = []
+        while p.peek().kind == "id":
+            names.append(p.next())
+        if not names:
+            p.fail("expected identifier")
+        p.expect(":")
+        ty_node = p.term()
+        p.expect(close, f"'{close}'")
+        explicit = open_tok.text == "("
+        is_prop = ty_node[0] == "id" and ty_node[2] == "Prop"
+        for n in names:
+            if is_prop:
+                hyps.append(Hyp(n.text, PROP))
+                binders.append(("P", n.text, explicit, nprops))
+                nprops += 1
+            else:
+                if ty_node[0] == "id" and ty_node[2] in ("ℕ", "Nat", "ℤ", "ℝ", "ℚ", "ℂ", "Int", "Real"):
+                    raise LeanSyntaxError(f"(sim) variables of type {ty_node[2]} are outside the simulated fragment",
+                                          n.line, n.col)
+                f = _elab(ty_node, hyps)
+                hyps.append(Hyp(n.text, f))
+                binders.append(("H", n.text, f))
+    p.expect(":", "':'")
+    target = _elab(p.term(), hyps)
+    return Decl(kind, name, name_tok, tuple(hyps), tuple(binders), target)
+
+
+def _elab(node, hyps):
+    try:
+        return elab_prop(node, tuple(hyps))
+    except ElabError as e:
+        span = e.span or node[1]
+        raise LeanSyntaxError(e.msg, span[0], span[1]) from None
+
+
+def _pattern(decl: Decl):
+    """Turn the declaration's Prop variables into schema mvars (so later proofs can instantiate them)."""
+    index = {b[1]: b[3] for b in decl.binders if b[0] == "P"}
+
+    def sub(f):
+        k = f[0]
+        if k == "var":
+            return ("mvar", index[f[1]]) if f[1] in index else f
+        if k in ("true", "false", "rel", "mvar"):
+            return f
+        return (k,) + tuple(sub(x) for x in f[1:])
+
+    return sub(decl.target)
+
+
+def _schema_binders(decl: Decl):
+    index = {b[1]: b[3] for b in decl.binders if b[0] == "P"}
+
+    def sub(f):
+        k = f[0]
+        if k == "var":
+            return ("mvar", index[f[1]]) if f[1] in index else f
+        if k in ("true", "false", "rel", "mvar"):
+            return f
+        return (k,) + tuple(sub(x) for x in f[1:])
+
+    return tuple(b if b[0] == "P" else ("H", b[1], sub(b[2])) for b in decl.binders)
+
+
+_SORRY_TAIL = re.compile(r":=\s*(?:by\s+sorry|sorry|by)\s*$")
+
+
+def with_proof(theorem_with_sorry: str, script: str) -> str:
+    """Replace the final ``:= by sorry`` of a statement by ``:= by`` and the indented ``script``."""
+    stmt = theorem_with_sorry.rstrip()
+    m = _SORRY_TAIL.search(stmt)
+    if m is None:
+        raise ValueError("statement must end with ':= by sorry' (or ':= by')")
+    body = "\n".join("  " + line if line.strip() else line for line in script.splitlines())
+    return f"{stmt[:m.start()]}:= by\n{body}\n"
+
+
+def check_proof(theorem_with_sorry: str, script: str) -> bool:
+    """True iff ``script`` (a tactic block) proves the statement with no error and no ``sorry``."""
+    source = with_proof(theorem_with_sorry, script)
+    messages, _ = Kernel().run_command(source, declare=False)
+    return not any(m["severity"] == "error" or "declaration uses 'sorry'" in m["data"] for m in messages)
+
+
+def statement_formula(theorem_with_sorry: str):
+    """The proposition a statement claims: its hypotheses imply its conclusion (Prop variables free)."""
+    toks = tokenize(theorem_with_sorry)
+    p = Parser(toks)
+    while p.peek().kind == "id" and p.peek().text in ("import", "open", "set_option"):
+        line = p.peek().line
+        while p.peek().kind != "eof" and p.peek().line == line:
+            p.next()
+    decl = parse_header(p)
+    f = decl.target
+    for h in reversed(decl.hyps):
+        if h.type != PROP:
+            f = ("imp", h.type, f)
+    return f
+
+
+def statement_is_tautology(theorem_with_sorry: str) -> bool:
+    """True iff the statement holds classically (truth tables; arithmetic atoms are evaluated)."""
+    return is_tautology(statement_formula(theorem_with_sorry))
+
+
+__all__ = ["Kernel", "check_proof", "with_proof", "statement_formula", "statement_is_tautology", "is_tautology"]

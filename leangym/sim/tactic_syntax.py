@@ -1,0 +1,355 @@
+"""Tactic syntax: Lean 4 tactic blocks parsed into tuples ``(kind, span, ...)``.
+
+Layout follows Lean: the tactics of a sequence start at one column (the
+column of the first one) or are separated by ``;``; a token that begins a
+line at or left of that column ends the current tactic. ``t <;> u`` binds
+tighter than sequencing. Parsed blocks are cached by their text.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from leangym.sim.syntax import LeanSyntaxError, Parser, tokenize
+
+# Tactics without arguments.
+ATOMIC = {
+    "constructor", "left", "right", "exfalso", "assumption", "contradiction", "trivial",
+    "rfl", "decide", "skip", "done", "sorry", "admit",
+}
+SIMP_LIKE = {"norm_num", "simp", "norm_num1"}
+COMBINATORS = {"all_goals", "any_goals", "repeat", "try", "focus"}
+# Real Lean/Mathlib tactics that the simulated kernel does not model: a clear refusal.
+UNSUPPORTED = {
+    "exact?", "apply?", "aesop", "tauto", "itauto", "omega", "linarith", "nlinarith", "positivity",
+    "ring", "ring_nf", "field_simp", "simp_all", "norm_cast", "push_neg", "unfold", "rw", "rwa",
+    "induction", "calc", "exists", "use", "existsi", "interval_cases", "nth_rewrite", "simpa",
+    "gcongr", "bound", "polyrith", "subst", "injection", "funext", "ext", "congr", "symm",
+    "apply_assumption", "solve_by_elim", "exact_mod_cast", "push_cast", "split", "split_ands",
+    "iterate", "refine'", "choose", "set", "let", "generalize", "revert", "conv", "native_decide",
+    "intro!", "contrapose", "contrapose!", "by_contra!", "absurd", "dsimp", "change_at", "lift",
+    "infer_instance", "tfae_have", "tfae_finish", "wlog", "cases'",
+}
+
+
+def parse_tactic_seq_here(p: Parser):
+    """A tactic sequence starting at the parser's current token (its column is the block's)."""
+    first = p.peek()
+    if p.blocked(first):
+        p.fail("expected tactic")
+    col = first.col
+    saved = p.stop_col
+    items = []
+    while True:
+        p.stop_col = col
+        items.append(_tactic_bin(p))
+        t = p.peek()
+        p.stop_col = saved
+        if t.kind == "sym" and t.text == ";" and not p.blocked(t):
+            p.next()
+            n = p.peek()
+            if p.blocked(n) or (n.kind == "sym" and n.text in (")", "|", "<;>")) or (n.bol and n.col != col):
+                break  # a trailing `;`
+            continue
+        if t.kind != "eof" and t.bol and t.col == col and not p.blocked(t):
+            continue
+        break
+    p.stop_col = saved
+    return ("seq", p.span_from(first), tuple(items))
+
+
+@lru_cache(maxsize=65536)
+def parse_tactic_block(text: str):
+    """Parse a standalone tactic block (what ``try_apply_tactic`` receives). Raises LeanSyntaxError."""
+    toks = tokenize(text)
+    p = Parser(toks)
+    if p.peek().kind == "eof":
+        raise LeanSyntaxError("unexpected end of input; expected tactic", 1, 0)
+    seq = parse_tactic_seq_here(p)
+    if p.peek().kind != "eof":
+        t = p.peek()
+        raise LeanSyntaxError(f"unexpected token '{t.text}'; expected command", t.line, t.col)
+    return seq
+
+
+def _tactic_bin(p: Parser):
+    t = _tactic(p)
+    while p.is_sym("<;>"):
+        start = p.next()
+        u = _tactic(p)
+        t = ("then_all", (t[1][0], t[1][1], u[1][2], u[1][3]), t, u, (start.line, start.col))
+    return t
+
+
+def _names(p: Parser) -> tuple[str, ...]:
+    names = []
+    while p.peek().kind == "id" and not p.blocked() and p.peek().text not in ("at", "with", "using"):
+        names.append(p.next().text)
+    return tuple(names)
+
+
+def _tactic(p: Parser):
+    t = p.peek()  # the sequence already checked the layout of this first token
+    if t.kind == "eof":
+        p.fail("expected tactic")
+    if t.kind == "sym" and t.text in ("·", "."):
+        p.next()
+        seq = parse_tactic_seq_here(p)
+        return ("bullet", p.span_from(t), seq, (t.line, t.col, t.eline, t.ecol))
+    if t.kind == "sym" and t.text == "(":
+        p.next()
+        saved, p.stop_col = p.stop_col, -1
+        seq = parse_tactic_seq_here(p)
+        p.expect(")", "')'")
+        p.stop_col = saved
+        return ("paren", p.span_from(t), seq)
+    if t.kind != "id":
+        raise LeanSyntaxError(f"unexpected token '{t.text}'; expected tactic", t.line, t.col)
+    w = t.text
+    # `exact?`, `apply?` tokenize as identifiers ending in '?'
+    if w in ("intro", "intros"):
+        p.next()
+        names = []
+        while not p.blocked():
+            n = p.peek()
+            if n.kind == "id" and n.text not in ("at", "with"):
+                names.append(p.next().text)
+            elif n.kind == "sym" and n.text in ("⟨", "("):
+                raise LeanSyntaxError("(sim) patterns in 'intro' are not supported; use 'intro h' then 'obtain'", n.line, n.col)
+            else:
+                break
+        return (w, p.span_from(t), tuple(names))
+    if w == "rintro":
+        p.next()
+        pats = []
+        while not p.blocked() and (p.peek().kind == "id" or p.is_sym("⟨", "(", "-")):
+            if p.peek().kind == "id" and p.peek().text in ("at", "with"):
+                break
+            pats.append(_pat(p))
+        if not pats:
+            p.fail("expected rintro pattern")
+        return ("rintro", p.span_from(t), tuple(pats))
+    if w in ("exact", "apply", "refine", "specialize"):
+        p.next()
+        e = p.term()
+        return (w, p.span_from(t), e)
+    if w in ATOMIC:
+        p.next()
+        return ("atomic", p.span_from(t), w)
+    if w in SIMP_LIKE:
+        p.next()
+        lemmas = ()
+        only = False
+        if p.is_kw("only"):
+            p.next()
+            only = True
+        if p.is_sym("["):
+            p.next()
+            items = []
+            saved, p.stop_col = p.stop_col, -1
+            if not p.is_sym("]"):
+                items.append(p.term())
+                while p.is_sym(","):
+                    p.next()
+                    items.append(p.term())
+            p.expect("]", "']'")
+            p.stop_col = saved
+            lemmas = tuple(items)
+        locs = None
+        if p.is_kw("at"):
+            p.next()
+            locs = []
+            while not p.blocked() and (p.peek().kind == "id" or p.is_sym("⊢")):
+                locs.append(p.next().text)
+            if not locs:
+                p.fail("expected location")
+            locs = tuple(locs)
+        return ("simp", p.span_from(t), w, lemmas, locs, only)
+    if w == "cases":
+        p.next()
+        e = p.term()
+        alts = None
+        if p.is_kw("with"):
+            p.next()
+            alts = []
+            while _bar_here(p):  # `| ctor names => tac`, also at the tactic's own column
+                bar = p.next()
+                ctor = p.ident("constructor name")
+                names = _names(p)
+                p.expect("=>")
+                seq = parse_tactic_seq_here(p)
+                alts.append((ctor.text, names, seq, (bar.line, bar.col, ctor.eline, ctor.ecol)))
+            if not alts:
+                p.fail("expected '|'")
+            alts = tuple(alts)
+        return ("cases", p.span_from(t), e, alts)
+    if w == "rcases":
+        p.next()
+        terms = [p.term()]
+        while p.is_sym(","):
+            p.next()
+            terms.append(p.term())
+        pat = None
+        if p.is_kw("with"):
+            p.next()
+            pat = _pat_lo(p)
+        return ("rcases", p.span_from(t), tuple(terms), pat)
+    if w == "obtain":
+        p.next()
+        pat = _pat_lo(p, allow_type=False)
+        ty = val = None
+        if p.is_sym(":"):
+            p.next()
+            ty = p.term()
+        if p.is_sym(":="):
+            p.next()
+            val = p.term()
+        return ("obtain", p.span_from(t), pat, ty, val)
+    if w == "by_contra":
+        p.next()
+        name = None
+        if p.peek().kind == "id" and not p.blocked():
+            name = p.next().text
+        return ("by_contra", p.span_from(t), name)
+    if w == "by_cases":
+        p.next()
+        name = None
+        if p.peek().kind == "id" and p.peek(1).text == ":" and p.peek(1).kind == "sym":
+            name = p.next().text
+            p.next()
+        e = p.term()
+        return ("by_cases", p.span_from(t), name, e)
+    if w == "have":
+        p.next()
+        name = None
+        if p.peek().kind == "id" and not p.blocked():
+            name = p.next().text
+        elif p.is_sym("⟨"):
+            raise LeanSyntaxError("(sim) patterns in 'have' are not supported; use 'obtain'", p.peek().line, p.peek().col)
+        ty = val = None
+        if p.is_sym(":"):
+            p.next()
+            ty = p.term()
+        if p.is_sym(":="):
+            p.next()
+            val = p.term()
+        if ty is None and val is None:
+            p.fail("expected ':' or ':='")
+        return ("have", p.span_from(t), name, ty, val)
+    if w in ("show", "change"):
+        p.next()
+        e = p.term()
+        if p.is_kw("at"):
+            raise LeanSyntaxError(f"(sim) '{w} ... at' is not supported", p.peek().line, p.peek().col)
+        return ("show", p.span_from(t), e, w)
+    if w in COMBINATORS:
+        p.next()
+        seq = parse_tactic_seq_here(p)
+        return ("comb", p.span_from(t), w, seq)
+    if w == "first":
+        p.next()
+        alts = []
+        while _bar_here(p):
+            p.next()
+            alts.append(parse_tactic_seq_here(p))
+        if not alts:
+            p.fail("expected '|'")
+        return ("first", p.span_from(t), tuple(alts))
+    if w in ("case", "next"):
+        p.next()
+        tag = None
+        if w == "case":
+            tag = p.ident("case tag").text
+        names = _names(p)
+        p.expect("=>")
+        seq = parse_tactic_seq_here(p)
+        return ("case", p.span_from(t), tag, names, seq, (t.line, t.col, t.eline, t.ecol))
+    if w in ("clear", "rename_i"):
+        p.next()
+        names = _names(p)
+        if not names:
+            p.fail("expected identifier")
+        return (w, p.span_from(t), names)
+    if w in UNSUPPORTED or (w.endswith("?") and w[:-1].isidentifier()):
+        p.next()
+        while not p.blocked() and not p.is_sym(";", "<;>", ")"):
+            if p.is_sym("(", "⟨", "["):
+                p.atom() if not p.is_sym("[") else _skip_brackets(p)
+            else:
+                p.next()
+        return ("unsupported", p.span_from(t), w)
+    raise LeanSyntaxError("unknown tactic", t.line, t.col)
+
+
+def _bar_here(p: Parser) -> bool:
+    t = p.peek()
+    return t.kind == "sym" and t.text == "|" and not (t.bol and t.col < p.stop_col)
+
+
+def _skip_brackets(p: Parser):
+    depth = 0
+    while True:
+        t = p.next()
+        if t.kind == "eof":
+            return
+        if t.text == "[":
+            depth += 1
+        elif t.text == "]":
+            depth -= 1
+            if depth == 0:
+                return
+
+
+# --------------------------------------------------------------------------- rcases patterns
+# ('p_name', name) | ('p_any',) | ('p_clear',) | ('p_tuple', pats) | ('p_alts', pats)
+
+
+def _pat_lo(p: Parser, allow_type: bool = True):
+    pat = _pat_med(p)
+    if allow_type and p.is_sym(":"):
+        t = p.peek()
+        raise LeanSyntaxError("(sim) typed rcases patterns are not supported", t.line, t.col)
+    return pat
+
+
+def _pat_med(p: Parser):
+    alts = [_pat(p)]
+    while p.is_sym("|"):
+        p.next()
+        alts.append(_pat(p))
+    return alts[0] if len(alts) == 1 else ("p_alts", tuple(alts))
+
+
+def _pat(p: Parser):
+    t = p.peek()
+    if p.blocked(t):
+        p.fail("expected rcases pattern")
+    if t.kind == "id":
+        p.next()
+        if t.text == "_":
+            return ("p_any",)
+        if t.text == "rfl":
+            raise LeanSyntaxError("(sim) 'rfl' patterns are not supported", t.line, t.col)
+        return ("p_name", t.text)
+    if t.kind == "sym" and t.text == "-":
+        p.next()
+        return ("p_clear",)
+    if t.kind == "sym" and t.text == "⟨":
+        p.next()
+        saved, p.stop_col = p.stop_col, -1
+        items = []
+        if not p.is_sym("⟩"):
+            items.append(_pat_lo(p))
+            while p.is_sym(","):
+                p.next()
+                items.append(_pat_lo(p))
+        p.expect("⟩", "',' or '⟩'")
+        p.stop_col = saved
+        return ("p_tuple", tuple(items))
+    if t.kind == "sym" and t.text == "(":
+        p.next()
+        saved, p.stop_col = p.stop_col, -1
+        inner = _pat_lo(p)
+        p.expect(")", "')'")
+        p.stop_col = saved
+        return inner
+    p.fail("expected rcases pattern")

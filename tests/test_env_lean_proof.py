@@ -1,0 +1,380 @@
+"""LeanProof-v0 over the simulated LeanTree server (both server generations)."""
+from __future__ import annotations
+
+import gc
+import json
+import socket
+
+import gymnasium as gym
+import pytest
+import requests
+from gymnasium.utils.env_checker import check_env
+
+import leangym
+from leangym.backends.leantree import LeanTreeClient
+from leangym.backends.types import (
+    CommandResult, Goal, ProofState, ReplMessage, ServerError, ServerIdentity, ServerUnavailable,
+)
+from leangym.envs.lean_proof import TRUNCATION_MARKER, LeanProofEnv, clip_text
+from leangym.proof import ProofTree
+from leangym.session import Budget
+from leangym.sim.local import LocalProcess
+from leangym.soundness import SoundnessPolicy
+from leangym.theorem import Theorem
+
+from conftest import ScriptedProcess
+
+AND = "theorem t_and (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+ONE = "theorem t (p q : Prop) (hp : p) (hq : q) : q := by sorry"
+ONE_OBS = "p q : Prop\nhp : p\nhq : q\n⊢ q"
+BOTH = pytest.mark.parametrize("factorized", [False, True], ids=["single-branch", "factorized"])
+
+
+def used(srv) -> int:
+    return requests.get(srv.url + "/status", timeout=5).json()["used_processes"]
+
+
+def make(srv, theorem=AND, **kw) -> gym.Env:
+    return gym.make("LeanProof-v0", theorem=theorem, server=srv.url, **kw)
+
+
+@pytest.fixture
+def scripted(sim_server):
+    """A server of predictable ScriptedProcess objects (conftest): `split` makes two goals."""
+    def start(factorized: bool = False, **kw):
+        return sim_server(factorized=factorized, process_factory=ScriptedProcess, **kw)
+    return start
+
+
+NO_AXIOM_CHECK = SoundnessPolicy(check_axioms=False)  # ScriptedProcess does not answer #print axioms
+
+
+# ----------------------------------------------------------------------------- API shape
+
+@BOTH
+def test_check_env_passes(sim_server, factorized):
+    srv = sim_server(factorized=factorized)
+    env = make(srv, render_mode="ansi")
+    check_env(env.unwrapped)
+    env.close()
+    assert used(srv) == 0
+
+
+def test_reset_observation_and_info(sim_server):
+    srv = sim_server()
+    env = make(srv, theorem=ONE)
+    obs, info = env.reset(seed=0)
+    assert obs == ONE_OBS
+    assert env.observation_space.contains(obs)
+    assert isinstance(info["goals"][0], Goal) and info["goals"][0].target == "q"
+    assert isinstance(info["states"][0], ProofState) and info["states"][0].goals == info["goals"]
+    assert isinstance(info["theorem"], Theorem) and info["theorem"].name == "t"
+    assert info["steps"] == 0 and info["outcome"] == "reset"
+    assert isinstance(info["server"], ServerIdentity) and info["server"].url == srv.url
+    env.close()
+
+
+def test_observation_space_holds_real_lean_text_and_long_text_is_cut():
+    env = LeanProofEnv(AND, process_factory=lambda: None, max_text_length=64)
+    space = env.observation_space
+    text = "x y : ℝ\nh₀ : x + y = 10\nf : ℕ → ℝ\n⊢ ∀ ε > 0, ∃ δ, ‖f n‖ ≤ √2 ∧ ⌊x⌋ ≠ π⁻¹ ∧ 𝓝 x ≤ ∑ i ∈ s, i"
+    assert all(c in space.character_set for c in text)  # every char of real goal text is in the charset
+    assert space.contains(text[:64]) and space.contains("名前 : ℕ") and not space.contains(text * 2)
+    cut = clip_text(text * 2, 64)
+    assert len(cut) == 64 and cut.endswith(TRUNCATION_MARKER) and space.contains(cut)
+    assert isinstance(env.action_space.sample(), str)
+
+
+# ----------------------------------------------------------------------------- steps
+
+def test_full_proof_is_rewarded_and_verified(sim_server):
+    srv = sim_server()
+    env = make(srv, theorem=ONE)
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step("exact hq")
+    assert (obs, reward, terminated, truncated) == ("no goals", 1.0, True, False)
+    assert info["verified"] is True and info["outcome"] == "proved"
+    assert info["proof"] == "theorem t (p q : Prop) (hp : p) (hq : q) : q := by\n  exact hq\n"
+    assert info["proof_script"] == "exact hq"
+    env.close()
+
+
+def test_rejected_tactic_leaves_state_unchanged(sim_server):
+    srv = sim_server()
+    env = make(srv, theorem=ONE, reward_rejected=-0.1, reward_step=-0.01)
+    obs0, info0 = env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step("exact foo")
+    assert obs == obs0 and info["states"] == info0["states"]
+    assert reward == pytest.approx(-0.11) and not terminated and not truncated
+    assert info["outcome"] == "rejected" and "foo" in info["error"]
+    env.close()
+
+
+@BOTH
+def test_timeout_is_an_ordinary_failed_step(scripted, factorized):
+    srv = scripted(factorized)
+    env = make(srv, policy=NO_AXIOM_CHECK)
+    obs0, _ = env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step("slow")
+    assert (obs, reward, terminated, truncated) == (obs0, 0.0, False, False)
+    assert info["outcome"] == "timeout" and "timed out" in info["error"]
+    env.close()
+
+
+@BOTH
+def test_multiple_goals_are_focused_and_the_assembled_proof_rechecked(sim_server, factorized):
+    srv = sim_server(factorized=factorized)
+    env = make(srv)
+    env.reset(seed=0)
+    obs, r, term, trunc, info = env.step("constructor")
+    assert len(info["goals"]) == 2 and obs.count("⊢") == 2 and (r, term, trunc) == (0.0, False, False)
+    assert len(info["states"]) == (2 if factorized else 1)
+    obs, r, term, trunc, info = env.step("exact hp")  # the FIRST goal, as in Lean
+    assert obs.endswith("⊢ q") and obs.count("⊢") == 1 and not term
+    obs, r, term, trunc, info = env.step("exact hq")
+    assert (obs, r, term, trunc) == ("no goals", 1.0, True, False) and info["verified"]
+    expected = "constructor\n· exact hp\n· exact hq" if factorized else "constructor\nexact hp\nexact hq"
+    assert info["proof_script"] == expected
+    if factorized:
+        tree = ProofTree("constructor", (ProofTree("exact hp"), ProofTree("exact hq")), (1, 1))
+    else:
+        tree = ProofTree("constructor", (ProofTree("exact hp", (ProofTree("exact hq"),), (1,)),), (2,))
+    assert env.unwrapped.proof_tree() == tree
+    env.close()
+
+
+@pytest.mark.parametrize("tactic", [
+    "sorry", "admit", "native_decide", "exact?", "exact hp\ntheorem x : False := by trivial", "#exit",
+    "constructor\n#exit", "exact hp\naxiom boom : False",
+])
+def test_banned_tactics_and_injected_commands_are_rejected(sim_server, tactic):
+    srv = sim_server()
+    env = make(srv)
+    obs0, _ = env.reset(seed=0)
+    before = env.unwrapped.session.stats.lean_calls
+    obs, reward, terminated, truncated, info = env.step(tactic)
+    assert (obs, reward, terminated, truncated) == (obs0, 0.0, False, False)
+    assert info["outcome"] == "rejected" and info["error"].startswith("leangym")
+    assert env.unwrapped.session.stats.lean_calls == before  # never sent to Lean
+    env.close()
+
+
+class FailingCheck:
+    """A LeanProcess whose final whole-proof check reports a Lean error (tactics still work)."""
+
+    def __init__(self, inner):
+        self.inner, self.process_id = inner, inner.process_id
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def run_command(self, source):
+        return CommandResult((ReplMessage("error", "kernel: type mismatch in the assembled proof", 3, 2),))
+
+
+@BOTH
+def test_goals_closed_but_final_check_fails_is_not_rewarded(sim_server, factorized):
+    srv = sim_server(factorized=factorized)
+    client = LeanTreeClient(srv.url)
+    env = LeanProofEnv(AND, process_factory=lambda: FailingCheck(client.lease()))
+    env.reset(seed=0)
+    env.step("constructor")
+    env.step("exact hp")
+    obs, reward, terminated, truncated, info = env.step("exact hq")
+    assert obs == "no goals" and reward == 0.0 and terminated and not truncated
+    assert info["verified"] is False and info["outcome"] == "check_failed" and "proof" not in info
+    assert "type mismatch" in info["error"]
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step("exact hq")
+    env.close()
+    assert used(srv) == 0
+
+
+class CheckServerDown(FailingCheck):
+    def run_command(self, source):
+        raise ServerError("LeanTree server at http://x answered HTTP 500 on /command: REPL died")
+
+
+def test_server_failure_during_the_final_check_truncates(sim_server):
+    srv = sim_server()
+    client = LeanTreeClient(srv.url)
+    env = LeanProofEnv(ONE, process_factory=lambda: CheckServerDown(client.lease()))
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step("exact hq")
+    assert reward == 0.0 and truncated and not terminated and info["verified"] is False
+    assert info["outcome"] == "server_failure" and "REPL died" in info["error"]
+    env.close()
+
+
+@pytest.mark.parametrize("allowed, rewarded", [(None, True), ([], False)])
+def test_allowed_axioms(sim_server, allowed, rewarded):
+    srv = sim_server()
+    env = make(srv, theorem="theorem dn (p : Prop) (h : ¬¬p) : p := by sorry", allowed_axioms=allowed)
+    env.reset(seed=0)
+    env.step("by_contra hn")
+    _, reward, terminated, _, info = env.step("exact h hn")
+    assert terminated and info["verified"] is rewarded and reward == float(rewarded)
+    assert "Classical.choice" in info["axioms"]
+    if not rewarded:
+        assert "disallowed axioms" in info["error"]
+    env.close()
+
+
+def test_max_steps_and_budget_truncate(sim_server):
+    srv = sim_server()
+    env = make(srv, max_steps=2)
+    env.reset(seed=0)
+    assert env.step("exact foo")[3] is False
+    *_, truncated, info = env.step("exact foo")
+    assert truncated and info["truncated_by"] == "max_steps"
+    env.close()
+    env = make(srv, budget=Budget(max_lean_calls=1))
+    env.reset(seed=0)
+    env.step("exact foo")
+    *_, terminated, truncated, info = env.step("exact bar")
+    assert truncated and not terminated and info["outcome"] == "budget" and "budget" in info["error"]
+    env.close()
+
+
+# ----------------------------------------------------------------------------- theorems
+
+def test_theorem_sources_jsonl_list_options_and_header(sim_server, tmp_path):
+    srv = sim_server()
+    rows = [{"name": f"n{i}", "header": "import Mathlib\n", "formal_statement": f"theorem n{i} : {i} + {i} = {2 * i} := by sorry"}
+            for i in range(5)]
+    path = tmp_path / "thms.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    env = make(srv, theorem=str(path))
+    names = [env.reset(seed=s)[1]["theorem"].name for s in range(8)]
+    assert set(names) <= {r["name"] for r in rows} and len(set(names)) > 1
+    assert names == [env.reset(seed=s)[1]["theorem"].name for s in range(8)]  # seeded
+    assert env.reset(options={"index": 3})[1]["theorem"].name == "n3"
+    _, info = env.reset(options={"theorem": ONE})
+    assert info["theorem"].name == "t"
+    env.close()
+    env = make(srv, theorem="proplogic-heldout:4")  # any leangym.datasets theorem set
+    assert {env.reset(seed=s)[1]["theorem"].name for s in range(12)} <= {t.name for t in env.unwrapped.theorems}
+    assert len(env.unwrapped.theorems) == 4
+    env.close()
+    env = make(srv, theorem=[AND, Theorem(ONE)], header="open Nat\n")
+    assert {env.reset(seed=s)[1]["theorem"].name for s in range(10)} == {"t_and", "t"}
+    assert env.unwrapped.theorems[0].header == "open Nat\n"
+    env.close()
+
+
+# ----------------------------------------------------------------------------- server trouble
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_no_server_at_reset_is_one_clear_error():
+    url = f"http://127.0.0.1:{_free_port()}"
+    env = gym.make("LeanProof-v0", theorem=AND, server=url)
+    with pytest.raises(ServerUnavailable) as err:
+        env.reset()
+    assert url in str(err.value) and "python -m leangym.sim.server --port 8000" in str(err.value)
+    assert err.value.__cause__ is None and err.value.__suppress_context__
+    env.close()
+
+
+def test_default_server_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("LEANGYM_SERVER", "http://10.0.0.1:9999")
+    assert LeanProofEnv(AND).server_url == "http://10.0.0.1:9999"
+    monkeypatch.delenv("LEANGYM_SERVER")
+    assert LeanProofEnv(AND).server_url == "http://127.0.0.1:8000"
+
+
+def test_server_killed_mid_episode_then_restarted(sim_server):
+    srv = sim_server()
+    env = make(srv, theorem=ONE)
+    env.reset(seed=0)
+    srv.stop()
+    obs, reward, terminated, truncated, info = env.step("exact hq")  # must not raise
+    assert truncated and not terminated and reward == 0.0
+    assert info["outcome"] == "server_failure" and info["error"]
+    with pytest.raises(ServerUnavailable):
+        env.reset()
+    srv.restart()
+    obs, info = env.reset(seed=1)  # re-leased
+    assert obs == ONE_OBS
+    assert env.step("exact hq")[1] == 1.0
+    env.close()
+    assert used(srv) == 0
+
+
+def test_stale_lease_after_a_silent_restart_is_replaced(sim_server):
+    srv = sim_server()
+    env = make(srv, theorem=ONE)
+    env.reset(seed=0)
+    srv.restart()  # the kept lease id is unknown to the new server
+    obs, _ = env.reset(seed=0)
+    assert obs == ONE_OBS and used(srv) == 1
+    env.close()
+    assert used(srv) == 0
+
+
+def test_leases_are_returned_on_close_and_when_dropped(sim_server):
+    srv = sim_server(max_processes=2)
+    env = make(srv)
+    env.reset(seed=0)
+    env.reset(seed=1)  # the lease is kept across episodes
+    assert used(srv) == 1
+    env.close()
+    env.close()  # idempotent
+    assert used(srv) == 0
+    env = make(srv)
+    env.reset(seed=0)
+    assert used(srv) == 1
+    del env
+    gc.collect()
+    assert used(srv) == 0
+
+
+# ----------------------------------------------------------------------------- search API, render
+
+def test_session_search_api_next_to_step(sim_server):
+    srv = sim_server(factorized=True)
+    env = make(srv)
+    env.reset(seed=0)
+    session = env.unwrapped.session
+    root = session.root
+    env.step("constructor")
+    results = session.apply_many(root, ["exact foo", "constructor", "exact ⟨hp, hq⟩"])  # an earlier state
+    assert [r.outcome.value for r in results] == ["rejected", "progress", "proved"]
+    assert session.verify(["exact ⟨hp, hq⟩"]).ok
+    assert len(env.unwrapped.states) == 2  # the env's walk is untouched
+    env.close()
+
+
+def test_open_session_returns_its_lease(sim_server):
+    srv = sim_server()
+    with leangym.open_session(ONE, server=srv.url) as s:
+        assert used(srv) == 1
+        assert s.apply(s.root, "exact hq").outcome.value == "proved"
+        assert s.verify("exact hq").ok
+    assert used(srv) == 0
+
+
+def test_open_session_on_a_given_process_leaves_it_open():
+    process = LocalProcess()
+    with leangym.open_session(AND, process=process) as s:
+        r = s.apply(s.root, "constructor")
+        assert [len(x.goals) for x in r.states] == [2]
+    assert s.process is process and process.start_proof(AND).goals  # still usable
+
+
+def test_render_modes(sim_server, capsys):
+    srv = sim_server()
+    env = make(srv, theorem=ONE, render_mode="ansi")
+    env.reset(seed=0)
+    env.step("exact foo")
+    text = env.render()
+    assert "[t] step 1: rejected" in text and "tactic: exact foo" in text and "⊢ q" in text
+    env.close()
+    env = make(srv, theorem=ONE, render_mode="human")
+    env.reset(seed=0)
+    assert env.render() is None and "⊢ q" in capsys.readouterr().out
+    env.close()

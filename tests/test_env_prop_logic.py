@@ -1,0 +1,106 @@
+"""PropLogic-v0: generated theorems on the in-process simulated kernel."""
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import leangym  # noqa: F401  (registers the ids)
+from leangym.envs.prop_logic import PropLogicEnv
+from leangym.envs.vector import LeanVectorEnv
+from leangym.sim import generator
+
+BOTH = pytest.mark.parametrize("factorized", [False, True], ids=["single-branch", "factorized"])
+
+
+@pytest.mark.filterwarnings("ignore:.*not having a spec")
+def test_check_env_passes():
+    env = gym.make("PropLogic-v0", render_mode="ansi")
+    check_env(env.unwrapped)
+    env.close()
+    check_env(PropLogicEnv(difficulty=2))  # also the step-determinism check (spec-less: always run)
+
+
+@BOTH
+def test_reference_proofs_are_rewarded(factorized):
+    env = gym.make("PropLogic-v0", difficulty=(1, 4), factorized=factorized)
+    for seed in range(6):
+        obs, info = env.reset(seed=seed)
+        assert "⊢" in obs and env.observation_space.contains(obs)
+        ref = info["reference_proof"]
+        assert ref and 1 <= info["difficulty"] <= 4
+        for i, tactic in enumerate(ref):
+            obs, reward, terminated, truncated, info = env.step(tactic)
+            assert info["outcome"] in ("progress", "proved"), (ref, tactic, info.get("error"))
+            assert terminated == (i == len(ref) - 1) and not truncated
+        assert (obs, reward) == ("no goals", 1.0) and info["verified"], info.get("error")
+        assert info["proof"] == info["theorem"].source_with_proof(info["proof_script"])
+    env.close()
+
+
+def test_rejected_and_banned_tactics():
+    env = gym.make("PropLogic-v0", difficulty=1, reward_rejected=-0.5)
+    obs0, _ = env.reset(seed=0)
+    for tactic in ("exact nonsense_hyp", "sorry", "exact h\ntheorem x : False := by trivial"):
+        obs, reward, terminated, truncated, info = env.step(tactic)
+        assert (obs, reward, terminated, truncated) == (obs0, -0.5, False, False)
+        assert info["outcome"] == "rejected" and info["error"]
+    env.close()
+
+
+def test_seeded_draws_stream_and_difficulty():
+    env = gym.make("PropLogic-v0", difficulty=(2, 3))
+    a = [env.reset(seed=7)[1]["theorem"].name] + [env.reset()[1]["theorem"].name for _ in range(5)]
+    b = [env.reset(seed=7)[1]["theorem"].name] + [env.reset()[1]["theorem"].name for _ in range(5)]
+    assert a == b and len(set(a)) == 6  # reproducible, and a stream of distinct theorems
+    levels = {env.reset()[1]["difficulty"] for _ in range(6)}
+    assert levels == {2, 3}
+    assert {gym.make("PropLogic-v0", difficulty=4).reset(seed=s)[1]["difficulty"] for s in range(3)} == {4}
+    env.close()
+
+
+def test_heldout_split_and_training_never_overlap():
+    held = gym.make("PropLogic-v0", split="heldout", difficulty=(1, 5))
+    ref = generator.heldout_set()
+    _, info = held.reset(options={"index": 5})
+    assert info["theorem"].name == ref[5].name and info["reference_proof"] == ref[5].proof
+    held_keys = {generator.statement_key(t) for t in ref}
+    names = {held.reset(seed=s)[1]["theorem"].name for s in range(10)}
+    assert all(n.startswith("prop_heldout") for n in names)
+    train = gym.make("PropLogic-v0", split="train", difficulty=(1, 5))
+    train.reset(seed=0)
+    keys = [generator.statement_key(train.reset()[1]["theorem"]) for _ in range(40)]
+    assert not held_keys & set(keys)
+    held.close()
+    train.close()
+
+
+def test_session_search_api():
+    env = gym.make("PropLogic-v0", difficulty=2)
+    _, info = env.reset(seed=1)
+    session = env.unwrapped.session
+    first = info["reference_proof"][0]
+    results = session.apply_many(session.root, ["exact nonsense_hyp", first])
+    assert results[0].outcome.value == "rejected" and results[1].ok
+    assert session.verify(list(info["reference_proof"])).ok
+    env.close()
+
+
+def test_vector_prop_logic():
+    envs = gym.make_vec("PropLogic-v0", num_envs=3, difficulty=1)
+    assert isinstance(envs, LeanVectorEnv)
+    obs, infos = envs.reset(seed=0)
+    assert len(obs) == 3 and all("⊢" in o for o in obs)
+    actions = [proof[0] for proof in infos["reference_proof"]]
+    _, rewards, *_ = envs.step(actions)
+    assert len(rewards) == 3
+    envs.close()
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="difficulty"):
+        PropLogicEnv(difficulty=(0, 9))
+    with pytest.raises(ValueError, match="split"):
+        PropLogicEnv(split="test")
+    with pytest.raises(TypeError, match="LeanProof-v0"):
+        PropLogicEnv(server="http://x")

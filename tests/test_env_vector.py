@@ -1,0 +1,99 @@
+"""The threaded vector env of LeanProof-v0 (gym.make_vec)."""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import requests
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+import leangym  # noqa: F401  (registers the ids)
+from leangym.envs.vector import LeanVectorEnv
+from leangym.session import ProofSession
+from leangym.soundness import SoundnessPolicy
+
+from conftest import ScriptedProcess
+
+AND = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+START = "p q : Prop\nhp : p\nhq : q\n⊢ p ∧ q"
+KW = dict(theorem=AND, policy=SoundnessPolicy(check_axioms=False))  # ScriptedProcess has no #print axioms
+
+
+def used(srv) -> int:
+    return requests.get(srv.url + "/status", timeout=5).json()["used_processes"]
+
+
+@pytest.fixture
+def srv(sim_server):
+    return sim_server(process_factory=ScriptedProcess, max_processes=8, latency_ms=20)
+
+
+def test_make_vec_four_envs_autoreset_next_step(srv):
+    envs = gym.make_vec("LeanProof-v0", num_envs=4, server=srv.url, **KW)
+    assert isinstance(envs, LeanVectorEnv) and envs.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    obs, infos = envs.reset(seed=0)
+    assert obs == (START,) * 4 and envs.observation_space.contains(obs)
+    assert used(srv) == 4  # one lease each
+    sessions = envs.sessions
+    assert len({id(s) for s in sessions}) == 4 and all(isinstance(s, ProofSession) for s in sessions)
+    assert len({s.process.process_id for s in sessions}) == 4
+
+    obs, rew, term, trunc, infos = envs.step(["split", "exact foo", "assumption", "slow"])
+    assert rew.tolist() == [0.0, 0.0, 1.0, 0.0] and term.tolist() == [False, False, True, False]
+    assert not trunc.any() and obs[2] == "no goals" and obs[1] == START and "⊢ q" in obs[0]
+    assert list(infos["outcome"]) == ["progress", "rejected", "proved", "timeout"]
+    assert infos["_verified"].tolist() == [False, False, True, False] and infos["verified"][2]
+
+    obs, rew, term, trunc, infos = envs.step(["assumption", "assumption", "ignored", "assumption"])
+    assert infos["outcome"][2] == "reset" and obs[2] == START and rew[2] == 0.0  # autoreset, next step
+    assert term.tolist() == [True, True, False, True]
+    envs.close()
+    assert used(srv) == 0
+
+
+def test_lean_calls_of_the_envs_overlap(srv):
+    envs = gym.make_vec("LeanProof-v0", num_envs=4, server=srv.url, **KW)
+    envs.reset(seed=0)
+    srv.server.peak_active = 0
+    envs.step(["exact foo"] * 4)
+    assert srv.server.peak_active >= 2  # requests were in flight together (threads), not one by one
+    envs.close()
+
+
+def test_sync_vectorization_fallback(srv):
+    envs = gym.make_vec("LeanProof-v0", num_envs=2, vectorization_mode="sync", server=srv.url, **KW)
+    assert isinstance(envs, SyncVectorEnv) and not isinstance(envs, LeanVectorEnv)
+    obs, _ = envs.reset(seed=0)
+    assert obs == (START, START)
+    _, rew, term, _, _ = envs.step(["assumption", "exact foo"])
+    assert rew.tolist() == [1.0, 0.0] and term.tolist() == [True, False]
+    envs.close()
+    assert used(srv) == 0
+
+
+def test_reset_mask_same_step_mode_and_time_limit(srv):
+    envs = gym.make_vec("LeanProof-v0", num_envs=2, server=srv.url, autoreset_mode=AutoresetMode.SAME_STEP,
+                        max_episode_steps=2, **KW)
+    envs.reset(seed=0)
+    obs, rew, term, trunc, infos = envs.step(["assumption", "exact foo"])
+    assert term.tolist() == [True, False] and obs[0] == START  # reset in the same step
+    assert infos["final_obs"][0] == "no goals" and infos["final_info"]["verified"][0]
+    obs, rew, term, trunc, infos = envs.step(["exact foo", "exact foo"])
+    assert trunc.tolist() == [False, True]  # the TimeLimit of max_episode_steps=2
+    obs, infos = envs.reset(options={"reset_mask": np.array([False, True])})
+    assert infos["_outcome"].tolist() == [False, True] and obs[1] == START
+    envs.close()
+
+
+def test_server_failure_in_a_sub_env_truncates_it(sim_server):
+    srv = sim_server(process_factory=ScriptedProcess)
+    envs = gym.make_vec("LeanProof-v0", num_envs=2, server=srv.url, **KW)
+    envs.reset(seed=0)
+    srv.stop()
+    _, rew, term, trunc, infos = envs.step(["split", "split"])
+    assert trunc.all() and not term.any() and all("server failure" in e for e in infos["error"])
+    srv.restart()
+    obs, _ = envs.reset(seed=1)
+    assert obs == (START, START)
+    envs.close()
+    assert used(srv) == 0

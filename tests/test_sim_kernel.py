@@ -1,0 +1,480 @@
+"""The simulated Lean 4 kernel: goal display, tactics, errors, commands, axioms, process API."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from leangym.backends.types import Outcome, parse_goal
+from leangym.sim.formula import is_tautology
+from leangym.sim.kernel import check_proof, statement_formula
+from leangym.sim.local import LocalProcess
+from leangym.sim.process import SimProcess
+
+T_AND = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+T_OR = "theorem t (p q : Prop) : p ∨ q → q ∨ p := by sorry"
+
+
+class Session:
+    """A SimProcess plus helpers that return goal texts (as Lean prints them) or the error text."""
+
+    def __init__(self, factorized: bool = False):
+        self.p = SimProcess(factorized=factorized)
+
+    def start(self, stmt: str) -> int:
+        r = self.p.proof_from_sorry(stmt)
+        assert "value" in r, r
+        return r["value"]["proof_state_id"]
+
+    def run(self, sid: int, tactic: str, timeout_ms: int = 1000):
+        r = self.p.try_apply_tactic(sid, tactic, timeout_ms)
+        if "error" in r:
+            return None, r["error"]
+        return r["value"], None
+
+    def ok(self, sid: int, tactic: str) -> tuple[int, str]:
+        """Apply; return (new state id, text of all goals)."""
+        value, err = self.run(sid, tactic)
+        assert err is None, f"{tactic!r} failed: {err}"
+        goals = [parse_goal(g) for b in value for g in b["goals"]]
+        text = "\n\n".join(g.to_text() for g in goals) or "no goals"
+        return (value[0]["proof_state_id"] if value else -1), text
+
+    def err(self, sid: int, tactic: str) -> str:
+        value, err = self.run(sid, tactic)
+        assert err is not None, f"{tactic!r} unexpectedly succeeded: {value}"
+        return err
+
+    def steps(self, stmt: str, *tactics: str) -> str:
+        sid = self.start(stmt)
+        text = ""
+        for t in tactics:
+            sid, text = self.ok(sid, t)
+        return text
+
+
+@pytest.fixture
+def s():
+    return Session()
+
+
+def data_of(err: str) -> str:
+    prefix = "REPL returned error messages: "
+    assert err.startswith(prefix), err
+    return json.loads(err[len(prefix):])[0]["data"]
+
+
+# --------------------------------------------------------------------------- the brief's examples
+
+
+def test_constructor_then_exact(s):
+    sid = s.start(T_AND)
+    sid, text = s.ok(sid, "constructor")
+    assert text == ("case left\np q : Prop\nhp : p\nhq : q\n⊢ p\n\n"
+                    "case right\np q : Prop\nhp : p\nhq : q\n⊢ q")
+    sid, text = s.ok(sid, "exact hp")
+    assert text.startswith("case right")
+    sid, text = s.ok(sid, "exact hq")
+    assert text == "no goals"
+
+
+def test_or_comm_with_rcases(s):
+    assert s.steps(T_OR, "intro h", "rcases h with h | h") == (
+        "case inl\np q : Prop\nh : p\n⊢ q ∨ p\n\ncase inr\np q : Prop\nh : q\n⊢ q ∨ p")
+    assert s.steps(T_OR, "intro h", "rcases h with h | h", "exact Or.inr h", "exact Or.inl h") == "no goals"
+
+
+@pytest.mark.parametrize("tac", ["norm_num", "decide", "rfl", "exact rfl", "simp"])
+def test_closed_arithmetic(s, tac):
+    assert s.steps("theorem t : 2 + 2 = 4 := by sorry", tac) == "no goals"
+
+
+@pytest.mark.parametrize("tac", ["decide", "rfl", "exact rfl"])
+def test_false_arithmetic_fails(s, tac):
+    sid = s.start("theorem t : 2 + 2 = 5 := by sorry")
+    s.err(sid, tac)
+
+
+def test_decide_message(s):
+    sid = s.start("theorem t : 2 + 2 = 5 := by sorry")
+    assert data_of(s.err(sid, "decide")) == "tactic 'decide' proved that the proposition\n  2 + 2 = 5\nis false"
+    sid = s.start("theorem t (p : Prop) : p ∨ ¬p := by sorry")
+    assert data_of(s.err(sid, "decide")).startswith("failed to synthesize\n  Decidable (p ∨ ¬p)")
+
+
+def test_command_then_print_axioms():
+    p = SimProcess()
+    r = p.command("theorem t (p : Prop) : p → p := by\n  intro h\n  exact h")
+    assert r["messages"] == [] and r["sorries"] == [] and isinstance(r["env"], int)
+    r = p.command("#print axioms t")
+    assert [m["data"] for m in r["messages"]] == ["'t' does not depend on any axioms"]
+    assert r["messages"][0]["severity"] == "info"
+
+
+# --------------------------------------------------------------------------- display
+
+
+def test_anonymous_names_and_shadowing(s):
+    assert s.steps("theorem t (p q : Prop) : p → q → p := by sorry", "intro", "intro") == \
+        "p q : Prop\na✝¹ : p\na✝ : q\n⊢ p"
+    assert s.steps("theorem t (p : Prop) : p → p → p := by sorry", "intro h h") == "p : Prop\nh✝ h : p\n⊢ p"
+    assert s.steps("theorem t (p q : Prop) : p → q → p := by sorry", "intros") == "p q : Prop\na✝¹ : p\na✝ : q\n⊢ p"
+
+
+def test_precedence_printing(s):
+    stmt = "theorem t (p q r : Prop) : ((p ∧ q) → r) ↔ (p → (q → r)) := by sorry"
+    assert s.steps(stmt, "skip") == "p q r : Prop\n⊢ p ∧ q → r ↔ p → q → r"
+    stmt = "theorem t (p q r : Prop) : ¬(p ∨ q) → (¬p ∧ ¬q) ∨ (r → p) := by sorry"
+    assert s.steps(stmt, "skip").endswith("⊢ ¬(p ∨ q) → ¬p ∧ ¬q ∨ (r → p)")
+    stmt = "theorem t : (2 : ℕ) * (3 + 4) - 1 ≠ 2 ^ (1 + 1) ^ 2 := by sorry"
+    assert s.steps(stmt, "skip") == "⊢ 2 * (3 + 4) - 1 ≠ 2 ^ (1 + 1) ^ 2"
+    stmt = "theorem t (p q : Prop) : (p → q) → ¬¬p → (p ∨ q) ∧ True := by sorry"
+    assert s.steps(stmt, "skip").endswith("⊢ (p → q) → ¬¬p → (p ∨ q) ∧ True")
+
+
+def test_cases_names_and_tags(s):
+    stmt = "theorem t (p q r : Prop) (h : (p ∧ q) ∨ r) : True := by sorry"
+    text = s.steps(stmt, "cases h")
+    assert text == ("case inl\np q r : Prop\nh✝ : p ∧ q\n⊢ True\n\ncase inr\np q r : Prop\nh✝ : r\n⊢ True")
+    text = s.steps(stmt, "rcases h with ⟨a, b⟩ | c")
+    assert text.startswith("case inl.intro\np q r : Prop\na : p\nb : q\n⊢ True\n\ncase inr")
+    text = s.steps("theorem t (p q : Prop) (h : p ∧ q) : q := by sorry", "cases h")
+    assert text == "case intro\np q : Prop\nleft✝ : p\nright✝ : q\n⊢ q"
+    text = s.steps("theorem t (p q : Prop) (h : p ∧ q) : q := by sorry", "obtain ⟨a, b⟩ := h")
+    assert text == "case intro\np q : Prop\na : p\nb : q\n⊢ q"
+
+
+def test_constructor_tags(s):
+    assert s.steps("theorem t (p q : Prop) : p ↔ q := by sorry", "constructor") == \
+        "case mp\np q : Prop\n⊢ p → q\n\ncase mpr\np q : Prop\n⊢ q → p"
+    assert s.steps("theorem t (p q : Prop) : p ∨ q := by sorry", "left") == "case h\np q : Prop\n⊢ p"
+    assert s.steps("theorem t (p q : Prop) : p ∨ q := by sorry", "right") == "case h\np q : Prop\n⊢ q"
+    assert s.steps("theorem t : True := by sorry", "constructor") == "no goals"
+    # nested tags append to the parent's
+    assert s.steps("theorem t (p q r : Prop) : p ∧ (q ∧ r) := by sorry", "constructor", "skip").startswith("case left")
+    text = s.steps("theorem t (p q r : Prop) (hp : p) : p ∧ (q ∧ r) := by sorry", "constructor", "exact hp",
+                   "constructor")
+    assert text.startswith("case right.left") and "case right.right" in text
+
+
+def test_apply_goal_tags(s):
+    stmt = "theorem t (p q r : Prop) (h : p → q → r) (hp : p) (hq : q) : r := by sorry"
+    assert s.steps(stmt, "apply h").count("case a") == 2
+    one = s.steps("theorem t (p q : Prop) (h : p → q) : q := by sorry", "apply h")
+    assert one == "p q : Prop\nh : p → q\n⊢ p"
+    assert s.steps(stmt, "apply h", "exact hp", "exact hq") == "no goals"
+    assert s.steps("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry", "apply And.intro") \
+        .startswith("case left")
+    assert s.steps("theorem t (p q : Prop) (hp : p) : p ∨ q := by sorry", "apply Or.inl", "exact hp") == "no goals"
+    assert s.steps("theorem t (p : Prop) (hn : ¬p) (hp : p) : False := by sorry", "apply hn", "exact hp") == "no goals"
+
+
+def test_refine_and_have(s):
+    assert s.steps(T_AND, "refine ⟨?_, ?_⟩").startswith("case refine_1")
+    assert s.steps(T_AND, "refine ⟨hp, ?_⟩") == "p q : Prop\nhp : p\nhq : q\n⊢ q"
+    text = s.steps("theorem t (p q : Prop) (hp : p) (h : p → q) : q := by sorry", "have hq : q")
+    assert text == "case hq\np q : Prop\nhp : p\nh : p → q\n⊢ q\n\np q : Prop\nhp : p\nh : p → q\nhq : q\n⊢ q"
+    assert s.steps("theorem t (p q : Prop) (hp : p) (h : p → q) : q := by sorry",
+                   "have hq : q := h hp", "exact hq") == "no goals"
+    assert s.steps("theorem t (p q : Prop) (hp : p) (h : p → q) : q := by sorry",
+                   "have := h hp", "exact this") == "no goals"
+
+
+def test_classical_tactics(s):
+    text = s.steps("theorem t (p : Prop) : p ∨ ¬p := by sorry", "by_cases h : p")
+    assert text == "case pos\np : Prop\nh : p\n⊢ p ∨ ¬p\n\ncase neg\np : Prop\nh : ¬p\n⊢ p ∨ ¬p"
+    assert s.steps("theorem t (p : Prop) : ¬¬p → p := by sorry", "intro h", "by_contra hn", "exact h hn") == "no goals"
+    assert s.steps("theorem t (p : Prop) : p ∨ ¬p := by sorry", "exact Classical.em p") == "no goals"
+    assert s.steps("theorem t (p : Prop) : ¬¬p → p := by sorry", "intro h",
+                   "exact Classical.byContradiction fun hn => h hn") == "no goals"
+
+
+def test_terms(s):
+    stmt = "theorem t (p q r : Prop) : (p → q) → (q → r) → p → r := by sorry"
+    assert s.steps(stmt, "exact fun f g x => g (f x)") == "no goals"
+    assert s.steps(stmt, "intro f g x", "exact g (f x)") == "no goals"
+    stmt = "theorem t (p q : Prop) (h : p ∧ q) : q ∧ p := by sorry"
+    for term in ("⟨h.2, h.1⟩", "⟨h.right, h.left⟩", "And.intro h.2 h.1", "h.symm", "And.symm h",
+                 "⟨And.right h, And.left h⟩"):
+        assert s.steps(stmt, f"exact {term}") == "no goals", term
+    stmt = "theorem t (p q : Prop) (h : p ↔ q) (hq : q) : p := by sorry"
+    for term in ("h.mpr hq", "h.2 hq", "(Iff.mpr h) hq", "Iff.mpr h hq"):
+        assert s.steps(stmt, f"exact {term}") == "no goals", term
+    stmt = "theorem t (p q : Prop) (hp : p) (hn : ¬p) : q := by sorry"
+    for term in ("absurd hp hn", "False.elim (hn hp)", "(hn hp).elim", "hn.elim hp"):
+        assert s.steps(stmt, f"exact {term}") == "no goals", term
+    stmt = "theorem t (p q r : Prop) (h : p ∨ q) (f : p → r) (g : q → r) : r := by sorry"
+    for term in ("Or.elim h f g", "h.elim f g", "h.elim (fun hp => f hp) (fun hq => g hq)"):
+        assert s.steps(stmt, f"exact {term}") == "no goals", term
+    assert s.steps("theorem t (p q : Prop) (h : p → q) (hq : ¬q) : ¬p := by sorry", "exact mt h hq") == "no goals"
+    assert s.steps("theorem t : True := by sorry", "exact trivial") == "no goals"
+    assert s.steps("theorem t (p : Prop) (h : p) : p := by sorry", "exact id h") == "no goals"
+    assert s.steps("theorem t (p q : Prop) : p ∧ q → p := by sorry", "exact fun ⟨a, _⟩ => a") == "no goals"
+    assert s.steps("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q ↔ q ∧ p := by sorry",
+                   "exact ⟨fun h => ⟨h.2, h.1⟩, fun h => ⟨h.2, h.1⟩⟩") == "no goals"
+
+
+def test_errors(s):
+    sid = s.start(T_AND)
+    assert data_of(s.err(sid, "exact foo")) == "unknown identifier 'foo'"
+    assert data_of(s.err(sid, "exact hp")) == ("type mismatch\n  hp\nhas type\n  p : Prop\n"
+                                                "but is expected to have type\n  p ∧ q : Prop")
+    assert data_of(s.err(sid, "frobnicate")) == "unknown tactic"
+    assert data_of(s.err(sid, "intro h")).startswith("tactic 'introN' failed")
+    sid2, _ = s.ok(sid, "exact ⟨hp, hq⟩")
+    assert data_of(s.err(sid2, "exact hp")) == "no goals to be proved"
+    assert data_of(s.err(sid, "· exact hp")).startswith("type mismatch")
+    sid3, _ = s.ok(sid, "constructor")
+    assert data_of(s.err(sid3, "· skip")).startswith("unsolved goals\ncase left")
+    assert "(sim)" in data_of(s.err(sid, "tauto"))
+    err = data_of(s.err(s.start("theorem t (p q : Prop) (hq : q) : p ∨ q := by sorry"), "exact Or.inl hq"))
+    assert err.startswith("application type mismatch")
+
+
+def test_bad_statements():
+    p = SimProcess()
+    assert p.proof_from_sorry("theorem t (p : Prop) : p := by exact foo")["error"]
+    assert p.proof_from_sorry("theorem t (p : Prop) (h : p) : p := by exact h") == {"error": "No sorries found in theorem"}
+    assert "unknown identifier 'x'" in p.proof_from_sorry("theorem t : x = 2 := by sorry")["error"]
+    assert "(sim)" in p.proof_from_sorry("theorem t (x : ℕ) : x = x := by sorry")["error"]
+    assert "Neg ℕ" in p.proof_from_sorry("theorem t : -1 = 1 := by sorry")["error"]
+    ok = p.proof_from_sorry("import Mathlib\nopen Nat\nset_option maxHeartbeats 400000\n\n"
+                            "lemma foo (p : Prop) : p → p := by\n  sorry")
+    assert ok["value"]["goals"][0]["type"] == "p → p"
+    assert p.proof_from_sorry("example : (2 : ℕ) + 2 = 4 := by sorry")["value"]["goals"][0]["type"] == "2 + 2 = 4"
+
+
+def test_combinators(s):
+    stmt = "theorem t (p q : Prop) (hp : p) (hq : q) : (p ∧ q) ∧ (q ∧ p) := by sorry"
+    assert s.steps(stmt, "constructor <;> constructor <;> assumption") == "no goals"
+    # Lean's `repeat` only follows the main goal: it stops at the first failure
+    assert s.steps(stmt, "repeat constructor").count("⊢") == 3
+    assert s.steps(stmt, "repeat constructor", "all_goals first | assumption | exact ⟨hq, hp⟩") == "no goals"
+    assert s.steps(stmt, "refine ⟨⟨?_, ?_⟩, ?_, ?_⟩ <;> first | exact hp | exact hq") == "no goals"
+    assert s.steps(stmt, "constructor\n· exact ⟨hp, hq⟩\n· exact ⟨hq, hp⟩") == "no goals"
+    assert s.steps(stmt, "constructor; (constructor; exact hp; exact hq); exact ⟨hq, hp⟩") == "no goals"
+    assert s.steps(stmt, "try exact hp", "any_goals skip", "constructor", "any_goals constructor",
+                   "all_goals try assumption") == "no goals"
+    assert s.steps(stmt, "trivial") == "no goals"
+    assert s.steps("theorem t (p : Prop) : p → p := by sorry", "intro h\nassumption") == "no goals"
+
+
+def test_timeout(s):
+    sid = s.start("theorem t (p : Prop) : p := by sorry")
+    assert s.err(sid, "repeat skip") == "Tactic application timed out."
+    assert s.err(sid, "repeat (try skip)", ) == "Tactic application timed out."
+
+
+def test_show_and_defeq(s):
+    assert s.steps("theorem t (p : Prop) : ¬p := by sorry", "show p → False") == "p : Prop\n⊢ p → False"
+    assert s.steps("theorem t : 2 + 2 = 4 := by sorry", "show 4 = 4", "rfl") == "no goals"
+    sid = s.start("theorem t (p q : Prop) : p := by sorry")
+    assert data_of(s.err(sid, "show q")).startswith("type mismatch")
+    assert s.steps("theorem t (p : Prop) (h : ¬p) : p → False := by sorry", "exact h") == "no goals"
+    assert s.steps("theorem t (h : 2 + 2 = 5) : False := by sorry", "contradiction") == "no goals"
+    assert s.steps("theorem t (p q : Prop) (h : p) (hn : ¬p) : q := by sorry", "contradiction") == "no goals"
+    assert s.steps("theorem t : 3 > 2 ∧ 2 ≠ 3 := by sorry", "decide") == "no goals"
+
+
+def test_factorized_branches():
+    s = Session(factorized=True)
+    sid = s.start(T_AND)
+    value, _ = s.run(sid, "constructor")
+    assert len(value) == 2 and all(len(b["goals"]) == 1 for b in value)
+    value, _ = s.run(value[0]["proof_state_id"], "exact hp")
+    assert value == []
+    single = Session()
+    value, _ = single.run(single.start(T_AND), "exact ⟨hp, hq⟩")
+    assert len(value) == 1 and value[0]["goals"] == []
+
+
+def test_unknown_state_raises():
+    with pytest.raises(KeyError):
+        SimProcess().try_apply_tactic(7, "skip")
+
+
+def test_reset_forgets():
+    p = SimProcess()
+    p.command("axiom ax (p : Prop) : p")
+    p.proof_from_sorry(T_AND)
+    p.reset()
+    with pytest.raises(KeyError):
+        p.try_apply_tactic(0, "skip")
+    r = p.command("theorem t (q : Prop) : q := by exact ax q")
+    assert any(m["data"] == "unknown identifier 'ax'" for m in r["messages"])
+
+
+# --------------------------------------------------------------------------- commands and axioms
+
+
+def axioms_of(source: str, name: str = "t") -> str:
+    p = SimProcess()
+    r = p.command(source + f"\n#print axioms {name}")
+    return r["messages"][-1]["data"]
+
+
+def test_axiom_tracking():
+    assert axioms_of("theorem t (p : Prop) : p ∨ ¬p := by\n  exact Classical.em p") == \
+        "'t' depends on axioms: [propext, Classical.choice, Quot.sound]"
+    assert axioms_of("theorem t : 2 + 2 = 4 := by norm_num") == "'t' depends on axioms: [propext]"
+    assert axioms_of("theorem t : 2 + 2 = 4 := by decide") == "'t' does not depend on any axioms"
+    assert axioms_of("theorem t : 2 + 2 = 4 := by rfl") == "'t' does not depend on any axioms"
+    assert axioms_of("theorem t (p : Prop) : ¬¬p → p := by\n  intro h\n  by_contra hn\n  exact h hn") == \
+        "'t' depends on axioms: [propext, Classical.choice, Quot.sound]"
+    assert axioms_of("theorem t (p : Prop) : ¬p → ¬p := by\n  intro h\n  by_contra hn\n  exact h hn") == \
+        "'t' does not depend on any axioms"
+    assert axioms_of("axiom foo (p : Prop) : p\ntheorem t (q : Prop) : q := by exact foo q") == \
+        "'t' depends on axioms: [foo]"
+    assert axioms_of("theorem t (p : Prop) : p := by sorry") == "'t' depends on axioms: [sorryAx]"
+    assert axioms_of("theorem s (p : Prop) : p ∨ ¬p := Classical.em p\ntheorem t (q : Prop) : q ∨ ¬q := by\n"
+                     "  exact s q") == "'t' depends on axioms: [propext, Classical.choice, Quot.sound]"
+
+
+def test_command_messages():
+    p = SimProcess()
+    r = p.command("theorem t (p q : Prop) (hp : p) : p ∧ q := by\n  constructor\n  exact hp")
+    assert [m["severity"] for m in r["messages"]] == ["error"]
+    m = r["messages"][0]
+    assert m["data"] == "unsolved goals\ncase right\np q : Prop\nhp : p\n⊢ q"
+    assert m["pos"] == {"line": 1, "column": 43}  # at `by`
+    r = p.command("theorem u (p : Prop) : p := by\n  exact foo")
+    assert r["messages"][0]["data"] == "unknown identifier 'foo'"
+    assert r["messages"][0]["pos"] == {"line": 2, "column": 8}
+    r = p.command("theorem v (p : Prop) : p := by\n  sorry")
+    assert [m["data"] for m in r["messages"]] == ["declaration uses 'sorry'"]
+    assert r["sorries"][0]["goal"] == "p : Prop\n⊢ p"
+    # a bullet's error is recovered: the next bullet still runs and reports
+    r = p.command("theorem w (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n  constructor\n  · exact hq\n  · exact hp")
+    assert [m["data"].split("\n")[0] for m in r["messages"]] == ["type mismatch", "type mismatch"]
+    r = p.command("theorem x : 1 = 1 := rfl\ntheorem x : 1 = 1 := rfl")
+    assert r["messages"][-1]["data"] == "'x' has already been declared"
+
+
+def test_check_proof_and_helpers():
+    assert check_proof(T_OR, "intro h\nrcases h with h | h\n· exact Or.inr h\n· exact Or.inl h")
+    assert not check_proof(T_OR, "intro h\nsorry")
+    assert not check_proof(T_OR, "intro h\nexact h")
+    f = statement_formula("theorem t (p q : Prop) (h : p) : q → p := by sorry")
+    assert f == ("imp", ("var", "p"), ("imp", ("var", "q"), ("var", "p")))
+    assert is_tautology(f)
+    assert not is_tautology(statement_formula("theorem t (p q : Prop) : p → q := by sorry"))
+    assert is_tautology(statement_formula("theorem t : 2 + 2 = 4 := by sorry"))
+
+
+# --------------------------------------------------------------------------- LocalProcess
+
+
+def test_local_process():
+    lp = LocalProcess(process_id=3)
+    st = lp.start_proof(T_AND)
+    assert st.process_id == 3 and st.goals[0].target == "p ∧ q"
+    r = lp.apply_tactic(st, "constructor")
+    assert r.outcome is Outcome.PROGRESS and len(r.goals) == 2 and r.elapsed_s >= 0
+    rs = lp.apply_tactics(st, ["exact ⟨hp, hq⟩", "exact hp", "repeat skip"], timeout_ms=50)
+    assert [x.outcome for x in rs] == [Outcome.PROVED, Outcome.REJECTED, Outcome.TIMEOUT]
+    cr = lp.run_command("theorem t (p : Prop) : p → p := fun h => h\n#print axioms t")
+    assert not cr.errors and cr.messages[-1].text == "'t' does not depend on any axioms"
+    ident = lp.identity()
+    assert ident.url == "inprocess://leangym.sim" and ident.generation == "single-branch"
+    assert LocalProcess(factorized=True).identity().generation == "factorized"
+    lp.close()
+    lp.close()
+
+
+# --------------------------------------------------------------------------- more tactics and layouts
+
+
+def test_structured_cases_case_next_rintro(s):
+    stmt = "theorem t (p q : Prop) (h : p ∨ q) : q ∨ p := by sorry"
+    assert s.steps(stmt, "cases h with\n| inl hp => exact Or.inr hp\n| inr hq => exact Or.inl hq") == "no goals"
+    sid = s.start(stmt)
+    assert data_of(s.err(sid, "cases h with\n| inl hp => exact Or.inr hp")) == "alternative 'inr' has not been provided"
+    assert s.steps(stmt, "cases h", "case inr hq => exact Or.inl hq", "next hp => exact Or.inr hp") == "no goals"
+    assert s.steps(stmt, "rcases h with hp | hq", "case inl => exact Or.inr hp", "exact Or.inl hq") == "no goals"
+    assert s.steps("theorem t (p q r : Prop) : p ∧ q ∨ r → r ∨ p := by sorry", "rintro (⟨hp, -⟩ | hr)") == (
+        "case inl.intro\np q r : Prop\nhp : p\n⊢ r ∨ p\n\ncase inr\np q r : Prop\nhr : r\n⊢ r ∨ p")
+    assert s.steps("theorem t (p q : Prop) : p → q → p := by sorry", "rintro hp -", "exact hp") == "no goals"
+    assert s.steps(stmt, "cases h", "rename_i hx", "exact Or.inr hx") == "case inr\np q : Prop\nh✝ : q\n⊢ q ∨ p"
+
+
+def test_nested_by_and_show_from():
+    p = SimProcess()
+    src = ("theorem t (p q : Prop) (hp : p) (hpq : p → q) : q ∧ p := by\n"
+           "  have hq : q := by\n"
+           "    apply hpq\n"
+           "    exact hp\n"
+           "  exact ⟨hq, show p from hp⟩\n")
+    assert p.command(src)["messages"] == []
+    r = p.command("theorem u (p q : Prop) (hp : p) : q := by\n  have hq : q := by\n    exact hp\n  exact hq")
+    assert r["messages"][0]["data"].startswith("type mismatch") and r["messages"][0]["pos"]["line"] == 3
+
+
+def test_shadowed_prop_variable_display(s):
+    assert s.steps("theorem t (p : Prop) : p → p := by sorry", "intro p") == "p✝ : Prop\np : p✝\n⊢ p✝"
+
+
+def test_open_in_and_multiple_commands():
+    p = SimProcess()
+    src = ("import Mathlib\nopen Classical in\ntheorem a1 (p : Prop) : p ∨ ¬p := em p\n\n"
+           "/-- doc -/\nlemma a2 (p : Prop) : ¬¬(p ∨ ¬p) := fun h => h (Or.inr fun hp => h (Or.inl hp))\n"
+           "#print axioms a1\n#print axioms a2\n#print axioms nope")
+    r = p.command(src)
+    assert [m["data"] for m in r["messages"]] == [
+        "'a1' depends on axioms: [propext, Classical.choice, Quot.sound]", "'a2' does not depend on any axioms",
+        "unknown constant 'nope'"]
+
+
+def test_timeout_in_command():
+    r = SimProcess().command("theorem t (p : Prop) : p := by\n  repeat skip")
+    assert r["messages"][0]["severity"] == "error" and "heartbeats" in r["messages"][0]["data"]
+
+
+def test_deep_formula_does_not_crash():
+    p = SimProcess()
+    deep = "¬" * 3000 + "p"
+    r = p.proof_from_sorry(f"theorem t (p : Prop) : {deep} := by sorry")
+    assert "error" in r or "value" in r
+
+
+CHECKS = [
+    ("theorem t (p q r : Prop) (h : p ∨ q) (hr : r) : r := by sorry", "have := Or.elim h (fun a => hr) (fun b => hr)\nexact this", True),
+    ("theorem t (p : Prop) : p ∨ ¬p := by sorry", "exact (Classical.em p).elim Or.inl Or.inr", True),
+    ("theorem t (p q : Prop) (hp : p) : p ∨ q := by sorry", "exact .inl hp", True),
+    ("theorem t (p q : Prop) (hp : p) : p ∨ q := by sorry", "exact .inr hp", False),
+    ("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry", "exact .intro hp hq", True),
+    ("theorem t (p q : Prop) (hp : p) : p ∨ q := by sorry", "have h := Or.inl hp\nexact h", False),  # ?b unknown
+    ("theorem t (p q : Prop) (h : p → q) (hp : p) : q := by sorry", "exact id h hp", True),
+    ("theorem t (p q : Prop) (h : p → q) (hnq : ¬q) : ¬p := by sorry", "exact mt h", False),
+    ("theorem t (p q : Prop) (h : p → q) : ¬q → ¬p := by sorry", "exact mt h", True),
+    ("theorem t (p q : Prop) : p → q → p ∧ q := by sorry", "exact And.intro", True),
+    ("theorem t (p q : Prop) : p → q → q ∧ p := by sorry", "exact And.intro", False),
+    ("theorem t (p q : Prop) : p → q := by sorry", "exact fun h => h", False),
+    ("theorem t (p q : Prop) (h : p ∧ q) : p := by sorry", "obtain ⟨-, hq⟩ := h\nexact h.1", False),
+    ("theorem t (p : Prop) (hp : p) : p := by sorry", "first\n  | exact foo\n  | exact hp", True),
+    ("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry", "constructor\ncase right => exact hq\ncase left => exact hp", True),
+    ("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry", "constructor\nall_goals\n  first\n  | exact hp\n  | exact hq", True),
+    ("theorem t : ¬ (1 = 2) := by sorry", "intro h\ncontradiction", True),
+    ("theorem t : (5 : ℕ) - 7 = 0 ∧ 7 / 0 = 0 ∧ 7 % 0 = 7 := by sorry", "decide", True),
+    ("theorem t : 2 ^ 10 = 1023 := by sorry", "norm_num", False),
+    ("theorem t : 2 + 2 = 4 := by sorry", "exact Eq.refl 4", True),
+    ("theorem t : 2 + 2 = 4 := by sorry", "exact Eq.refl 5", False),
+    ("theorem t (p : Prop) (hp : p) : p := by sorry", "exact?", False),
+    ("theorem t (p : Prop) : p := by sorry", "exact p", False),
+]
+
+
+@pytest.mark.parametrize("stmt,script,expected", CHECKS)
+def test_check_proof_table(stmt, script, expected):
+    assert check_proof(stmt, script) is expected
+
+
+def test_recovery_is_off_inside_backtracking():
+    p = SimProcess()
+    src = ("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n"
+           "  constructor\n"
+           "  · first\n"
+           "    | (· exact hq)\n"
+           "    | exact hp\n"
+           "  · try (· exact hp)\n"
+           "    exact hq")
+    assert p.command(src)["messages"] == []
