@@ -1,0 +1,183 @@
+"""HTTP transport of the simulated server: LeanTree's routes, JSON bodies and its 500 answers.
+
+Keep-alive connections are tracked so that stopping or crashing the server can
+close every one of them.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import pickle
+import socket
+import threading
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+from leangym.sim.server_pool import VERSION, Drop, SimLeanServer
+
+
+def _error_body(message: str, exc: BaseException) -> dict[str, Any]:
+    """The real server's 500 body: error text, traceback and a base64 pickle of the exception."""
+    try:
+        pickled = base64.b64encode(pickle.dumps(exc)).decode("ascii")
+    except Exception:  # an unpicklable exception: pickle a plain one with the same text
+        pickled = base64.b64encode(pickle.dumps(RuntimeError(message))).decode("ascii")
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return {"error": message, "traceback": tb, "exception": pickled}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server_version = "LeanGymSimServer/" + VERSION
+    server: "HTTPServer"
+
+    # -- connection tracking (so stop()/crash can close keep-alive connections) --
+    def setup(self) -> None:
+        super().setup()
+        self.server.track(self.connection, True)
+        self.server.sim.connection_opened()
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.track(self.connection, False)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        if self.server.sim.config.verbose:
+            super().log_message(format, *args)
+
+    # -- plumbing --
+    def _send(self, code: int, payload: Any) -> None:
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        # headers and body in one write (no Nagle / delayed-ACK stalls, one syscall)
+        self._headers_buffer.append(b"\r\n")
+        self._headers_buffer.append(body)
+        self.flush_headers()
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        _shutdown(self.connection)
+
+    def _read_body(self) -> bytes:
+        length = self.headers.get("Content-Length")
+        if not length:
+            return b""
+        return self.rfile.read(int(length))
+
+    def _dispatch(self, method: str) -> None:
+        sim = self.server.sim
+        path = self.path.split("?", 1)[0]
+        body_raw = self._read_body() if method == "POST" else b""
+        rid = sim.begin_request(path)
+        if rid is None:  # crashed: never answer
+            self._drop()
+            return
+        try:
+            self._route(sim, method, path, body_raw)
+        except Drop:
+            self._drop()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        finally:
+            sim.end_request(rid)
+
+    def _route(self, sim: SimLeanServer, method: str, path: str, body_raw: bytes) -> None:
+        parts = path.strip("/").split("/")
+        if method == "GET":
+            if path == "/status":
+                self._send(200, sim.status())
+            else:
+                self._send(404, {"error": "Not Found"})
+            return
+        # POST
+        route: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        if path == "/process/get":
+            def route(b: dict[str, Any]) -> dict[str, Any]:
+                return {"process_id": sim.get_process(bool(b.get("blocking", True)), b.get("timeout", 60.0))}
+        elif len(parts) >= 3 and parts[0] == "process" and parts[1].isdigit():
+            pid = int(parts[1])
+            action = tuple(parts[2:])
+            if action == ("return",):
+                def route(b: dict[str, Any]) -> dict[str, Any]:
+                    return sim.return_process(pid)
+            elif action == ("command",):
+                def route(b: dict[str, Any]) -> dict[str, Any]:
+                    return sim.command(pid, b)
+            elif action == ("proof_from_sorry",):
+                def route(b: dict[str, Any]) -> dict[str, Any]:
+                    return sim.proof_from_sorry(pid, b)
+            elif len(action) == 3 and action[0] == "proof" and action[1].isdigit() and \
+                    action[2] in ("try_apply_tactic", "apply_tactic"):
+                psid = int(action[1])
+                fn = sim.try_apply_tactic if action[2] == "try_apply_tactic" else sim.apply_tactic
+
+                def route(b: dict[str, Any]) -> dict[str, Any]:
+                    return fn(pid, psid, b)
+        if route is None:
+            self._send(404, {"error": "Not Found"})
+            return
+        try:
+            body = json.loads(body_raw.decode("utf-8")) if body_raw.strip() else {}
+            if not isinstance(body, dict):
+                raise ValueError("Request body must be a JSON object")
+        except (ValueError, UnicodeDecodeError) as e:
+            self._send(400, {"error": f"Invalid JSON body: {e}"})
+            return
+        try:
+            result = route(body)
+        except Drop:
+            raise
+        except KeyError as e:
+            self._send(500, _error_body(f"Missing field {e.args[0]!r} in request body", e))
+        except Exception as e:  # noqa: BLE001 - every failure becomes a 500, like the real server
+            self._send(500, _error_body(str(e), e))
+        else:
+            self._send(200, result)
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        self._dispatch("POST")
+
+
+class HTTPServer(ThreadingHTTPServer):
+    """Threaded HTTP server over a :class:`SimLeanServer` that tracks its open connections."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, addr: tuple[str, int], sim: SimLeanServer) -> None:
+        self.sim = sim
+        self._conns: set[socket.socket] = set()
+        self._conns_lock = threading.Lock()
+        super().__init__(addr, _Handler)
+
+    def track(self, conn: socket.socket, add: bool) -> None:
+        with self._conns_lock:
+            if add:
+                self._conns.add(conn)
+            else:
+                self._conns.discard(conn)
+
+    def close_connections(self) -> None:
+        with self._conns_lock:
+            conns = list(self._conns)
+        for c in conns:
+            _shutdown(c)
+
+
+def _shutdown(conn: socket.socket) -> None:
+    try:
+        conn.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # already closed by the peer
