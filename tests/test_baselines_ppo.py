@@ -1,0 +1,81 @@
+"""The tactic menu, its Gymnasium wrapper (check_env, masks) and MaskablePPO end to end (a few hundred steps)."""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import leangym  # noqa: F401  (registers PropLogic-v0)
+from baselines.maskable_ppo import MaskablePPOProver, make_env, train
+from baselines.menu_env import TacticMenuEnv
+from baselines.tactic_menu import NO_CANDIDATE, TacticMenu, shape
+from leangym.backends.types import Goal, Hypothesis
+from leangym.session import Budget, ProofSession
+from leangym.sim.generator import heldout_set
+from leangym.sim.local import LocalProcess
+from scripts.bench_run import Task, run_attempt
+
+
+@pytest.mark.parametrize("formula, head", [
+    ("p ∧ q", "and"), ("¬(p ∧ q)", "not"), ("¬p → q", "imp"), ("(p → q)", "imp"), ("p ∨ q ∧ r", "or"),
+    ("(p ∧ q) ∧ ¬q", "and"), ("p ↔ q → r", "iff"), ("False", "false"), ("2 + 3 = 5", "rel"), ("q", "atom"),
+])
+def test_shape_reads_the_top_connective(formula: str, head: str) -> None:
+    assert shape(formula) == head
+
+
+def test_menu_fills_slots_and_masks_by_shape() -> None:
+    goal = Goal((Hypothesis("p", "Prop"), Hypothesis("q", "Prop"), Hypothesis("h₁", "p ∨ q"),
+                 Hypothesis("h₂", "¬p")), "q ∨ p")
+    menu = TacticMenu(4).build([goal])
+    on = {t for t, ok in zip(menu.tactics, menu.mask) if ok}
+    assert {"left", "right", "rcases h₁ with h0 | h1", "exact absurd h₁ h₂", "exact h₂ h₁", "assumption"} <= on
+    assert not {"constructor", "intro h0", "exact h₁.1", "rcases h₂ with h0 | h1", "exact h₁ h₂"} & on
+    assert all(t is not None for t, ok in zip(menu.tactics, menu.mask) if ok)
+    assert TacticMenu(4).tactic(menu, len(menu.tactics) - 1) == NO_CANDIDATE  # slot 4 of 4 is empty
+
+
+def test_wrapper_passes_check_env() -> None:
+    from stable_baselines3.common.env_checker import check_env
+
+    check_env(TacticMenuEnv(gym.make("PropLogic-v0")))
+
+
+def test_masks_are_valid_over_random_episodes() -> None:
+    env = make_env(seed=3)
+    rng = np.random.default_rng(0)
+    for episode in range(5):
+        env.reset(seed=episode)
+        done = False
+        while not done:
+            mask = env.action_masks()
+            assert mask.dtype == bool and mask.shape == (env.action_space.n,) and mask.any()
+            a = int(rng.choice(np.flatnonzero(mask)))
+            obs, _, terminated, truncated, info = env.step(a)
+            assert env.observation_space.contains(obs)
+            done = terminated or truncated
+    env.close()
+
+
+def test_rejected_actions_are_masked_until_the_state_changes() -> None:
+    env = make_env(seed=0)
+    env.reset(options={"theorem": "theorem t (p q : Prop) (h₁ : q) (h₂ : p) : p := by sorry"})
+    first = env.action_masks()
+    exact_h1 = env.get_wrapper_attr("_menu").tactics.index("exact h₁")
+    _, _, _, _, info = env.step(exact_h1)
+    assert info["outcome"] == "rejected"
+    assert first[exact_h1] and not env.action_masks()[exact_h1]
+    assert (env.action_masks() | np.eye(len(first), dtype=bool)[exact_h1] == first).all()
+
+
+def test_short_training_then_the_prover_returns_verified_or_none(tmp_path) -> None:
+    path = tmp_path / "ppo.zip"
+    train(256, str(path), n_envs=2, n_steps=64, batch_size=64, n_epochs=1)
+    prover = MaskablePPOProver(str(path), episodes=2, max_steps=8)
+    for t in heldout_set(3):
+        session = ProofSession(LocalProcess(), t.theorem, budget=Budget(16))
+        proof = prover.prove(t.theorem, session, session.budget)
+        assert proof is None or session.verify(proof).ok
+        assert session.stats.lean_calls <= 16
+    r = run_attempt(prover, LocalProcess(), Task(heldout_set(1)[0].theorem, 0), Budget(16))
+    assert r.status in ("proved", "failed")
