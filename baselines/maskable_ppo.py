@@ -27,7 +27,7 @@ import gymnasium as gym
 from baselines.menu_env import TacticMenuEnv, allowed
 from baselines.tactic_menu import TacticMenu
 from baselines.text_tokens import GoalCodec
-from leangym.prover import LinearWalk
+from leangym.proof import LinearWalk
 from leangym.session import Budget, BudgetExhausted, ProofSession
 from leangym.theorem import Theorem
 
@@ -100,13 +100,13 @@ class MaskablePPOProver:
         for _ in range(self.max_steps):
             if walk.done:
                 break
-            goals = [g for node in walk.open for g in node.state.goals]
+            goals = [g for state in walk.states for g in state.goals]
             menu = self.menu.build(goals)
             action, _ = self.model.predict(self.codec.encode(goals), action_masks=allowed(menu, rejected),
                                            deterministic=deterministic)
             a = int(action)
             rejected = set() if walk.step(session, self.menu.tactic(menu, a)).ok else rejected | {a}
-        return walk.proof() if walk.done else None
+        return walk.tree()
 
 
 def evaluate(prover: Any, n: int = 100, calls: int = 64) -> tuple[int, int]:

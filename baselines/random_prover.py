@@ -23,7 +23,8 @@ from typing import Sequence
 
 from leangym.backends.types import Outcome, ProofState
 from leangym.proof import ProofTree
-from leangym.prover import LinearWalk, Proof
+from leangym.proof import LinearWalk
+from leangym.prover import Proof
 from leangym.session import Budget, ProofSession
 from leangym.theorem import Theorem
 
@@ -98,7 +99,7 @@ class RandomProver:
         while not walk.done and steps < self.max_steps and tried[0] < self.max_tactics:
             tried[0] += 1
             steps += walk.step(session, self.sample(walk.current)).ok
-        return walk.proof() if walk.done else None
+        return walk.tree()
 
     def _tree(self, session: ProofSession, state: ProofState, depth: int, tried: list[int]) -> ProofTree | None:
         if depth >= self.max_depth:

@@ -11,7 +11,12 @@ lose a proof, never accept a false one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from leangym.backends.types import ProofState, TacticResult
+    from leangym.session import ProofSession
 
 
 @dataclass(frozen=True)
@@ -45,3 +50,66 @@ def assemble(tree: ProofTree) -> str:
 def linear(tactics: list[str]) -> str:
     """A script of tactics applied one after another to the main goal."""
     return "\n".join(tactics)
+
+
+class LinearWalk:
+    """A proof built one tactic at a time on the first open branch, as Lean runs a ``by`` block.
+
+    The open branches are kept in Lean's goal order; a tactic applied to the
+    first one replaces it with its child branches, in order. The branches form
+    a :class:`ProofTree`, so the finished proof is assembled with correct
+    ``·`` focusing on servers that split goals into several branches.
+    """
+
+    def __init__(self, root: "ProofState") -> None:
+        self._root = _WalkNode(root)
+        self._open: list[_WalkNode] = [self._root] if root.goals else []
+
+    @property
+    def done(self) -> bool:
+        """Every goal is closed."""
+        return not self._open
+
+    @property
+    def states(self) -> tuple["ProofState", ...]:
+        """The open branches, first one first."""
+        return tuple(n.state for n in self._open)
+
+    @property
+    def current(self) -> "ProofState":
+        """The branch the next tactic runs on."""
+        return self._open[0].state
+
+    def observation(self) -> str:
+        """Every open goal, first one first, as Lean prints them."""
+        from leangym.backends.types import goals_to_text
+
+        return goals_to_text([g for s in self.states for g in s.goals])
+
+    def step(self, session: "ProofSession", tactic: str) -> "TacticResult":
+        """Apply ``tactic`` to the first open branch through ``session``; advance if it ran."""
+        result = session.apply(self.current, tactic)
+        if result.ok:
+            self.advance(tactic, result.states)
+        return result
+
+    def advance(self, tactic: str, children: Sequence["ProofState"]) -> None:
+        """``tactic`` succeeded on the first open branch and left ``children`` open."""
+        node = self._open[0]
+        node.tactic, node.children = tactic, [_WalkNode(s) for s in children]
+        self._open[0:1] = node.children
+
+    def tree(self) -> ProofTree | None:
+        """The applied tactics as a tree, once every goal is closed (else ``None``)."""
+        return self._root.tree() if self.done and self._root.tactic is not None else None
+
+
+@dataclass(eq=False)
+class _WalkNode:
+    state: "ProofState"
+    tactic: str | None = None
+    children: list["_WalkNode"] = field(default_factory=list)
+
+    def tree(self) -> ProofTree:
+        return ProofTree(self.tactic or "", tuple(c.tree() for c in self.children),
+                         tuple(len(c.state.goals) for c in self.children))

@@ -30,12 +30,11 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence, Union, runtime_checkable
 
-from leangym.backends.types import Outcome, ProofState, goals_to_text
-from leangym.proof import ProofTree
+from leangym.proof import LinearWalk, ProofTree
 from leangym.session import Budget, ProofSession
 from leangym.theorem import Theorem
 
@@ -54,54 +53,6 @@ class Policy(Protocol):
     def act(self, observation: str, info: dict) -> str | None:
         """The next tactic for the first open goal (``None`` or ``""``: give up)."""
         ...
-
-
-@dataclass(eq=False)
-class _Node:
-    state: ProofState
-    tactic: str | None = None
-    children: list["_Node"] = field(default_factory=list)
-
-    def tree(self) -> ProofTree:
-        return ProofTree(self.tactic or "", tuple(c.tree() for c in self.children),
-                         tuple(len(c.state.goals) for c in self.children))
-
-
-class LinearWalk:
-    """A proof built one tactic at a time on the first open branch, as ``LeanProof-v0`` does.
-
-    The branches form a tree, so the finished proof is assembled with correct
-    ``·`` focusing on servers that split goals into several branches.
-    """
-
-    def __init__(self, root: ProofState) -> None:
-        self.root = _Node(root)
-        self.open: list[_Node] = [self.root] if root.goals else []
-
-    @property
-    def done(self) -> bool:
-        return not self.open
-
-    @property
-    def current(self) -> ProofState:
-        return self.open[0].state
-
-    def observation(self) -> str:
-        """Every open goal, first one first, as Lean prints them."""
-        return goals_to_text([g for n in self.open for g in n.state.goals])
-
-    def step(self, session: ProofSession, tactic: str) -> Any:
-        """Apply ``tactic`` to the first open branch; on success the walk advances. Returns the TacticResult."""
-        node = self.open[0]
-        result = session.apply(node.state, tactic)
-        if result.outcome in (Outcome.PROGRESS, Outcome.PROVED):
-            node.tactic = tactic
-            node.children = [_Node(s) for s in result.states]
-            self.open[0:1] = node.children
-        return result
-
-    def proof(self) -> ProofTree:
-        return self.root.tree()
 
 
 @dataclass
@@ -130,13 +81,13 @@ class PolicyProver:
         for step in range(self.max_steps):
             if walk.done:
                 break
-            info.update(step=step, open_branches=len(walk.open), remaining_calls=session.remaining_calls())
+            info.update(step=step, open_branches=len(walk.states), remaining_calls=session.remaining_calls())
             tactic = act(walk.observation(), dict(info))
             if not tactic:
                 return None
             result = walk.step(session, tactic)
             info.update(last_tactic=tactic, last_outcome=result.outcome.value, last_error=result.error)
-        return walk.proof() if walk.done else None
+        return walk.tree()
 
 
 # --------------------------------------------------------------------------- loading by name

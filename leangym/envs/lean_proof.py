@@ -45,9 +45,8 @@ import dataclasses
 import os
 import re
 import unicodedata
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import gymnasium as gym
 from gymnasium import spaces
@@ -55,7 +54,7 @@ from gymnasium import spaces
 from leangym.backends.types import (
     Goal, LeanProcess, Outcome, ProofState, ServerError, ServerIdentity, goals_to_text,
 )
-from leangym.proof import ProofTree, assemble
+from leangym.proof import LinearWalk, ProofTree, assemble
 from leangym.session import Budget, BudgetExhausted, ProofSession
 from leangym.soundness import SoundnessPolicy
 from leangym.theorem import Theorem
@@ -191,20 +190,6 @@ def open_session(theorem: TheoremSpec, *, server: str | None = None, process: Le
 
 # --------------------------------------------------------------------------- the env
 
-@dataclass(eq=False)
-class _Branch:
-    """One node of the episode's proof tree: a proof state and the tactic applied to it (if any)."""
-
-    state: ProofState
-    tactic: str | None = None
-    children: list["_Branch"] = field(default_factory=list)
-
-    def tree(self) -> ProofTree:
-        assert self.tactic is not None, "open branch"
-        return ProofTree(self.tactic, tuple(c.tree() for c in self.children),
-                         tuple(len(c.state.goals) for c in self.children))
-
-
 class LeanProofEnv(gym.Env[str, str]):
     """Prove a Lean 4 theorem one tactic at a time (see the module docstring for the outcomes).
 
@@ -279,8 +264,7 @@ class LeanProofEnv(gym.Env[str, str]):
         self._identity: ServerIdentity | None = None
         self.session: ProofSession | None = None
         self.theorem: Theorem | None = None
-        self._root: _Branch | None = None
-        self._open: list[_Branch] = []
+        self._walk: LinearWalk | None = None
         self._states: tuple[ProofState, ...] = ()
         self._goals: tuple[Goal, ...] = ()
         self._text = ""
@@ -308,15 +292,15 @@ class LeanProofEnv(gym.Env[str, str]):
         """The open goals as Lean prints them (the observation, before any length cut)."""
         return self._text
 
-    def _set_open(self, branches: list[_Branch]) -> None:
-        self._open = branches
-        self._states = tuple(b.state for b in branches)
+    def _set_open(self, walk: LinearWalk | None) -> None:
+        self._walk = walk
+        self._states = walk.states if walk is not None else ()
         self._goals = tuple(g for s in self._states for g in s.goals)
         self._text = goals_to_text(self._goals)
 
     def proof_tree(self) -> ProofTree | None:
         """The applied tactics as a tree, once every goal is closed (else ``None``)."""
-        return self._root.tree() if self._root is not None and not self._open and self._root.tactic else None
+        return self._walk.tree() if self._walk is not None else None
 
     # ------------------------------------------------------------------ leases
     def _lease(self) -> LeanProcess:
@@ -376,8 +360,7 @@ class LeanProofEnv(gym.Env[str, str]):
         self.theorem = self._draw_theorem(options or {})
         self.session = None
         self.session = self._start(self.theorem)
-        self._root = _Branch(self.session.root)
-        self._set_open([self._root] if self.session.root.goals else [])
+        self._set_open(LinearWalk(self.session.root))
         self._steps, self._done = 0, False
         info = self._info("reset")
         self._last = {"outcome": "reset"}
@@ -390,9 +373,9 @@ class LeanProofEnv(gym.Env[str, str]):
         tactic = str(action)
         self._steps += 1
         reward, terminated, truncated, extra = float(self.reward_step), False, False, {"tactic": tactic}
-        branch = self._open[0]
+        walk = self._walk
         try:
-            result = self.session.apply(branch.state, tactic)
+            result = self.session.apply(walk.current, tactic)
         except BudgetExhausted as e:
             outcome, truncated, extra["error"] = "budget", True, str(e)
         else:
@@ -405,10 +388,9 @@ class LeanProofEnv(gym.Env[str, str]):
                 truncated, extra["error"] = True, f"server failure: {result.error}"
             else:
                 outcome = "progress"
-                branch.tactic = tactic
-                branch.children = [_Branch(s) for s in result.states]
-                self._set_open(branch.children + self._open[1:])
-                if not self._open:
+                walk.advance(tactic, result.states)
+                self._set_open(walk)
+                if walk.done:
                     outcome, terminated, truncated, bonus = self._finish(extra)
                     reward += bonus
         if not (terminated or truncated) and self.max_steps is not None and self._steps >= self.max_steps:
@@ -419,7 +401,7 @@ class LeanProofEnv(gym.Env[str, str]):
 
     def _finish(self, extra: dict[str, Any]) -> tuple[str, bool, bool, float]:
         """Every goal is closed: re-check the whole proof. -> (outcome, terminated, truncated, reward bonus)."""
-        tree = self._root.tree()
+        tree = self._walk.tree()
         check = self.session.verify(tree)
         extra.update(verified=check.ok, proof_script=assemble(tree), axioms=check.axioms)
         if check.ok:
@@ -469,6 +451,6 @@ class LeanProofEnv(gym.Env[str, str]):
         self._release()
         if isinstance(self._process_factory, _ServerLeaser):
             self._process_factory.close()
-        self._set_open([])
-        self._root, self._done = None, True
+        self._set_open(None)
+        self._done = True
         super().close()
