@@ -28,6 +28,10 @@ def _error_reply(msg: str, span) -> dict:
     return {"error": "REPL returned error messages: " + json.dumps([m], ensure_ascii=False)}
 
 
+def _message(text: str) -> dict:
+    return {"severity": "error", "pos": {"line": 1, "column": 0}, "endPos": None, "data": text}
+
+
 class SimProcess:
     """One simulated Lean REPL process, answering with protocol-shaped dicts (exactly the JSON bodies of the LeanTree protocol)."""
 
@@ -60,8 +64,9 @@ class SimProcess:
         try:
             messages, sorries = self.kernel.run_command(source)
         except RecursionError:
-            messages, sorries = [{"severity": "error", "pos": {"line": 1, "column": 0}, "endPos": None,
-                                  "data": "maximum recursion depth has been reached"}], []
+            messages, sorries = [_message("maximum recursion depth has been reached")], []
+        except Exception as e:  # a kernel bug is an error in the checked source, never an accepted proof
+            messages, sorries = [_message(f"(sim) internal error: {type(e).__name__}: {e}")], []
         out_sorries = []
         for goal, (l1, c1, l2, c2) in sorries:
             out_sorries.append({"proofState": self._register((goal,)), "pos": {"line": l1, "column": c1},
@@ -104,6 +109,8 @@ class SimProcess:
             return {"error": TIMEOUT_TEXT}
         except RecursionError:
             return _error_reply("maximum recursion depth has been reached", seq[1])
+        except Exception as e:  # a kernel bug must reject the tactic, never crash a training run
+            return _error_reply(f"(sim) internal error: {type(e).__name__}: {e}", None)
         return {"value": self._branches(st.goals)}
 
     def apply_tactic(self, proof_state_id: int, tactic: str, timeout_ms: int = 1000) -> dict:

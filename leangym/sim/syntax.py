@@ -49,6 +49,11 @@ _NOT_ID_START = set("λΠΣℕℤℚℝℂ")
 _SUBSCRIPTS = set("₀₁₂₃₄₅₆₇₈₉ₐₑₒₓₔₕₖₗₘₙₚₛₜᵢᵣᵤᵥᵦᵧᵨᵩᵪⱼ")
 
 
+
+def _ascii_digit(c: str) -> bool:
+    # str.isdigit() is also true for subscripts (`h₈`), which Lean lexes as identifier characters.
+    return "0" <= c <= "9"
+
 def _id_start(c: str) -> bool:
     return (c.isalpha() or c == "_") and c not in _NOT_ID_START
 
@@ -98,18 +103,18 @@ def tokenize(text: str, line0: int = 1, col0: int = 0) -> list[Tok]:
             while True:
                 while i < n and _id_rest(text[i]):
                     i += 1
-                if i + 1 < n and text[i] == "." and (_id_start(text[i + 1]) or text[i + 1].isdigit()):
+                if i + 1 < n and text[i] == "." and (_id_start(text[i + 1]) or _ascii_digit(text[i + 1])):
                     i += 1
                     continue
                 break
             kind = "id"
-        elif c.isdigit():
-            while i < n and text[i].isdigit():
+        elif _ascii_digit(c):
+            while i < n and _ascii_digit(text[i]):
                 i += 1
             kind = "num"
-            if i + 1 < n and text[i] == "." and text[i + 1].isdigit():
+            if i + 1 < n and text[i] == "." and _ascii_digit(text[i + 1]):
                 i += 1
-                while i < n and text[i].isdigit():
+                while i < n and _ascii_digit(text[i]):
                     i += 1
                 kind = "sci"
         else:

@@ -1,0 +1,319 @@
+"""The AND-OR search tree of one proof search: nodes, PUCT selection, backup, proof extraction.
+
+OR nodes are proof states (one Lean branch). Each edge of an OR node is a
+tactic that Lean accepted; its result is an AND node over the open branches it
+left (none: the tactic proved the goal). Values are ``GAMMA ** steps`` (see
+``interfaces``): an edge is worth ``GAMMA * min(its branches)`` (the hardest
+branch decides), an OR node the best of its edges.
+
+Status, exact and final:
+* an edge is *solved* when all its branches are, an OR node when any edge is;
+  a solved node is never entered again (the search works on what is left);
+* an edge is *dead* when a branch is dead, a node when it has no live edge
+  and the policy has no new tactic for it (``exhausted``).
+
+Statistics of a node's edges live in numpy arrays (``N``, ``W``, virtual
+visits ``VL``, log-priors ``logp``, ``alive``) so that PUCT is one vectorised
+expression per node. Identical goal texts share one node (transposition
+table), which makes the tree a DAG; an edge leading back to the node itself or
+to an ancestor is refused, which keeps it acyclic (see ``integrate``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.alphaproof.interfaces import GAMMA, Evaluation
+from leangym.backends.types import Outcome, ProofState, TacticResult
+from leangym.proof import ProofTree
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    num_simulations: int = 256  # per theorem; one simulation = one leaf evaluated and its tactics tried
+    max_lean_calls: int | None = 2048  # per theorem (the session's own Budget applies as well)
+    max_seconds: float | None = None  # per theorem, wall clock
+    num_tactics: int = 8  # k asked of the policy at a new leaf
+    widen_tactics: int = 8  # extra tactics asked each time a node is widened
+    max_tactics: int = 64  # a node never asks for more than this many
+    widen_c: float = 2.0  # widen a node once its visits > widen_c * tactics_tried ** widen_alpha
+    widen_alpha: float = 1.5
+    c_puct: float = 1.5
+    fpu_reduction: float = 0.2  # Q of an unvisited edge = the node's value estimate - this (see puct)
+    leaves_per_round: int = 4  # leaves selected per tree per round, kept apart by virtual loss
+    lean_threads: int = 8  # sessions talking to Lean at once
+
+
+_EMPTY_F, _EMPTY_I, _EMPTY_B = np.zeros(0), np.zeros(0, np.int64), np.zeros(0, bool)
+
+
+class Node:
+    """An OR node: one proof state and the tactics tried on it."""
+
+    def __init__(self, state: ProofState, text: str | None = None):
+        self.state, self.text = state, state.text if text is None else text
+        self.expanded = False  # evaluated by the policy and its tactics sent to Lean
+        self.tactics: list[str] = []  # edge i's tactic ...
+        self.children: list[tuple[Node, ...]] = []  # ... and its AND node: the branches it left open
+        # per-edge arrays, replaced (never resized in place) when edges are added; shared while empty
+        self.logp = _EMPTY_F
+        self.N = _EMPTY_I  # finished visits per edge
+        self.W = _EMPTY_F  # summed backed-up values per edge
+        self.VL = _EMPTY_I  # visits in flight (virtual loss: counted as value 0)
+        self.alive = _EMPTY_B
+        self.tried: set[str] = set()  # every tactic sent for this state (accepted or not)
+        self.exhausted = False  # the policy has nothing new for this state
+        self.steps: int | None = None  # tactic steps to a proof, once solved
+        self.dead = False
+        self.parents: list[tuple[Node, int]] = []  # (node, edge index) for every edge into this node
+        self.visits, self.value_sum, self.in_flight = 0, 0.0, 0
+        self.pending = False  # a leaf of the current round
+
+    def estimate(self) -> float | None:
+        """Current value: exact when solved or dead, else the mean backed-up value (None: unseen)."""
+        if self.steps is not None:
+            return GAMMA ** self.steps
+        if self.dead:
+            return 0.0
+        return self.value_sum / self.visits if self.visits else None
+
+
+@dataclass
+class Leaf:
+    """Where one simulation stopped: ``path`` holds (node, edge index) from the root down."""
+
+    path: list[tuple[Node, int]]
+    node: Node
+    k: int  # how many tactics to ask the policy for (more than before: widening)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one expanded OR node teaches the network."""
+
+    state: str
+    tactics: tuple[str, ...]
+    visit_counts: tuple[int, ...]
+    steps_to_go: int | None  # from a solved subtree; None: not solved in this search
+    proof_tactic: str | None  # the first tactic of the shortest proof found, if any
+
+
+class SearchTree:
+    def __init__(self, root: ProofState, config: SearchConfig):
+        self.config = config
+        self.table: dict[str, Node] = {}  # goal text -> node (transpositions)
+        self.failed: set[tuple[str, str]] = set()  # (goal text, tactic) never to send again
+        self.useless = 0  # tactics refused because they led back to an ancestor (or nowhere)
+        self.root = self.node_for(root)
+
+    def node_for(self, state: ProofState, text: str | None = None) -> Node:
+        text = state.text if text is None else text
+        if text not in self.table:
+            self.table[text] = Node(state, text)
+        return self.table[text]
+
+    # ------------------------------------------------------------------ selection
+    def select(self) -> Leaf | None:
+        """Walk down by PUCT, adding virtual loss; None if it ran into another leaf of this round."""
+        cfg, node, path = self.config, self.root, []
+        while True:
+            if node.pending:
+                _revert(path)
+                return None
+            if not node.expanded:
+                k = cfg.num_tactics
+                break
+            if wants_widening(node, cfg):
+                k = min(len(node.tried) + cfg.widen_tactics, cfg.max_tactics)
+                break
+            i = int(np.argmax(puct(node, cfg)))
+            child = hardest_open_child(node.children[i])
+            node.VL[i] += 1
+            node.in_flight += 1
+            path.append((node, i))
+            node = child
+        node.pending = True
+        node.in_flight += 1
+        return Leaf(path, node, k)
+
+    def abandon(self, leaf: Leaf) -> None:
+        """Undo a selection whose leaf could not be expanded (budget spent)."""
+        _revert(leaf.path)
+        leaf.node.pending = False
+        leaf.node.in_flight -= 1
+
+    # ------------------------------------------------------------------ expansion
+    def new_tactics(self, leaf: Leaf, evaluation: Evaluation) -> list[tuple[str, float]]:
+        """The policy's tactics for ``leaf`` not tried before and not known to fail."""
+        node = leaf.node
+        fresh = [(t, lp) for t, lp in zip(evaluation.tactics[: leaf.k], evaluation.log_priors)
+                 if t not in node.tried and (node.text, t) not in self.failed]
+        if not fresh or len(node.tried) + len(fresh) >= self.config.max_tactics:
+            node.exhausted = True  # widening cannot help any more
+        return fresh
+
+    def integrate(self, leaf: Leaf, evaluation: Evaluation, sent: list[tuple[str, float]],
+                  results: list[TacticResult]) -> float:
+        """Add Lean's answers as edges of ``leaf.node``; returns the leaf's value for backup."""
+        node = leaf.node
+        node.expanded = True
+        ancestors = _ancestor_texts(node)
+        edges = []
+        for (tactic, logp), res in zip(sent, results):
+            if res.outcome is Outcome.SERVER_FAILURE:
+                continue  # transient: the tactic may be proposed and sent again later
+            node.tried.add(tactic)
+            if res.outcome in (Outcome.REJECTED, Outcome.TIMEOUT):
+                self.failed.add((node.text, tactic))
+                continue
+            texts = [s.text for s in res.states]  # .text is rendered on every access
+            if any(t in ancestors for t in texts):
+                # Back to this state or an ancestor: no progress, and would close a cycle.
+                self.failed.add((node.text, tactic))
+                self.useless += 1
+                continue
+            edges.append((tactic, logp, tuple(self.node_for(s, t) for s, t in zip(res.states, texts))))
+        self.add_edges(node, edges)
+        _refresh(node)
+        if node.steps is not None:
+            return GAMMA ** node.steps
+        return 0.0 if node.dead else float(evaluation.value)
+
+    def add_edges(self, node: Node, edges: list[tuple[str, float, tuple[Node, ...]]]) -> None:
+        """Append (tactic, log-prior, branches) edges: existing edges, statistics and subtrees stay."""
+        first, n = len(node.tactics), len(edges)
+        for j, (tactic, _, kids) in enumerate(edges):
+            node.tactics.append(tactic)
+            node.children.append(kids)
+            for kid in kids:
+                kid.parents.append((node, first + j))
+        node.logp = np.concatenate([node.logp, [lp for _, lp, _ in edges]])
+        node.N = np.concatenate([node.N, np.zeros(n, np.int64)])
+        node.W = np.concatenate([node.W, np.zeros(n)])
+        node.VL = np.concatenate([node.VL, np.zeros(n, np.int64)])
+        node.alive = np.concatenate([node.alive, np.ones(n, bool)])
+
+    # ------------------------------------------------------------------ backup
+    def backup(self, leaf: Leaf, value: float) -> None:
+        """Propagate ``value`` (of the leaf) to the root; each tactic step multiplies by GAMMA.
+
+        Through an AND node the value is the minimum of the simulated branch and
+        the current estimates of its siblings (unseen siblings do not count yet).
+        """
+        node = leaf.node
+        node.pending = False
+        node.in_flight -= 1
+        node.visits += 1
+        node.value_sum += value
+        child = node
+        for parent, i in reversed(leaf.path):
+            sibs = [e for c in parent.children[i] if c is not child and (e := c.estimate()) is not None]
+            value = GAMMA * min([value, *sibs])
+            parent.VL[i] -= 1
+            parent.N[i] += 1
+            parent.W[i] += value
+            parent.in_flight -= 1
+            parent.visits += 1
+            parent.value_sum += value
+            child = parent
+
+    # ------------------------------------------------------------------ outputs
+    def proof(self, node: Node | None = None) -> ProofTree:
+        """The shortest proof found below a solved ``node`` (the root by default)."""
+        node = node or self.root
+        i = _best_edge(node)
+        kids = node.children[i]
+        return ProofTree(node.tactics[i], tuple(self.proof(k) for k in kids),
+                         tuple(len(k.state.goals) for k in kids))
+
+    def targets(self) -> list[Target]:
+        """One target per expanded node, the root first."""
+        out = []
+        for node in self.table.values():
+            if not node.expanded:
+                continue
+            proof_tactic = node.tactics[_best_edge(node)] if node.steps is not None else None
+            out.append(Target(node.text, tuple(node.tactics), tuple(int(n) for n in node.N),
+                              node.steps, proof_tactic))
+        return out
+
+
+# ---------------------------------------------------------------------- per-node functions
+def puct(node: Node, cfg: SearchConfig) -> np.ndarray:
+    """PUCT score of every edge of ``node`` (-inf for dead edges).
+
+    Priors: softmax of the policy's log-priors over the live edges. Unvisited
+    edges (FPU): Q = node's value estimate - ``fpu_reduction``, i.e. a new
+    tactic is assumed a little worse than what the node is worth so far, so
+    the search deepens good lines before trying every sibling.
+    """
+    n = node.N + node.VL
+    logits = np.where(node.alive, node.logp, -np.inf)
+    p = np.exp(logits - logits.max())
+    p /= p.sum()
+    fpu = (node.estimate() or 0.0) - cfg.fpu_reduction
+    q = np.where(n > 0, node.W / np.maximum(n, 1), fpu)
+    u = cfg.c_puct * p * math.sqrt(n.sum() + 1) / (1 + n)
+    return np.where(node.alive, q + u, -np.inf)
+
+
+def hardest_open_child(kids: tuple[Node, ...]) -> Node:
+    """The branch to work on in an AND node: unsolved, none in flight first, then lowest value.
+
+    Unseen branches count as hardest (their value is unknown, and the AND node
+    is only worth its hardest branch); a branch with a simulation in flight is
+    passed over so that one round spreads over the branches.
+    """
+    open_ = [c for c in kids if c.steps is None]
+    return min(open_, key=lambda c: (c.in_flight, -1.0 if c.estimate() is None else c.estimate()))
+
+
+def wants_widening(node: Node, cfg: SearchConfig) -> bool:
+    """Progressive widening: ask the policy for more tactics at heavily visited (or stuck) nodes."""
+    if node.exhausted:
+        return False
+    return not node.alive.any() or node.visits > cfg.widen_c * max(1, len(node.tried)) ** cfg.widen_alpha
+
+
+def _edge_steps(kids: tuple[Node, ...]) -> int | None:
+    if any(k.steps is None for k in kids):
+        return None
+    return 1 + max((k.steps for k in kids), default=0)
+
+
+def _best_edge(node: Node) -> int:
+    assert node.steps is not None, "no proof: node not solved"
+    return min((i for i, kids in enumerate(node.children) if _edge_steps(kids) is not None),
+               key=lambda i: _edge_steps(node.children[i]))
+
+
+def _refresh(node: Node) -> None:
+    """Recompute ``node``'s solved / dead status from its edges and pass changes to its parents."""
+    node.alive = np.array([not any(k.dead for k in kids) for kids in node.children], bool)
+    best = min((s for kids in node.children if (s := _edge_steps(kids)) is not None), default=None)
+    if best is not None and (node.steps is None or best < node.steps):
+        node.steps = best
+    elif node.steps is None and not node.dead and node.exhausted and not node.alive.any():
+        node.dead = True
+    else:
+        return
+    for parent, _ in node.parents:
+        _refresh(parent)
+
+
+def _ancestor_texts(node: Node) -> set[str]:
+    seen, stack = {node.text}, [node]
+    while stack:
+        for parent, _ in stack.pop().parents:
+            if parent.text not in seen:
+                seen.add(parent.text)
+                stack.append(parent)
+    return seen
+
+
+def _revert(path: list[tuple[Node, int]]) -> None:
+    for node, i in path:
+        node.VL[i] -= 1
+        node.in_flight -= 1

@@ -1,0 +1,193 @@
+"""One actor running B proof searches at once (AlphaZero-style MCTS over AND-OR trees).
+
+Each round, for all B trees together:
+
+1. select up to ``leaves_per_round`` leaves per tree (virtual loss keeps them apart);
+2. evaluate every leaf state in ONE ``evaluator.evaluate`` call;
+3. send each leaf's new tactics to Lean (``session.apply_many``), one thread
+   per session, all sessions concurrently;
+4. add the results to the trees and back the values up.
+
+A search leaves the batch when its root is solved or dead, or a budget
+(simulations, Lean calls, seconds) is spent. A solved root counts only once
+``session.verify`` has re-checked the assembled proof. ``run_search`` is the
+same code with B = 1.
+"""
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from agents.alphaproof.interfaces import Evaluation, Evaluator
+from agents.alphaproof.mcts import Leaf, SearchConfig, SearchTree, Target
+from leangym.backends.types import Outcome, TacticResult
+from leangym.proof import assemble
+from leangym.session import BudgetExhausted, ProofSession
+
+__all__ = ["SearchConfig", "SearchResult", "run_search", "run_batched_search"]
+
+
+@dataclass
+class SearchResult:
+    theorem: str
+    solved: bool  # the search closed the root
+    verified: bool  # ... and session.verify accepted the proof: the only success that counts
+    proof: str | None  # the assembled tactic script of a solved root
+    simulations: int
+    lean_calls: int
+    wall_s: float
+    stop_reason: str  # "solved" | "unprovable" | "simulations" | "lean_calls" | "time"
+    targets: list[Target]  # one per expanded OR node (training data)
+    verify_error: str | None = None
+    tree: SearchTree | None = field(default=None, repr=False, compare=False)
+
+
+class _Search:
+    """One theorem's search inside the batch: its tree, session and counters."""
+
+    def __init__(self, session: ProofSession, config: SearchConfig):
+        self.session, self.config = session, config
+        self.tree = SearchTree(session.root, config)
+        self.calls_at_start = session.stats.lean_calls
+        self.started = time.monotonic()
+        self.simulations = 0
+        self.stop_reason: str | None = None
+        self.stopped_at = 0.0
+
+    @property
+    def lean_calls(self) -> int:
+        return self.session.stats.lean_calls - self.calls_at_start
+
+    def calls_left(self) -> int | None:
+        caps = [c for c in (self.session.remaining_calls(),
+                            None if self.config.max_lean_calls is None
+                            else self.config.max_lean_calls - self.lean_calls) if c is not None]
+        return max(0, min(caps)) if caps else None
+
+    def stop(self, reason: str) -> None:
+        if self.stop_reason is None:
+            self.stop_reason, self.stopped_at = reason, time.monotonic()
+
+    def check_budgets(self) -> None:
+        cfg, root = self.config, self.tree.root
+        if root.steps is not None:
+            self.stop("solved")
+        elif root.dead:
+            self.stop("unprovable")
+        elif self.simulations >= cfg.num_simulations:
+            self.stop("simulations")
+        elif self.calls_left() == 0:
+            self.stop("lean_calls")
+        elif cfg.max_seconds is not None and time.monotonic() - self.started > cfg.max_seconds:
+            self.stop("time")
+
+    def select_leaves(self) -> list[Leaf]:
+        leaves = []
+        for _ in range(min(self.config.leaves_per_round, self.config.num_simulations - self.simulations)):
+            leaf = self.tree.select()
+            if leaf is None:  # ran into a leaf of this round: the tree is narrow here, stop early
+                break
+            leaves.append(leaf)
+        return leaves
+
+    def apply(self, jobs: list[tuple[Leaf, list[tuple[str, float]]]]):
+        """Lean work of one round (runs in a worker thread): the tactics sent and the results per leaf.
+
+        ``None`` results: the budget ran out before this leaf's tactics could be sent.
+        """
+        out = []
+        for leaf, tactics in jobs:
+            left = self.calls_left()
+            sent = tactics if left is None else tactics[:left]
+            if tactics and not sent:
+                out.append((sent, None))
+                continue
+            try:
+                results = self.session.apply_many(leaf.node.state, [t for t, _ in sent]) if sent else []
+            except BudgetExhausted:
+                results = None
+            except Exception:  # noqa: BLE001 -- a backend broke its no-raise contract
+                results = [self._apply_alone(leaf.node.state, t) for t, _ in sent]
+            out.append((sent, results))
+        return out
+
+    def _apply_alone(self, state, tactic: str) -> TacticResult:
+        """One tactic by itself, after a batch raised: a tactic that crashes the backend counts as
+        rejected (so it is cached and never sent again), and the other B - 1 searches go on."""
+        try:
+            return self.session.apply(state, tactic)
+        except BudgetExhausted as e:
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), str(e))
+        except Exception as e:  # noqa: BLE001
+            return TacticResult(tactic, Outcome.REJECTED, (), f"backend raised {e!r}")
+
+    def finish(self) -> SearchResult:
+        """The final check of a solved root (runs in a worker thread)."""
+        tree, proof, verified, error = self.tree, None, False, None
+        checked_at = time.monotonic()
+        if tree.root.steps is not None:
+            proof_tree = tree.proof()
+            proof = assemble(proof_tree)
+            check = self.session.verify(proof_tree)
+            verified, error = check.ok, check.error
+        # own time only: until this search stopped, plus its final check (not the batch's tail)
+        wall_s = (self.stopped_at or checked_at) - self.started + time.monotonic() - checked_at
+        return SearchResult(
+            theorem=self.session.theorem.name, solved=tree.root.steps is not None, verified=verified,
+            proof=proof, simulations=self.simulations, lean_calls=self.lean_calls,
+            wall_s=wall_s, stop_reason=self.stop_reason or "simulations",
+            targets=tree.targets(), verify_error=error, tree=tree)
+
+
+def search_round(searches: list[_Search], evaluator: Evaluator, pool: ThreadPoolExecutor) -> int:
+    """One round over the active searches: select, evaluate (one call), Lean (concurrent), back up.
+
+    Returns the number of simulations completed.
+    """
+    picked = [(s, leaf) for s in searches for leaf in s.select_leaves()]
+    assert picked, "an active search always has a leaf: nothing is pending between rounds"
+    k = max(leaf.k for _, leaf in picked)
+    evals: list[Evaluation] = evaluator.evaluate([leaf.node.text for _, leaf in picked], k)
+    jobs: dict[_Search, list] = {}
+    for (s, leaf), ev in zip(picked, evals):
+        jobs.setdefault(s, []).append((leaf, s.tree.new_tactics(leaf, ev)))
+    answer_of = {s: iter(a) for s, a in zip(jobs, pool.map(lambda s: s.apply(jobs[s]), jobs))}
+    completed = 0
+    for (s, leaf), ev in zip(picked, evals):
+        sent, results = next(answer_of[s])
+        if results is None:  # out of Lean calls or time: drop the simulation, the search ends
+            s.tree.abandon(leaf)
+            s.stop("time" if s.calls_left() != 0 else "lean_calls")
+            continue
+        value = s.tree.integrate(leaf, ev, sent, results)
+        s.tree.backup(leaf, value)
+        s.simulations += 1
+        completed += 1
+    for s in searches:
+        s.check_budgets()
+    return completed
+
+
+def run_batched_search(sessions: Sequence[ProofSession], evaluator: Evaluator,
+                       config: SearchConfig = SearchConfig(), progress: Any = None) -> list[SearchResult]:
+    """Search a proof for each session's theorem, all at once; results in input order.
+
+    ``progress``: anything with ``update(n)`` (a tqdm bar), told the simulations of each round.
+    """
+    searches = [_Search(s, config) for s in sessions]
+    with ThreadPoolExecutor(max(1, min(config.lean_threads, len(searches)))) as pool:
+        for s in searches:
+            s.check_budgets()
+        while active := [s for s in searches if s.stop_reason is None]:
+            done = search_round(active, evaluator, pool)
+            if progress is not None:
+                progress.update(done)
+        return list(pool.map(_Search.finish, searches))
+
+
+def run_search(session: ProofSession, evaluator: Evaluator, config: SearchConfig = SearchConfig(),
+               progress: Any = None) -> SearchResult:
+    """A single proof search: the batched search with B = 1."""
+    return run_batched_search([session], evaluator, config, progress)[0]

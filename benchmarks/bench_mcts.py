@@ -1,0 +1,148 @@
+"""Simulations per second: 64 proof searches batched in one actor vs the same 64 run one at a time.
+
+    python benchmarks/bench_mcts.py                      # 64 theorems, tiny model, CPU
+    python benchmarks/bench_mcts.py --n 16 --warmup-steps 30   # quicker
+
+Same model, same theorems, same SearchConfig both ways; the only difference
+is B (64 trees per ``evaluate`` call vs 1). The model is the tiny
+``PolicyValueNet``, briefly warm-started on the generator's reference proofs
+so that it writes short, finished tactics like a trained policy does (an
+untrained net samples 48-token noise, and every search would die at its root).
+Theorems come from ``leangym.sim.generator`` and run on the in-process
+simulated kernel (``LocalProcess``).
+
+``--evaluator overhead`` swaps the net for a stand-in that costs a fixed time
+per call and nothing per state (the regime of a GPU or a remote model server),
+to see what the batching itself can give when the model's per-call cost dominates.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agents.alphaproof.interfaces import Evaluation  # noqa: E402
+from agents.alphaproof.policy import PolicyValueNet  # noqa: E402
+from agents.alphaproof.search import SearchConfig, run_batched_search, run_search  # noqa: E402
+from leangym.session import ProofSession  # noqa: E402
+from leangym.sim.generator import generate  # noqa: E402
+from leangym.sim.local import LocalProcess  # noqa: E402
+
+
+class Counting:
+    """The evaluator, with its calls and states counted."""
+
+    def __init__(self, net):
+        self.net, self.calls, self.states = net, 0, 0
+
+    def evaluate(self, states, k):
+        self.calls += 1
+        self.states += len(states)
+        return self.net.evaluate(states, k)
+
+
+class Overhead:
+    """A model stand-in: ``ms`` per call whatever the batch, uniform priors over common tactics."""
+
+    TACTICS = ("intro h", "constructor", "assumption", "left", "right", "exact h₁", "exact h₂", "trivial",
+               "rcases h with ⟨a, b⟩", "exfalso", "apply h₁", "apply h₂")
+
+    def __init__(self, ms: float):
+        self.seconds = ms / 1000
+
+    def evaluate(self, states, k):
+        time.sleep(self.seconds)
+        tactics = self.TACTICS[:k]
+        return [Evaluation(tactics, (0.0,) * len(tactics), 0.5) for _ in states]
+
+
+def reference_rows(theorems) -> list[dict]:
+    """(state, tactic) rows from replaying each reference proof on a single-branch kernel."""
+    rows = []
+    for t in theorems:
+        sess = ProofSession(LocalProcess(factorized=False), t.theorem)
+        state = sess.root
+        for i, tactic in enumerate(t.proof):
+            rows.append({"state": state.text, "tactic": tactic, "steps_to_go": len(t.proof) - i})
+            res = sess.apply(state, tactic)
+            if not res.states:
+                break
+            state = res.states[0]
+    return rows
+
+
+def warm_start(net: PolicyValueNet, rows: list[dict], steps: int, seed: int) -> float:
+    rng = random.Random(seed)
+    opt = torch.optim.AdamW(net.parameters(), lr=3e-3)
+    loss = float("nan")
+    for _ in tqdm(range(steps), desc="warm start", leave=False):
+        losses = net.losses([rows[rng.randrange(len(rows))] for _ in range(16)])
+        opt.zero_grad(set_to_none=True)
+        losses["loss"].backward()
+        opt.step()
+        loss = losses["loss"].item()
+    return loss
+
+
+def sessions(theorems, factorized: bool) -> list[ProofSession]:
+    return [ProofSession(LocalProcess(factorized=factorized), t.theorem) for t in theorems]
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=64, help="theorems (= searches in the batch)")
+    ap.add_argument("--sims", type=int, default=8, help="simulations per theorem")
+    ap.add_argument("--difficulty", type=int, nargs=2, default=(2, 4))
+    ap.add_argument("--leaves-per-round", type=int, default=4)
+    ap.add_argument("--num-tactics", type=int, default=8)
+    ap.add_argument("--warmup-steps", type=int, default=100)
+    ap.add_argument("--evaluator", choices=("model", "overhead"), default="model")
+    ap.add_argument("--overhead-ms", type=float, default=20.0)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+
+    torch.manual_seed(args.seed)
+    if args.evaluator == "model":
+        net = PolicyValueNet.create("tiny", seed=args.seed)
+        loss = warm_start(net, reference_rows(generate(400, args.seed + 1, (1, 5))), args.warmup_steps, args.seed)
+        print(f"tiny PolicyValueNet ({sum(p.numel() for p in net.parameters()) / 1e6:.2f}M params, "
+              f"warm-start loss {loss:.2f}), {torch.get_num_threads()} torch threads")
+    else:
+        net = Overhead(args.overhead_ms)
+        print(f"model stand-in: {args.overhead_ms} ms per evaluate call, no cost per state")
+    theorems = generate(args.n, args.seed, tuple(args.difficulty))
+    cfg = SearchConfig(num_simulations=args.sims, max_lean_calls=None, num_tactics=args.num_tactics,
+                       widen_tactics=args.num_tactics, leaves_per_round=args.leaves_per_round,
+                       lean_threads=8)
+    print(f"{args.n} theorems at difficulty {args.difficulty}, {cfg}")
+
+    run_batched_search(sessions(theorems[:4], True), net, SearchConfig(num_simulations=4))  # warm up torch
+    runs = {}
+    for mode in ("one at a time", "batched"):
+        ev, sess = Counting(net), sessions(theorems, True)
+        torch.manual_seed(args.seed)
+        with tqdm(total=args.n * args.sims, desc=mode, unit="sim") as bar:
+            t0 = time.perf_counter()
+            if mode == "batched":
+                results = run_batched_search(sess, ev, cfg, progress=bar)
+            else:
+                results = [run_search(s, ev, cfg, progress=bar) for s in sess]
+            wall = time.perf_counter() - t0
+        sims = sum(r.simulations for r in results)
+        runs[mode] = sims / wall
+        print(f"{mode:>13}: {sims} simulations in {wall:.1f}s = {sims / wall:.1f} sims/s; "
+              f"{ev.calls} evaluate calls, {ev.states / max(ev.calls, 1):.1f} states/call; "
+              f"{sum(r.lean_calls for r in results)} Lean calls; "
+              f"solved {sum(r.solved for r in results)}, verified {sum(r.verified for r in results)}/{args.n}")
+    print(f"speed-up (batched / one at a time): {runs['batched'] / runs['one at a time']:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,334 @@
+"""The AND-OR MCTS of agents.alphaproof on a tiny deterministic toy Lean (defined here, tests only)."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from agents.alphaproof.interfaces import GAMMA, Evaluation
+from agents.alphaproof.mcts import SearchConfig, SearchTree, puct
+from agents.alphaproof.search import _Search, run_batched_search, run_search, search_round
+from leangym.backends.types import (CommandResult, Goal, Hypothesis, Outcome, ProofState, ReplMessage,
+                                    ServerIdentity, TacticResult)
+from leangym.session import Budget, ProofSession
+
+VOCAB = ["intro h", "constructor", "exact hp", "exact hq", "assumption", "rcases h with ⟨a, b⟩", "left", "right"]
+
+
+# ---------------------------------------------------------------------- a toy propositional Lean
+def parse(s: str):
+    """Formula -> nested tuples; ∧ binds tighter than ∨, ∨ than →; all right-associative."""
+    toks = re.findall(r"[A-Za-z_]\w*|[∧∨→()]", s)
+    pos = 0
+
+    def level(ops):
+        nonlocal pos
+        if not ops:
+            if toks[pos] == "(":
+                pos += 1
+                f = level(("→", "∨", "∧"))
+                pos += 1
+                return f
+            pos += 1
+            return toks[pos - 1]
+        left = level(ops[1:])
+        if pos < len(toks) and toks[pos] == ops[0]:
+            pos += 1
+            return (ops[0], left, level(ops))
+        return left
+
+    return level(("→", "∨", "∧"))
+
+
+def show(f, prec: int = 0) -> str:
+    if isinstance(f, str):
+        return f
+    p = {"→": 25, "∨": 30, "∧": 35}[f[0]]
+    s = f"{show(f[1], p + 1)} {f[0]} {show(f[2], p)}"
+    return f"({s})" if p < prec else s
+
+
+def step(goal: Goal, tactic: str) -> list[Goal] | None:
+    """The goals ``tactic`` leaves from ``goal`` (None: rejected)."""
+    hyps, target = list(goal.hypotheses), parse(goal.target)
+    types = {h.name: h.type for h in hyps}
+    if tactic.startswith("intro ") and isinstance(target, tuple) and target[0] == "→":
+        name = tactic.split()[1]
+        hyps = [Hypothesis(h.name + "✝", h.type) if h.name == name else h for h in hyps]
+        return [Goal(tuple(hyps + [Hypothesis(name, show(target[1]))]), show(target[2]))]
+    if tactic == "constructor" and isinstance(target, tuple) and target[0] == "∧":
+        return [Goal(goal.hypotheses, show(target[1]), "left"), Goal(goal.hypotheses, show(target[2]), "right")]
+    if tactic.startswith("exact ") and types.get(tactic[6:]) == goal.target:
+        return []
+    if tactic == "assumption" and goal.target in types.values():
+        return []
+    if tactic in ("left", "right") and isinstance(target, tuple) and target[0] == "∨":
+        return [Goal(goal.hypotheses, show(target[1 if tactic == "left" else 2]))]
+    if tactic == "skip":
+        return [goal]
+    m = re.fullmatch(r"rcases (\w+) with ⟨(\w+), (\w+)⟩", tactic)
+    if m and m[1] in types and isinstance(f := parse(types[m[1]]), tuple) and f[0] == "∧":
+        rest = [h for h in hyps if h.name != m[1]]
+        return [Goal(tuple(rest + [Hypothesis(m[2], show(f[1])), Hypothesis(m[3], show(f[2]))]), goal.target)]
+    m = re.fullmatch(r"revert (\w+)", tactic)
+    if m and m[1] in types:
+        rest = tuple(h for h in hyps if h.name != m[1])
+        return [Goal(rest, show(("→", parse(types[m[1]]), target)))]
+    return None
+
+
+def parse_theorem(source: str) -> Goal:
+    rest = source.split(":= by")[0].split("theorem t", 1)[1]
+    hyps = []
+    while m := re.match(r"\s*\(([^():]+):([^()]+)\)", rest):
+        hyps += [Hypothesis(n, m[2].strip()) for n in m[1].split()]
+        rest = rest[m.end():]
+    return Goal(tuple(hyps), show(parse(rest.strip().removeprefix(":"))))
+
+
+class FakeLean:
+    """A deterministic LeanProcess over the toy logic; counts every (goal text, tactic) sent."""
+
+    process_id = 1
+
+    def __init__(self, factorized: bool = True, final_check_fails: bool = False):
+        self.factorized, self.final_check_fails = factorized, final_check_fails
+        self.states: dict[int, tuple[Goal, ...]] = {}
+        self.sent: Counter = Counter()
+        self.commands: list[str] = []
+
+    def _state(self, goals) -> ProofState:
+        self.states[len(self.states)] = tuple(goals)
+        return ProofState(self.process_id, len(self.states) - 1, tuple(goals))
+
+    def start_proof(self, theorem_with_sorry: str) -> ProofState:
+        return self._state([parse_theorem(theorem_with_sorry)])
+
+    def apply_tactic(self, state: ProofState, tactic: str, timeout_ms: int = 1000) -> TacticResult:
+        goals = self.states[state.proof_state_id]
+        self.sent[(state.text, tactic)] += 1
+        new = step(goals[0], tactic)
+        if new is None:
+            return TacticResult(tactic, Outcome.REJECTED, (), "toy: tactic failed")
+        left = list(new) + list(goals[1:])
+        if not left:
+            return TacticResult(tactic, Outcome.PROVED)
+        branches = [self._state([g]) for g in left] if self.factorized else [self._state(left)]
+        return TacticResult(tactic, Outcome.PROGRESS, tuple(branches))
+
+    def apply_tactics(self, state, tactics, timeout_ms: int = 1000):
+        return [self.apply_tactic(state, t, timeout_ms) for t in tactics]
+
+    def run_command(self, source: str) -> CommandResult:
+        """Replays the script line by line on the first goal, as Lean runs a ``by`` block."""
+        self.commands.append(source)
+        head, body = source.split(":= by\n")
+        goals = [parse_theorem(head + ":= by sorry")]
+        for line in body.split("\n#print")[0].splitlines():
+            tactic = line.strip().removeprefix("· ").strip()
+            new = step(goals[0], tactic) if goals and tactic else None
+            if new is None:
+                return CommandResult((ReplMessage("error", f"toy: {tactic!r} failed"),))
+            goals = new + goals[1:]
+        if goals or self.final_check_fails:
+            return CommandResult((ReplMessage("error", "unsolved goals"),))
+        return CommandResult((ReplMessage("info", "'t' does not depend on any axioms"),))
+
+    def identity(self) -> ServerIdentity:
+        return ServerIdentity("fake://toy", "factorized" if self.factorized else "single-branch")
+
+    def close(self) -> None:
+        pass
+
+
+class FakeEvaluator:
+    """Uniform priors over a fixed vocabulary (the first k), constant value; counts its calls."""
+
+    def __init__(self, vocab=VOCAB, value: float = 0.5):
+        self.vocab, self.value, self.calls, self.batch_sizes = list(vocab), value, 0, []
+
+    def evaluate(self, states, k):
+        self.calls += 1
+        self.batch_sizes.append(len(states))
+        tactics = tuple(self.vocab[:k])
+        return [Evaluation(tactics, (0.0,) * len(tactics), self.value) for _ in states]
+
+
+class NamesEvaluator(FakeEvaluator):
+    """Endless distinct tactics (``intro h0``, ``intro h1``, ...): a search that never runs dry."""
+
+    def evaluate(self, states, k):
+        self.calls += 1
+        tactics = tuple(f"intro h{i}" for i in range(k))
+        return [Evaluation(tactics, (0.0,) * k, 0.5) for _ in states]
+
+
+def thm(hyps: str, target: str) -> str:
+    return f"theorem t {hyps} : {target} := by sorry"
+
+
+PQ = "(p q r s : Prop) (hp : p) (hq : q)"
+ENDLESS = thm("(p r : Prop)", "p → p → p → p → p → p → p → p → r")
+
+
+def session(target: str, hyps: str = PQ, **fake) -> ProofSession:
+    return ProofSession(FakeLean(**fake), thm(hyps, target))
+
+
+# ---------------------------------------------------------------------- tests
+@pytest.mark.parametrize("factorized", [True, False])
+def test_and_or_solved_propagation(factorized):
+    sess = session("p ∧ q", factorized=factorized)
+    res = run_search(sess, FakeEvaluator(), SearchConfig(num_simulations=20))
+    assert res.solved and res.verified and res.stop_reason == "solved"
+    root = res.tree.root
+    i = root.tactics.index("constructor")
+    kids = root.children[i]
+    assert len(kids) == (2 if factorized else 1)
+    assert all(k.steps is not None for k in kids)  # the AND node is solved because all its branches are
+    assert root.steps == (2 if factorized else 3)  # hardest branch + 1 (single-branch: linear)
+    if factorized:
+        assert res.proof == "constructor\n· exact hp\n· exact hq"
+    by_state = {t.state: t for t in res.targets}
+    assert by_state[root.text].steps_to_go == root.steps and by_state[root.text].proof_tactic == "constructor"
+    assert sum(by_state[root.text].visit_counts) == root.N.sum()
+
+
+def test_and_node_needs_every_branch():
+    # p ∧ r: the r branch cannot be proved, so the solved p branch must not solve the root.
+    res = run_search(session("p ∧ r"), FakeEvaluator(), SearchConfig(num_simulations=30))
+    root = res.tree.root
+    left, right = root.children[root.tactics.index("constructor")]
+    assert left.steps == 1 and right.dead and root.dead
+    assert not res.solved and res.stop_reason == "unprovable" and res.proof is None
+    assert {t.state: t.steps_to_go for t in res.targets}[root.text] is None
+
+
+def test_solved_child_never_selected_again():
+    res = run_search(session("p ∧ (r ∨ r ∨ q)"), FakeEvaluator(), SearchConfig(num_simulations=50))
+    assert res.solved and res.verified
+    root = res.tree.root
+    left, right = root.children[root.tactics.index("constructor")]
+    assert left.visits == 1  # solved on expansion, never entered again
+    assert right.visits > 2
+
+
+def test_puct_masks_dead_edges_and_prefers_prior():
+    tree = SearchTree(session("p ∨ q").root, SearchConfig())
+    node = tree.root
+    node.expanded, node.visits, node.value_sum = True, 1, 0.5
+    tree.add_edges(node, [("a", 0.0, ()), ("b", -3.0, ()), ("c", 1.0, ())])
+    node.alive[2] = False
+    scores = puct(node, tree.config)
+    assert scores[2] == float("-inf") and scores[0] > scores[1]
+
+
+def test_widening_keeps_subtree():
+    # r ∨ q: first only `left` (a dead end), widening later brings `right`.
+    sess = session("r ∨ q")
+    cfg = SearchConfig(num_simulations=40, num_tactics=1, widen_tactics=1, widen_c=1.0, leaves_per_round=1)
+    search = _Search(sess, cfg)
+    ev = FakeEvaluator(["left", "right", "exact hq"] + VOCAB)
+    root, snapshots = search.tree.root, []
+    with ThreadPoolExecutor(1) as pool:
+        while search.stop_reason is None:
+            search_round([search], ev, pool)
+            snapshots.append((list(root.tactics), list(root.children), root.N.copy()))
+    for (t0, c0, n0), (t1, c1, n1) in zip(snapshots, snapshots[1:]):
+        assert t1[: len(t0)] == t0 and all(a is b for a, b in zip(c0, c1))  # same subtrees, kept
+        assert (n1[: len(n0)] >= n0).all()  # statistics kept
+    assert root.tactics[:2] == ["left", "right"] and len(snapshots[0][0]) == 1
+    assert search.tree.root.steps == 2  # found via the tactic added by widening
+
+
+def test_failed_tactics_are_never_sent_twice():
+    # ⊢ r is reached by `left` and by `right` (one node) and asked again on every widening.
+    sess = session("r ∨ r")
+    res = run_search(sess, FakeEvaluator(VOCAB + ["skip"]), SearchConfig(num_simulations=50, num_tactics=3,
+                                                                         widen_tactics=2, widen_c=0.5))
+    fake = sess.process
+    assert res.stop_reason == "unprovable"
+    assert max(fake.sent.values()) == 1
+    assert ("⊢ r", "exact hp") in {(text.splitlines()[-1], t) for text, t in res.tree.failed}
+    # the cache is consulted before anything is sent
+    tree = SearchTree(session("p ∧ q").root, SearchConfig())
+    tree.failed.add((tree.root.text, "constructor"))
+    leaf = tree.select()
+    assert "constructor" not in [t for t, _ in tree.new_tactics(leaf, FakeEvaluator().evaluate([""], 8)[0])]
+
+
+def test_lean_call_budget_is_never_exceeded():
+    sess = ProofSession(FakeLean(), ENDLESS)
+    res = run_search(sess, NamesEvaluator(), SearchConfig(num_simulations=1000, max_lean_calls=13, num_tactics=4))
+    assert sum(sess.process.sent.values()) == res.lean_calls <= 13
+    assert res.stop_reason == "lean_calls" and res.simulations == res.tree.root.visits
+    # the session's own budget is honoured too (no BudgetExhausted escapes)
+    sess = ProofSession(FakeLean(), ENDLESS, budget=Budget(max_lean_calls=6))
+    res = run_search(sess, NamesEvaluator(), SearchConfig(num_simulations=1000, max_lean_calls=None, num_tactics=4))
+    assert sum(sess.process.sent.values()) == res.lean_calls <= 6 and res.stop_reason == "lean_calls"
+
+
+def test_simulations_are_counted():
+    ev = NamesEvaluator()
+    res = run_search(ProofSession(FakeLean(), ENDLESS), ev, SearchConfig(num_simulations=37, num_tactics=3))
+    assert res.simulations == 37 == res.tree.root.visits and res.stop_reason == "simulations"
+    assert ev.calls < 37  # several leaves per evaluator call (virtual loss)
+    assert all(n.VL.sum() == 0 and n.in_flight == 0 and not n.pending for n in res.tree.table.values())
+
+
+def test_transpositions_and_cycles():
+    res = run_search(session("p ∨ p"), FakeEvaluator(), SearchConfig(num_simulations=5))
+    root = res.tree.root
+    (l,), (r,) = root.children[root.tactics.index("left")], root.children[root.tactics.index("right")]
+    assert l is r and len(l.parents) == 2  # one node for one goal text
+    # q → p: `intro h` then `revert h` leads back to the root; `skip` goes nowhere.
+    ev = FakeEvaluator(["intro h", "revert h", "skip", "exact hp"])
+    res = run_search(session("q → p"), ev, SearchConfig(num_simulations=5))
+    root = res.tree.root
+    (child,) = root.children[root.tactics.index("intro h")]
+    assert "revert h" not in child.tactics and (child.text, "revert h") in res.tree.failed
+    assert "skip" not in root.tactics and res.tree.useless == 3 and res.verified  # skip twice, revert once
+
+
+def test_verified_proof_and_failing_final_check():
+    ok = session("(p ∧ q) ∧ (q ∨ r)")
+    res = run_search(ok, FakeEvaluator(), SearchConfig(num_simulations=50))
+    assert res.solved and res.verified and res.verify_error is None
+    assert ok.process.commands and "constructor" in ok.process.commands[-1]
+    bad = session("p ∧ q", final_check_fails=True)
+    res = run_search(bad, FakeEvaluator(), SearchConfig(num_simulations=50))
+    assert res.solved and not res.verified and "final check failed" in res.verify_error
+
+
+def test_batched_search_solves_what_single_searches_solve():
+    targets = ["p ∧ q", "(p ∧ q) ∧ (q ∨ r)", "p ∧ r", "q → p ∧ q"]
+    cfg = SearchConfig(num_simulations=60)
+    single = [run_search(session(t), FakeEvaluator(), cfg) for t in targets]
+    ev = FakeEvaluator()
+    batched = run_batched_search([session(t) for t in targets], ev, cfg)
+    assert [r.solved for r in batched] == [r.solved for r in single] == [True, True, False, True]
+    assert all(r.verified == r.solved for r in batched)
+    assert max(ev.batch_sizes) > 1 and ev.calls < sum(r.simulations for r in batched)
+
+
+def test_on_the_simulated_kernel():
+    local = pytest.importorskip("leangym.sim.local")
+    sess = ProofSession(local.LocalProcess(factorized=True),
+                        "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
+    res = run_search(sess, FakeEvaluator(), SearchConfig(num_simulations=30))
+    assert res.solved and res.verified, res
+    assert res.tree.root.steps == 2 and GAMMA ** 2 == pytest.approx(res.tree.root.estimate())
+
+
+def test_a_raising_backend_fails_its_tactics_not_the_batch():
+    class Raising(FakeLean):
+        def apply_tactic(self, state, tactic, timeout_ms=1000):
+            if tactic == "boom":
+                raise ValueError("kernel bug")
+            return super().apply_tactic(state, tactic, timeout_ms)
+
+    sessions = [ProofSession(Raising(), thm(PQ, "p ∧ q")), session("q ∧ p")]
+    results = run_batched_search(sessions, FakeEvaluator(["boom"] + VOCAB), SearchConfig(num_simulations=20))
+    assert all(r.verified for r in results)
