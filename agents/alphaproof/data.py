@@ -1,0 +1,157 @@
+"""Training rows, the prompt format, and how rows become token tensors.
+
+A row is a plain dict (JSONL-friendly, replay-buffer-friendly)::
+
+    state        str                goal-state text, as ``goals_to_text`` prints it
+    tactic       str | None         the tactic taken there: the policy target
+                                    (missing, None or "" = no policy target)
+    steps_to_go  int | None         tactics still needed: the value target;
+                                    None = not provable within budget (the last bin)
+    value        float              alternative value target in [0, 1] (``GAMMA ** steps``),
+                                    used only when ``steps_to_go`` is missing
+
+A row with neither ``steps_to_go`` nor ``value`` has no value target, so
+policy-only rows (e.g. Mathlib transitions) and value-only rows (e.g. a
+search's failed states) mix freely in one batch.
+
+The sequence the model reads is::
+
+    <|bos|><|goal|>{state}<|tactic|>{tactic}<|eos|>
+                          ^ value head reads here; the policy predicts from here on
+
+A state too long for the context is cut down by :func:`state_ids` (see there).
+"""
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, Sequence
+
+import torch
+
+from agents.alphaproof.model import bin_discounts
+from agents.alphaproof.tokenizer import LeanTokenizer
+
+Row = dict[str, Any]
+
+
+def load_rows(path: str) -> list[Row]:
+    """Rows from a JSONL file (blank lines skipped); each needs a ``state``."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if not isinstance(row, dict) or not isinstance(row.get("state"), str):
+                raise ValueError(f"{path}:{lineno}: expected an object with a string 'state'")
+            rows.append(row)
+    return rows
+
+
+def state_ids(tok: LeanTokenizer, state: str, budget: int) -> list[int]:
+    """The tokens of ``state``, at most ``budget`` of them.
+
+    A tactic acts on the first goal, so that goal is what must survive: later
+    goals are cut from the right; if the first goal alone is too long its
+    hypotheses are cut from the left (the oldest, farthest from the target)
+    and its ``⊢`` line is kept (cut from the right only if it alone is too long).
+    """
+    ids = tok.encode(state)
+    if len(ids) <= budget:
+        return ids
+    first, sep, rest = state.partition("\n\n")
+    head = tok.encode(first)
+    if len(head) <= budget:
+        return (head + tok.encode(sep + rest))[:budget]
+    cut = first.find("⊢")
+    hyps, target = (first[:cut], first[cut:]) if cut >= 0 else ("", first)
+    target_ids = tok.encode(target)[:budget]
+    room = budget - len(target_ids)
+    return (tok.encode(hyps)[-room:] if room > 0 else []) + target_ids
+
+
+def prompt_ids(tok: LeanTokenizer, state: str, max_state_tokens: int) -> list[int]:
+    return [tok.bos_id, tok.goal_id] + state_ids(tok, state, max_state_tokens) + [tok.tactic_id]
+
+
+def tactic_ids(tok: LeanTokenizer, tactic: str, max_tactic_tokens: int) -> list[int]:
+    """Tactic tokens then ``<|eos|>``; a tactic too long keeps its prefix and no eos (never
+    teach the model to stop early)."""
+    ids = tok.encode(tactic) + [tok.eos_id]
+    return ids[:max_tactic_tokens]
+
+
+def value_target(row: Mapping[str, Any], n_value_bins: int) -> list[float] | None:
+    """The row's value target as a distribution over the bins, or None (no value target).
+
+    Steps go one-hot into their bin (clipped to the last step bin), None into the
+    unprovable bin. A float ``value`` is split between the two neighbouring bins so
+    that the expected discount is exactly ``value`` ("two-hot").
+    """
+    probs = [0.0] * (n_value_bins + 1)
+    if "steps_to_go" in row:
+        steps = row["steps_to_go"]
+        probs[n_value_bins if steps is None else min(int(steps), n_value_bins - 1)] = 1.0
+        return probs
+    if row.get("value") is None:
+        return None
+    v = min(max(float(row["value"]), 0.0), 1.0)
+    d = bin_discounts(n_value_bins).tolist()  # 1, GAMMA, ..., GAMMA**(n-1), 0: decreasing
+    b = next(i for i in range(n_value_bins) if d[i] >= v > d[i + 1]) if v > 0 else n_value_bins
+    if b == n_value_bins:
+        probs[b] = 1.0
+    else:
+        w = (v - d[b + 1]) / (d[b] - d[b + 1])
+        probs[b], probs[b + 1] = w, 1.0 - w
+    return probs
+
+
+@dataclass
+class Batch:
+    idx: torch.Tensor  # (B, T) tokens, right-padded
+    targets: torch.Tensor  # (B, T) next token where the policy is trained, -1 elsewhere
+    value_pos: torch.Tensor  # (B,) position of <|tactic|>, where the value head reads
+    value_target: torch.Tensor  # (B, n_value_bins + 1) target distribution (zeros if none)
+    value_mask: torch.Tensor  # (B,) bool: the row has a value target
+
+    def to(self, device) -> "Batch":
+        return Batch(*(t.to(device) for t in (self.idx, self.targets, self.value_pos,
+                                               self.value_target, self.value_mask)))
+
+
+def collate(rows: Sequence[Mapping[str, Any]], tok: LeanTokenizer, n_value_bins: int,
+            max_seq_len: int, max_tactic_tokens: int) -> Batch:
+    max_state = max_seq_len - max_tactic_tokens - 3
+    seqs, starts, vts = [], [], []
+    for row in rows:
+        prompt = prompt_ids(tok, row["state"], max_state)
+        tactic = row.get("tactic")
+        seqs.append(prompt + (tactic_ids(tok, tactic, max_tactic_tokens) if tactic else []))
+        starts.append(len(prompt) - 1)
+        vts.append(value_target(row, n_value_bins))
+    T = max(len(s) for s in seqs)
+    idx = torch.full((len(rows), T), tok.pad_id, dtype=torch.long)
+    targets = torch.full((len(rows), T), -1, dtype=torch.long)
+    for i, (s, p) in enumerate(zip(seqs, starts)):
+        idx[i, :len(s)] = torch.tensor(s)
+        targets[i, p:len(s) - 1] = torch.tensor(s[p + 1:])  # predict the tactic from <|tactic|> on
+    value_mask = torch.tensor([v is not None for v in vts])
+    value_target_ = torch.tensor([v or [0.0] * (n_value_bins + 1) for v in vts])
+    return Batch(idx, targets, torch.tensor(starts), value_target_, value_mask)
+
+
+def batches(rows: Sequence[Row], batch_size: int, seed: int = 0) -> Iterator[list[Row]]:
+    """Endless batches: a fresh shuffle every epoch, so every row is seen once per epoch."""
+    if not rows:
+        raise ValueError("no rows to batch")
+    rng = random.Random(seed)
+    order: list[int] = []
+    while True:
+        while len(order) < batch_size:
+            fresh = list(range(len(rows)))
+            rng.shuffle(fresh)
+            order += fresh
+        yield [rows[i] for i in order[:batch_size]]
+        del order[:batch_size]

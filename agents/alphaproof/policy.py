@@ -1,0 +1,248 @@
+"""The policy-value network as the search sees it: goal-state texts in, tactics and values out.
+
+:class:`PolicyValueNet` wraps a :class:`Transformer`, its tokenizer and a
+device, and implements ``interfaces.Evaluator``. One ``evaluate`` call does:
+
+1. one forward over all prompts, left-padded so that every prompt ends at the
+   same column: the last column is then both the value head's input and the
+   first tactic token's logits, and decoding appends one column per step;
+2. K distinct tactics per state by *sampling and deduplicating*: the cache
+   is forked into ``oversample * k`` continuations of every prompt (sharing
+   the prompt's keys, see ``KVCache``) and all states x samples decode
+   together in one loop, one forward per token for the whole batch, dropping
+   finished samples as they accumulate; duplicates are then merged and the k
+   most probable distinct tactics kept. Sampling (rather than beam search)
+   keeps each step one batched draw and gives the search a diverse, unbiased
+   set; the cost is that a peaked policy may yield fewer than k distinct
+   tactics, which is fine: ``Evaluation`` promises *up to* k. Tactics that
+   hit ``max_tactic_tokens`` without ``<|eos|>`` are dropped (cut, not finished).
+
+On a CPU, small models run fastest with ``torch.set_num_threads(1)`` per
+process (their tensors are too small to share, and on a busy machine thread
+barriers stall); that is the caller's choice, so it is not made here.
+
+Each log-prior is the tactic's sequence log-probability under the model at
+temperature 1 (sum of token log-probs, ``<|eos|>`` included), whatever the
+sampling temperature.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from agents.alphaproof.data import Batch, collate, prompt_ids
+from agents.alphaproof.interfaces import Evaluation
+from agents.alphaproof.model import ModelConfig, Transformer, scalar_value
+from agents.alphaproof.tokenizer import LeanTokenizer, load_tokenizer
+
+FORMAT = "leangym-alphaproof-net-v1"
+
+
+def sample(logits: torch.Tensor) -> torch.Tensor:
+    """One token per row from softmax(logits), by inverting the CDF with one uniform per row.
+
+    Exact, and several times faster on CPU than ``torch.multinomial``, which draws
+    an exponential for every vocabulary entry.
+    """
+    cdf = F.softmax(logits, -1).cumsum(-1)
+    u = torch.rand(cdf.size(0), 1, device=cdf.device) * cdf[:, -1:]
+    # right=True: the first entry whose CDF exceeds u, so a zero-probability token is never drawn
+    return torch.searchsorted(cdf, u, right=True).squeeze(1).clamp(max=logits.size(-1) - 1)
+
+
+class PolicyValueNet:
+    def __init__(self, model: Transformer, tokenizer: LeanTokenizer, device: str | torch.device = "cpu", *,
+                 max_tactic_tokens: int = 48, temperature: float = 1.0, oversample: int = 2,
+                 value_weight: float = 1.0) -> None:
+        if model.cfg.vocab_size < tokenizer.vocab_size:
+            raise ValueError(f"model vocab {model.cfg.vocab_size} < tokenizer vocab {tokenizer.vocab_size}")
+        self.model = model.to(device)
+        self.tok = tokenizer
+        self.device = torch.device(device)
+        self.max_tactic_tokens = max_tactic_tokens
+        self.temperature = temperature
+        self.oversample = oversample
+        self.value_weight = value_weight
+        # room for <|bos|><|goal|> ... <|tactic|> and the longest tactic
+        self.max_state_tokens = model.cfg.max_seq_len - max_tactic_tokens - 3
+        # tokens a tactic may never contain (sampling only; log-probs stay the model's own)
+        self._banned = torch.tensor([tokenizer.pad_id, tokenizer.bos_id, tokenizer.goal_id, tokenizer.tactic_id]
+                                    + list(range(tokenizer.vocab_size, model.cfg.vocab_size)), device=self.device)
+
+    @classmethod
+    def create(cls, size: str = "tiny", tokenizer: LeanTokenizer | None = None, device="cpu",
+               seed: int | None = None, config: Mapping[str, Any] | None = None, **kwargs) -> "PolicyValueNet":
+        """A freshly initialised net of a named size (``config`` overrides fields of it)."""
+        tok = tokenizer or load_tokenizer()
+        cfg = ModelConfig.named(size, **{"vocab_size": tok.vocab_size, **(config or {})})
+        with torch.random.fork_rng(devices=[]):  # a seeded init leaves the caller's RNG alone
+            if seed is not None:
+                torch.manual_seed(seed)
+            model = Transformer(cfg)
+        return cls(model, tok, device, **kwargs)
+
+    def parameters(self):
+        return self.model.parameters()
+
+    # ------------------------------------------------------------------ inference
+    def _prefill(self, states: Sequence[str], chunk: int = 16):
+        """The prompts through the model, into one cache, left-padded to a common length.
+
+        Prompts are sorted by length and run ``chunk`` at a time, each chunk padded
+        only to its own longest prompt (goal states vary a lot in length: padding
+        everything to the longest would multiply the work); their keys land
+        right-aligned in the shared cache, which positions make harmless.
+        Returns the last hidden states, the cache, the prompt lengths and which
+        prompt columns are real tokens (None when no prompt is padded).
+        """
+        prompts = [prompt_ids(self.tok, s, self.max_state_tokens) for s in states]
+        lens = torch.tensor([len(p) for p in prompts], device=self.device)
+        B, T = len(prompts), int(lens.max())
+        cache = self.model.new_cache(B, T)
+        cache.k.zero_(), cache.v.zero_()  # padding columns: finite keys (masked anyway)
+        h_last = torch.empty(B, self.model.cfg.d_model, device=self.device)
+        order = sorted(range(B), key=lambda i: len(prompts[i]))
+        for c in range(0, B, chunk):
+            rows = order[c:c + chunk]
+            Tc = len(prompts[rows[-1]])
+            idx = torch.full((len(rows), Tc), self.tok.pad_id, dtype=torch.long)
+            for i, r in enumerate(rows):
+                idx[i, Tc - len(prompts[r]):] = torch.tensor(prompts[r])
+            valid = torch.arange(Tc, device=self.device) >= (Tc - lens[rows])[:, None]
+            pos = (valid.long().cumsum(1) - 1).clamp(min=0)  # each row's real tokens at 0, 1, ...
+            mask = None
+            if not bool(valid.all()):
+                causal = torch.ones(Tc, Tc, dtype=torch.bool, device=self.device).tril()
+                # padding queries attend to themselves only, so no row of the softmax is empty
+                mask = (causal & valid[:, None, None, :]) | torch.eye(Tc, dtype=torch.bool, device=self.device)
+            sub = self.model.new_cache(len(rows), Tc)
+            h = self.model(idx.to(self.device), pos=pos, mask=mask, cache=sub)
+            r = torch.tensor(rows, device=self.device)
+            cache.k[:, r, :, T - Tc:], cache.v[:, r, :, T - Tc:] = sub.k, sub.v
+            h_last[r] = h[:, -1]
+        cache.length = T
+        valid = torch.arange(T, device=self.device) >= (T - lens)[:, None]
+        return h_last, cache, lens, (None if bool(valid.all()) else valid)
+
+    def _decode(self, h_last, cache, lens, valid, n: int, greedy: bool):
+        """``n`` tactics per prompt, decoded together. Returns (tokens (B*n, L), log-probs, finished)."""
+        N, L = h_last.size(0) * n, self.max_tactic_tokens
+        if lens.max() + L > self.model.cfg.max_seq_len:
+            raise ValueError("prompt + tactic exceed the model's max_seq_len")
+        cache.fork(n, L, valid)
+        rows = torch.arange(N, device=self.device)  # which output row each cache row decodes
+        pos = lens.repeat_interleave(n)[:, None]  # each row's first tactic position
+        logits = self.model.logits(h_last).repeat_interleave(n, 0)
+        out = torch.full((N, L), self.tok.pad_id, dtype=torch.long, device=self.device)
+        logp = torch.zeros(N, device=self.device)
+        done = torch.zeros(N, dtype=torch.bool, device=self.device)
+        for t in range(L):
+            logits = logits.float()
+            lp = F.log_softmax(logits, -1)
+            logits[:, self._banned] = float("-inf")
+            nxt = logits.argmax(-1) if greedy else sample(logits / self.temperature)
+            finished = done[rows]  # rows that ended earlier and are still computed (see below)
+            nxt = nxt.masked_fill(finished, self.tok.pad_id)
+            logp[rows] += lp.gather(1, nxt[:, None]).squeeze(1).masked_fill(finished, 0.0)
+            out[rows, t] = nxt
+            done[rows] |= nxt == self.tok.eos_id
+            if t == L - 1 or bool(done.all()):
+                break
+            live = ~done[rows]
+            if 2 * int(live.sum()) <= rows.numel():  # half are finished: stop computing them
+                cache.keep(live)
+                rows, nxt, pos = rows[live], nxt[live], pos[live]
+            h = self.model(nxt[:, None], pos=pos + t, cache=cache)
+            logits = self.model.logits(h[:, -1])
+        return out, logp, done
+
+    def _texts(self, out: torch.Tensor) -> list[str]:
+        seqs = []
+        for row in out.tolist():
+            seqs.append(row[:row.index(self.tok.eos_id)] if self.tok.eos_id in row else row)
+        return [t.strip() for t in self.tok.decode_batch(seqs)]
+
+    @torch.inference_mode()
+    def evaluate(self, states: Sequence[str], k: int) -> list[Evaluation]:
+        """Up to ``k`` distinct tactics (most probable first) with log-priors, and a value, per state."""
+        if not states:
+            return []
+        h_last, cache, lens, valid = self._prefill(states)
+        values = scalar_value(F.softmax(self.model.value_logits(h_last).float(), -1)).clamp(0.0, 1.0).tolist()
+        if k <= 0:
+            return [Evaluation((), (), v) for v in values]
+        n = max(k, self.oversample * k)
+        out, logp, done = self._decode(h_last, cache, lens, valid, n, greedy=False)
+        texts, logp, done = self._texts(out), logp.tolist(), done.tolist()
+        evals = []
+        for i, value in enumerate(values):
+            best: dict[str, float] = {}
+            for j in range(i * n, (i + 1) * n):
+                if done[j] and texts[j]:  # finished and non-empty
+                    best[texts[j]] = max(logp[j], best.get(texts[j], float("-inf")))
+            top = sorted(best.items(), key=lambda kv: -kv[1])[:k]
+            evals.append(Evaluation(tuple(t for t, _ in top), tuple(lp for _, lp in top), value))
+        return evals
+
+    @torch.inference_mode()
+    def greedy(self, states: Sequence[str]) -> list[str]:
+        """The argmax tactic for each state ("" if it never finishes)."""
+        if not states:
+            return []
+        h_last, cache, lens, valid = self._prefill(states)
+        out, _, done = self._decode(h_last, cache, lens, valid, 1, greedy=True)
+        return [t if d else "" for t, d in zip(self._texts(out), done.tolist())]
+
+    # ------------------------------------------------------------------ training
+    def collate(self, rows: Sequence[Mapping[str, Any]]) -> Batch:
+        cfg = self.model.cfg
+        return collate(rows, self.tok, cfg.n_value_bins, cfg.max_seq_len, self.max_tactic_tokens).to(self.device)
+
+    def losses(self, batch: Batch | Sequence[Mapping[str, Any]]) -> dict[str, torch.Tensor]:
+        """Policy cross-entropy on tactic tokens, value cross-entropy on the step bins, and their sum.
+
+        ``batch`` is a :class:`Batch` or a list of rows (see :mod:`agents.alphaproof.data`).
+        Each loss averages over the rows (tokens) that have its target; 0 when none do.
+        """
+        if not isinstance(batch, Batch):
+            batch = self.collate(batch)
+        h = self.model(batch.idx)  # right padding: plain causal attention is exact for real tokens
+        zero = h.sum() * 0.0  # keeps the graph connected when a batch lacks one kind of target
+        sel = batch.targets >= 0
+        policy = F.cross_entropy(self.model.logits(h[sel]).float(), batch.targets[sel]) if sel.any() else zero
+        value = zero
+        if batch.value_mask.any():
+            hv = h[torch.arange(h.size(0), device=h.device), batch.value_pos][batch.value_mask]
+            logq = F.log_softmax(self.model.value_logits(hv).float(), -1)
+            value = -(batch.value_target[batch.value_mask] * logq).sum(-1).mean()
+        return {"loss": policy + self.value_weight * value, "policy_loss": policy, "value_loss": value}
+
+    # ------------------------------------------------------------------ persistence
+    def settings(self) -> dict[str, Any]:
+        return {"max_tactic_tokens": self.max_tactic_tokens, "temperature": self.temperature,
+                "oversample": self.oversample, "value_weight": self.value_weight}
+
+    def to_payload(self) -> dict[str, Any]:
+        """Everything needed to rebuild the net, as plain values and tensors (no objects)."""
+        return {"format": FORMAT, "config": self.model.cfg.to_dict(), "settings": self.settings(),
+                "tokenizer": self.tok.to_json(),
+                "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()}}
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any], device="cpu", **overrides) -> "PolicyValueNet":
+        if payload.get("format") != FORMAT:
+            raise ValueError(f"not a {FORMAT} payload (format={payload.get('format')!r})")
+        model = Transformer(ModelConfig(**payload["config"]))
+        model.load_state_dict(payload["state_dict"])
+        return cls(model, LeanTokenizer.from_json(payload["tokenizer"]), device,
+                   **{**payload.get("settings", {}), **overrides})
+
+    def save(self, path: str) -> None:
+        torch.save(self.to_payload(), path)
+
+    @classmethod
+    def load(cls, path: str, device="cpu", **overrides) -> "PolicyValueNet":
+        # weights_only: tensors and plain containers only, so a checkpoint cannot run code
+        return cls.from_payload(torch.load(path, map_location="cpu", weights_only=True), device, **overrides)

@@ -1,0 +1,168 @@
+"""Supervised bootstrapping: teach the net to imitate known proofs before it searches.
+
+    python -m agents.alphaproof.sft --data rows.jsonl --size tiny --steps 2000 --out sft.pt
+
+Rows are ``{state, tactic[, steps_to_go]}`` (see :mod:`agents.alphaproof.data`):
+transitions extracted from Mathlib, or from the generator's reference proofs
+(:func:`rows_from_reference_proofs`). :func:`train_supervised` is the whole
+training loop (AdamW, linear warmup then cosine decay, gradient clipping); the
+RL learner reuses it on replay-buffer rows, passing its own optimizer so Adam's
+moments persist between learner steps.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from typing import Any, Iterable, Sequence
+
+import torch
+from tqdm import tqdm
+
+from agents.alphaproof.data import Row, batches, load_rows
+from agents.alphaproof.policy import PolicyValueNet
+from agents.alphaproof.tokenizer import load_tokenizer
+
+
+def make_optimizer(net: PolicyValueNet, lr: float = 3e-4, weight_decay: float = 0.1) -> torch.optim.AdamW:
+    """AdamW with decay on matrices only (decaying a bias only pulls it toward an arbitrary 0)."""
+    params = [p for p in net.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), fused=net.device.type == "cuda")
+
+
+def lr_at(step: int, steps: int, lr: float, warmup: int, min_lr_frac: float = 0.1) -> float:
+    """Linear warmup to ``lr``, then cosine decay to ``min_lr_frac * lr`` at ``steps``."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    progress = min(1.0, (step - warmup) / max(1, steps - warmup))
+    return lr * (min_lr_frac + (1 - min_lr_frac) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def train_supervised(net: PolicyValueNet, rows: Sequence[Row], steps: int, batch_size: int = 32,
+                     lr: float = 3e-4, *, warmup: int | None = None, min_lr_frac: float = 0.1,
+                     weight_decay: float = 0.1, grad_clip: float = 1.0,
+                     optimizer: torch.optim.Optimizer | None = None, schedule: bool = True,
+                     writer=None, log_every: int = 10, global_step: int = 0,
+                     ckpt_path: str | None = None, ckpt_every: int = 0,
+                     progress: bool = False, seed: int = 0) -> list[dict[str, float]]:
+    """``steps`` optimizer steps on batches of ``rows``; returns the per-step losses.
+
+    ``optimizer``: reuse one across calls (the RL learner); default a fresh AdamW.
+    ``schedule=False`` keeps ``lr`` constant (no warmup/cosine), as a learner
+    that is called again and again wants. ``global_step`` offsets the TensorBoard
+    step, so repeated calls draw one continuous curve.
+    """
+    opt = optimizer or make_optimizer(net, lr, weight_decay)
+    warmup = min(100, steps // 10) if warmup is None else warmup
+    autocast = torch.autocast(device_type=net.device.type, dtype=torch.bfloat16, enabled=net.device.type == "cuda")
+    data = batches(rows, batch_size, seed)
+    net.model.train()
+    history = []
+    bar = tqdm(range(steps), disable=not progress, desc="sft", dynamic_ncols=True)
+    for step in bar:
+        step_lr = lr_at(step, steps, lr, warmup, min_lr_frac) if schedule else lr
+        for group in opt.param_groups:
+            group["lr"] = step_lr
+        with autocast:
+            out = net.losses(next(data))
+        opt.zero_grad(set_to_none=True)
+        out["loss"].backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(net.parameters(), grad_clip)
+        opt.step()
+        stats = {k: v.item() for k, v in out.items()} | {"lr": step_lr, "grad_norm": float(grad_norm)}
+        history.append(stats)
+        if (step + 1) % log_every == 0 or step == steps - 1:
+            bar.set_postfix(loss=f"{stats['loss']:.3f}", pol=f"{stats['policy_loss']:.3f}",
+                            val=f"{stats['value_loss']:.3f}")
+            if writer is not None:
+                for k, v in stats.items():
+                    writer.add_scalar(f"sft/{k}", v, global_step + step + 1)
+        if ckpt_path and ckpt_every and (step + 1) % ckpt_every == 0:
+            net.save(ckpt_path)
+    net.model.eval()
+    return history
+
+
+def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None) -> list[Row]:
+    """Training rows from generator theorems, by replaying each reference proof on the kernel.
+
+    Every tactic goes to the first open goal; the row's state is the text of all
+    open goals before it, and ``steps_to_go`` the number of tactics left
+    (this one included). A proof that fails to replay contributes no rows: a
+    row must describe a state the kernel really produced.
+    """
+    from leangym.backends.types import goals_to_text
+    if process is None:
+        from leangym.sim.local import LocalProcess  # the in-process kernel
+        process = LocalProcess()
+    rows: list[Row] = []
+    for pt in prop_theorems:
+        proof = pt.proof
+        tactics = [t.strip() for t in (proof.splitlines() if isinstance(proof, str) else proof) if t.strip()]
+        theorem = pt.theorem
+        src = getattr(theorem, "source_with_sorry", None) or theorem.formal_statement
+        open_ = [process.start_proof(src)]  # branches still to prove; the first is worked on
+        replay: list[Row] = []
+        for i, tactic in enumerate(tactics):
+            if not open_:
+                break
+            state = goals_to_text([g for s in open_ for g in s.goals])
+            replay.append({"state": state, "tactic": tactic, "steps_to_go": len(tactics) - i})
+            result = process.apply_tactic(open_[0], tactic)
+            if not result.ok:
+                break
+            open_ = list(result.states) + open_[1:]
+        else:
+            if not open_:  # the proof really closed every goal
+                rows.extend(replay)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Supervised training of the AlphaProof policy-value net.")
+    ap.add_argument("--data", required=True, help="JSONL rows {state, tactic[, steps_to_go]}")
+    ap.add_argument("--size", default="tiny", help="model size for a fresh net: tiny, small, base, 1b")
+    ap.add_argument("--init", default=None, help="start from this checkpoint instead of a fresh net")
+    ap.add_argument("--tokenizer", default=None, help="tokenizer json for a fresh net (default: the shipped one)")
+    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--warmup", type=int, default=None)
+    ap.add_argument("--weight-decay", type=float, default=0.1)
+    ap.add_argument("--out", default="checkpoints/sft.pt")
+    ap.add_argument("--ckpt-every", type=int, default=500)
+    ap.add_argument("--logdir", default=None, help="TensorBoard directory (default: none)")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default); "
+                    "1 is often fastest for small models on a shared machine")
+    args = ap.parse_args(argv)
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rows = load_rows(args.data)
+    if args.init:
+        net = PolicyValueNet.load(args.init, device=args.device)
+    else:
+        net = PolicyValueNet.create(args.size, load_tokenizer(args.tokenizer), device=args.device)
+    print(f"{len(rows)} rows; model {net.model.n_params() / 1e6:.2f}M params on {net.device}")
+    writer = None
+    if args.logdir:
+        from torch.utils.tensorboard import SummaryWriter
+        writer = SummaryWriter(args.logdir)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    history = train_supervised(net, rows, args.steps, args.batch_size, args.lr, warmup=args.warmup,
+                               weight_decay=args.weight_decay, writer=writer, ckpt_path=args.out,
+                               ckpt_every=args.ckpt_every, progress=True, seed=args.seed)
+    net.save(args.out)
+    if writer is not None:
+        writer.close()
+    print(f"final loss {history[-1]['loss']:.4f}; saved {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

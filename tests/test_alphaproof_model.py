@@ -1,0 +1,354 @@
+"""The AlphaProof network: tokenizer, transformer, policy-value evaluator, supervised training."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from agents.alphaproof.data import collate, prompt_ids, state_ids, value_target
+from agents.alphaproof.interfaces import GAMMA, Evaluation, value_from_steps
+from agents.alphaproof.model import ModelConfig, SIZES, Transformer, scalar_value
+from agents.alphaproof.policy import PolicyValueNet
+from agents.alphaproof.sft import rows_from_reference_proofs, train_supervised
+from agents.alphaproof.tokenizer import LEAN_SYMBOLS, SPECIAL_TOKENS, load_tokenizer, train_tokenizer
+
+STATES = [
+    "p q : Prop\nh : p ∧ q\n⊢ q ∧ p",
+    "x y : ℝ\nh₀ : 0 < x\nh₁ : x ≤ y\n⊢ x ^ 2 ≤ x * y + ∑ i ∈ Finset.range 3, (i : ℝ)",
+    "⊢ True",
+    "n : ℕ\nih : ∀ m < n, m ≠ 0 → ∃ k, k ∣ m\n⊢ ¬(n = 0 ↔ False)\n\ncase inr\nn : ℕ\n⊢ n ≥ 0",
+]
+
+ROWS = [
+    {"state": "p q : Prop\nh : p ∧ q\n⊢ q ∧ p", "tactic": "exact ⟨h.2, h.1⟩", "steps_to_go": 1},
+    {"state": "p q : Prop\n⊢ p ∧ q → q ∧ p", "tactic": "intro h", "steps_to_go": 2},
+    {"state": "x : ℕ\nh₀ : x = 2\n⊢ x + 1 = 3", "tactic": "subst h₀\nnorm_num", "steps_to_go": 3},
+    {"state": "p : Prop\nhp : p\n⊢ p ∨ ¬p", "tactic": "left", "steps_to_go": 1},
+    {"state": "a b : ℝ\n⊢ a ^ 2 + b ^ 2 ≥ 2 * a * b", "tactic": "nlinarith [sq_nonneg (a - b)]"},  # policy only
+    {"state": "p : Prop\n⊢ p", "steps_to_go": None},  # value only: unprovable
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny tensors gain nothing from intra-op threads, and on a busy shared CPU their
+    barriers stall (one thread waits for a descheduled other): run these tests single-threaded."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return load_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def net(tok):
+    return PolicyValueNet.create("tiny", tok, seed=0, max_tactic_tokens=12)
+
+
+# ------------------------------------------------------------------ tokenizer
+def test_tokenizer_round_trips_lean_text(tok):
+    texts = STATES + ["exact ⟨h.2, h.1⟩", "rcases h with ⟨a, b⟩ | c", "  · simp_all\n    norm_num",
+                      "∀ ε > 0, ∃ δ > 0, |x - y| < δ → ‖f x‖ ≤ ε", "x⁻¹ ∈ Set.Icc (0 : ℚ) 1 ∪ ∅",
+                      "¬p", "(¬p) × x² · y³", "€ ÷ ķ Ĭ ¬", "日本語 🙂 \t tabs", "a <|eos|> b <|pad|>", ""]
+    for text in texts:
+        ids = tok.encode(text)
+        assert tok.decode(ids) == text
+        # text never turns into special tokens, even when it spells one
+        assert not set(ids) & {tok.pad_id, tok.bos_id, tok.eos_id, tok.goal_id, tok.tactic_id}
+
+
+def test_math_symbols_are_single_tokens(tok):
+    for sym in LEAN_SYMBOLS:
+        assert len(tok.encode(sym)) == 1, sym
+        assert len(tok.encode(" " + sym)) == 1, sym
+    # and stay whole inside text
+    assert tok.encode("p ∧ q") == tok.encode("p") + tok.encode(" ∧") + tok.encode(" q")
+
+
+def test_default_tokenizer_layout(tok):
+    assert [tok.tk.token_to_id(t) for t in SPECIAL_TOKENS] == [0, 1, 2, 3, 4]
+    assert 512 <= tok.vocab_size <= 2048
+
+
+def test_train_tokenizer_script(tmp_path):
+    from scripts.train_tokenizer import main
+    data = tmp_path / "rows.jsonl"
+    with open(data, "w", encoding="utf-8") as f:
+        for r in ROWS * 20:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    out = tmp_path / "tok.json"
+    assert main(["--input", str(data), "--vocab-size", "600", "--output", str(out)]) == 0
+    t = load_tokenizer(str(out))
+    for r in ROWS:
+        assert t.decode(t.encode(r["state"])) == r["state"]
+    assert len(t.encode("⊢")) == 1 and len(t.encode("¬")) == 1
+    assert t.decode(t.encode("¬p € ÷")) == "¬p € ÷"
+
+
+def test_train_tokenizer_rejects_tiny_vocab():
+    with pytest.raises(ValueError):
+        train_tokenizer(["p"], vocab_size=300)
+
+
+# ------------------------------------------------------------------ model
+def test_forward_shapes():
+    cfg = ModelConfig.named("tiny", vocab_size=300)
+    model = Transformer(cfg)
+    idx = torch.randint(0, 300, (3, 17))
+    h = model(idx)
+    assert h.shape == (3, 17, cfg.d_model)
+    assert model.logits(h).shape == (3, 17, 300)
+    assert model.value_logits(h).shape == (3, 17, cfg.n_value_bins + 1)
+    assert model.n_params() == cfg.n_params() == sum(p.numel() for p in model.parameters())
+
+
+def test_named_sizes_grow_to_a_billion():
+    counts = [ModelConfig.named(name, vocab_size=32768).n_params() for name in SIZES]
+    assert counts == sorted(counts)
+    assert counts[0] < 3e6 and 0.9e9 < counts[-1] < 1.2e9
+
+
+def test_scalar_value_matches_interfaces():
+    n = 8
+    for steps in [0, 1, 5, None]:
+        probs = torch.zeros(n + 1)
+        probs[n if steps is None else steps] = 1.0
+        assert float(scalar_value(probs)) == pytest.approx(value_from_steps(steps))
+    mixed = torch.tensor([0.5, 0.0, 0.25] + [0.0] * 5 + [0.25])
+    assert float(scalar_value(mixed)) == pytest.approx(0.5 + 0.25 * GAMMA ** 2)
+
+
+# ------------------------------------------------------------------ data
+def test_value_targets():
+    assert value_target({"steps_to_go": 2}, 4) == [0, 0, 1, 0, 0]
+    assert value_target({"steps_to_go": 99}, 4) == [0, 0, 0, 1, 0]  # clipped to the last step bin
+    assert value_target({"steps_to_go": None}, 4) == [0, 0, 0, 0, 1]
+    assert value_target({"tactic": "simp"}, 4) is None
+    for v in [1.0, 0.9, 0.5, 0.01, 0.0]:  # two-hot: expected discount is exactly v
+        assert float(scalar_value(torch.tensor(value_target({"value": v}, 16)))) == pytest.approx(v, abs=1e-6)
+
+
+def test_collate_masks(tok):
+    b = collate(ROWS, tok, n_value_bins=8, max_seq_len=128, max_tactic_tokens=16)
+    assert b.value_mask.tolist() == [True, True, True, True, False, True]
+    assert (b.targets[5] >= 0).sum() == 0  # value-only row: no policy tokens
+    for i, r in enumerate(ROWS[:5]):
+        tgt = b.targets[i][b.targets[i] >= 0].tolist()
+        assert tgt == tok.encode(r["tactic"]) + [tok.eos_id]
+        assert b.idx[i, b.value_pos[i]] == tok.tactic_id
+
+
+def test_long_state_keeps_the_goal_line(tok):
+    hyps = "\n".join(f"h{i} : x{i} + {i} ≤ y{i} * {i}" for i in range(200))
+    state = f"{hyps}\n⊢ x0 ≤ y0\n\ncase other\n⊢ True"
+    ids = state_ids(tok, state, 64)
+    assert len(ids) == 64
+    text = tok.decode(ids)
+    assert text.endswith("h199 : x199 + 199 ≤ y199 * 199\n⊢ x0 ≤ y0")
+    short = "p : Prop\n⊢ p\n\ncase b\n" + hyps
+    assert tok.decode(state_ids(tok, short, 40)).startswith("p : Prop\n⊢ p\n\ncase b")
+    assert len(prompt_ids(tok, state, 64)) == 67
+
+
+# ------------------------------------------------------------------ policy
+def _greedy_without_cache(net, state):
+    """Reference decoding: the whole sequence through the model at every step."""
+    ids = prompt_ids(net.tok, state, net.max_state_tokens)
+    out, logp = [], 0.0
+    for _ in range(net.max_tactic_tokens):
+        logits = net.model.logits(net.model(torch.tensor([ids + out]))[0, -1])
+        lp = torch.log_softmax(logits, -1)
+        logits[net._banned] = float("-inf")
+        t = int(logits.argmax())
+        logp += float(lp[t])
+        out.append(t)
+        if t == net.tok.eos_id:
+            break
+    return out, logp
+
+
+@torch.inference_mode()
+def test_kv_cache_generation_equals_no_cache(net):
+    torch.manual_seed(1)
+    for p in net.model.parameters():  # a sharper random model: no near-ties between the two paths
+        p.mul_(3.0) if p.dim() >= 2 else None
+    try:
+        refs = [_greedy_without_cache(net, state) for state in STATES]
+        for chunk in (16, 3):  # one prefill chunk, or several of different lengths
+            h_last, cache, lens, valid = net._prefill(STATES, chunk=chunk)  # different lengths: left padding
+            out, logp, _ = net._decode(h_last, cache, lens, valid, 1, greedy=True)
+            for i, (ref, ref_logp) in enumerate(refs):
+                assert len(ref) > 3  # a real comparison, not an immediate <|eos|>
+                assert out[i, :len(ref)].tolist() == ref
+                assert float(logp[i]) == pytest.approx(ref_logp, rel=1e-4, abs=1e-3)
+        # forked rows (several continuations of one prompt) decode exactly like one
+        h_last, cache, lens, valid = net._prefill(STATES)
+        out3, logp3, _ = net._decode(h_last, cache, lens, valid, 3, greedy=True)
+        assert torch.equal(out3, out.repeat_interleave(3, 0))
+        assert torch.allclose(logp3, logp.repeat_interleave(3, 0), atol=1e-4)
+        # padding does not change a prompt's value either
+        batch = [e.value for e in net.evaluate(STATES, 0)]
+        alone = [net.evaluate([s], 0)[0].value for s in STATES]
+        assert batch == pytest.approx(alone, abs=1e-5)
+    finally:
+        for p in net.model.parameters():
+            p.div_(3.0) if p.dim() >= 2 else None
+
+
+@torch.inference_mode()
+def test_dropping_finished_rows_keeps_the_others_exact(net):
+    """Forked decoding where rows finish mid-way: the prompt they leave behind (the longest
+    one) is dropped and the padding columns trimmed; the live rows must not notice."""
+    states = [STATES[1] + "\nh₂ : y ≤ 10" * 8, STATES[0], STATES[2]]  # the first is much the longest
+    prompts = [prompt_ids(net.tok, st, net.max_state_tokens) for st in states]
+    h_last, cache, lens, valid = net._prefill(states)
+    T = cache.length
+    cache.fork(2, 4, valid)
+    forced = torch.randint(10, 200, (6, 3))  # any tokens: we compare hidden states, not choices
+    rows, pos = torch.arange(6), lens.repeat_interleave(2)[:, None]
+    for t in range(3):
+        if t == 1:  # both continuations of the long prompt and one of another one finish
+            live = torch.tensor([False, False, True, False, True, True])
+            cache.keep(live)
+            rows, pos = rows[live], pos[live]
+            assert cache.k.size(1) == 2 and cache.k.size(3) < T  # prompt dropped, columns trimmed
+        h = net.model(forced[rows, t][:, None], pos=pos + t, cache=cache)[:, -1]
+        for i, r in enumerate(rows.tolist()):
+            seq = prompts[r // 2] + forced[r, :t + 1].tolist()
+            ref = net.model(torch.tensor([seq]))[0, -1]
+            assert torch.allclose(h[i], ref, atol=1e-4), (t, r)
+
+
+def test_evaluate_batch(net):
+    evals = net.evaluate(STATES * 3, k=4)
+    assert len(evals) == 12
+    for e in evals:
+        assert isinstance(e, Evaluation)
+        assert len(e.tactics) == len(e.log_priors) <= 4
+        assert len(set(e.tactics)) == len(e.tactics) and all(e.tactics)
+        assert all(math.isfinite(lp) and lp <= 0 for lp in e.log_priors)
+        assert list(e.log_priors) == sorted(e.log_priors, reverse=True)
+        assert 0.0 <= e.value <= 1.0
+    assert [e.tactics for e in net.evaluate(STATES, 0)] == [()] * 4
+    assert net.evaluate([], 8) == []
+
+
+def test_sampler_draws_from_the_softmax():
+    from agents.alphaproof.policy import sample
+    torch.manual_seed(0)
+    logits = torch.log(torch.tensor([0.0, 0.5, 0.0, 0.3, 0.2])).expand(20000, 5)  # zeros: -inf logits
+    counts = torch.bincount(sample(logits), minlength=5).float() / 20000
+    assert counts[0] == counts[2] == 0
+    assert counts.tolist() == pytest.approx([0, 0.5, 0, 0.3, 0.2], abs=0.02)
+
+
+@pytest.fixture(scope="module")
+def trained(tok):
+    torch.manual_seed(0)
+    net = PolicyValueNet.create("tiny", tok, seed=0, max_tactic_tokens=16)
+    history = train_supervised(net, ROWS, steps=250, batch_size=len(ROWS), lr=3e-3, warmup=20)
+    return net, history
+
+
+def test_overfits_a_handful_of_rows(trained):
+    net, hist = trained
+    assert hist[-1]["loss"] < 0.05 * hist[0]["loss"]
+    states = [r["state"] for r in ROWS]
+    assert net.greedy(states[:5]) == [r["tactic"] for r in ROWS[:5]]
+    values = [e.value for e in net.evaluate(states, 2)]
+    assert values[0] == pytest.approx(GAMMA, abs=0.05)
+    assert values[2] == pytest.approx(GAMMA ** 3, abs=0.05)
+    assert values[5] < 0.05  # the unprovable state
+    assert net.evaluate(states[:1], 4)[0].tactics[0] == ROWS[0]["tactic"]
+
+
+@torch.inference_mode()
+def test_sampled_log_priors_match_teacher_forcing(trained):
+    """Hot sampling from the trained net: samples end at different steps, so finished rows are
+    dropped mid-decode; every finished sample's log-prob must still be the model's own."""
+    net, _ = trained
+    torch.manual_seed(0)
+    states = [r["state"] for r in ROWS]
+    old, net.temperature = net.temperature, 1.5
+    try:
+        h_last, cache, lens, valid = net._prefill(states, chunk=4)
+        out, logp, done = net._decode(h_last, cache, lens, valid, 6, greedy=False)
+    finally:
+        net.temperature = old
+    lengths = set()
+    for row in range(out.size(0)):
+        if not done[row]:
+            continue
+        seq = out[row].tolist()
+        seq = seq[:seq.index(net.tok.eos_id) + 1]
+        lengths.add(len(seq))
+        prompt = prompt_ids(net.tok, states[row // 6], net.max_state_tokens)
+        lp = torch.log_softmax(net.model.logits(net.model(torch.tensor([prompt + seq[:-1]]))[0]), -1)
+        ref = sum(float(lp[len(prompt) - 1 + i, t]) for i, t in enumerate(seq))
+        assert float(logp[row]) == pytest.approx(ref, rel=1e-4, abs=1e-3)
+    assert len(lengths) >= 4  # rows really finished at different steps
+
+
+def test_losses_with_missing_targets(net):
+    only_policy = net.losses([ROWS[4]])
+    assert only_policy["value_loss"].item() == 0.0 and only_policy["policy_loss"].item() > 0
+    only_value = net.losses([ROWS[5]])
+    assert only_value["policy_loss"].item() == 0.0 and only_value["value_loss"].item() > 0
+    only_value["loss"].backward()  # the graph survives a missing target
+    net.model.zero_grad(set_to_none=True)
+
+
+def test_save_load_round_trip(net, tmp_path):
+    path = tmp_path / "net.pt"
+    net.save(str(path))
+    payload = torch.load(path, weights_only=True)  # plain values only: loads without unpickling code
+    assert isinstance(payload["config"], dict) and isinstance(payload["tokenizer"], str)
+    back = PolicyValueNet.load(str(path))
+    assert back.model.cfg == net.model.cfg and back.settings() == net.settings()
+    assert back.tok.to_json() == net.tok.to_json()
+    for (k, a), (_, b) in zip(net.model.state_dict().items(), back.model.state_dict().items()):
+        assert torch.equal(a, b), k
+    assert [e.value for e in back.evaluate(STATES, 0)] == [e.value for e in net.evaluate(STATES, 0)]
+
+
+# ------------------------------------------------------------------ rows from reference proofs
+class _FakeProcess:
+    """Goals are strings; tactic "split" turns goal "a ∧ b" into branches "a" and "b", "done" closes."""
+
+    def start_proof(self, src):
+        return self._state(["p ∧ q"])
+
+    def apply_tactic(self, state, tactic):
+        from leangym.backends.types import Outcome, TacticResult
+        goal = state.goals[0].target
+        if tactic == "split" and "∧" in goal:
+            branches = tuple(self._state([g.strip()]) for g in goal.split("∧"))
+            return TacticResult(tactic, Outcome.PROGRESS, branches)
+        if tactic == "done":
+            return TacticResult(tactic, Outcome.PROVED, ())
+        return TacticResult(tactic, Outcome.REJECTED, (), error="nope")
+
+    @staticmethod
+    def _state(targets):
+        from leangym.backends.types import Goal, ProofState
+        return ProofState(0, 0, tuple(Goal((), t) for t in targets))
+
+
+def test_rows_from_reference_proofs():
+    from types import SimpleNamespace as NS
+    theorem = NS(source_with_sorry="theorem t : p ∧ q := by sorry")
+    good = NS(theorem=theorem, proof=("split", "done", "done"))
+    bad = NS(theorem=theorem, proof=("split", "nonsense"))
+    unfinished = NS(theorem=theorem, proof=("split", "done"))
+    rows = rows_from_reference_proofs([good, bad, unfinished], process=_FakeProcess())
+    assert rows == [
+        {"state": "⊢ p ∧ q", "tactic": "split", "steps_to_go": 3},
+        {"state": "⊢ p\n\n⊢ q", "tactic": "done", "steps_to_go": 2},
+        {"state": "⊢ q", "tactic": "done", "steps_to_go": 1},
+    ]
