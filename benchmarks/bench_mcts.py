@@ -18,7 +18,6 @@ to see what the batching itself can give when the model's per-call cost dominate
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.alphaproof.interfaces import Evaluation  # noqa: E402
 from agents.alphaproof.policy import PolicyValueNet  # noqa: E402
+from agents.alphaproof.sft import rows_from_reference_proofs, train_supervised  # noqa: E402
 from agents.alphaproof.search import SearchConfig, run_batched_search, run_search  # noqa: E402
 from leangym.session import ProofSession  # noqa: E402
 from leangym.sim.generator import generate  # noqa: E402
@@ -63,34 +63,6 @@ class Overhead:
         return [Evaluation(tactics, (0.0,) * len(tactics), 0.5) for _ in states]
 
 
-def reference_rows(theorems) -> list[dict]:
-    """(state, tactic) rows from replaying each reference proof on a single-branch kernel."""
-    rows = []
-    for t in theorems:
-        sess = ProofSession(LocalProcess(factorized=False), t.theorem)
-        state = sess.root
-        for i, tactic in enumerate(t.proof):
-            rows.append({"state": state.text, "tactic": tactic, "steps_to_go": len(t.proof) - i})
-            res = sess.apply(state, tactic)
-            if not res.states:
-                break
-            state = res.states[0]
-    return rows
-
-
-def warm_start(net: PolicyValueNet, rows: list[dict], steps: int, seed: int) -> float:
-    rng = random.Random(seed)
-    opt = torch.optim.AdamW(net.parameters(), lr=3e-3)
-    loss = float("nan")
-    for _ in tqdm(range(steps), desc="warm start", leave=False):
-        losses = net.losses([rows[rng.randrange(len(rows))] for _ in range(16)])
-        opt.zero_grad(set_to_none=True)
-        losses["loss"].backward()
-        opt.step()
-        loss = losses["loss"].item()
-    return loss
-
-
 def sessions(theorems, factorized: bool) -> list[ProofSession]:
     return [ProofSession(LocalProcess(factorized=factorized), t.theorem) for t in theorems]
 
@@ -106,12 +78,17 @@ def main(argv=None) -> None:
     ap.add_argument("--evaluator", choices=("model", "overhead"), default="model")
     ap.add_argument("--overhead-ms", type=float, default=20.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest for the tiny model)")
     args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
 
     torch.manual_seed(args.seed)
     if args.evaluator == "model":
         net = PolicyValueNet.create("tiny", seed=args.seed)
-        loss = warm_start(net, reference_rows(generate(400, args.seed + 1, (1, 5))), args.warmup_steps, args.seed)
+        rows = rows_from_reference_proofs(generate(400, args.seed + 1, (1, 5)))
+        loss = train_supervised(net, rows, args.warmup_steps, batch_size=16, lr=3e-3, progress=True,
+                                seed=args.seed)[-1]["loss"]
+        net.model.eval()
         print(f"tiny PolicyValueNet ({sum(p.numel() for p in net.parameters()) / 1e6:.2f}M params, "
               f"warm-start loss {loss:.2f}), {torch.get_num_threads()} torch threads")
     else:

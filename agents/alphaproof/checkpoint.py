@@ -1,0 +1,78 @@
+"""Checkpoints that resume a run exactly and load without unpickling anything.
+
+A checkpoint is one ``torch.save`` of plain values: tensors, dicts, lists,
+strings and numbers. It is read back with ``torch.load(weights_only=True)``,
+which refuses arbitrary Python objects, so a checkpoint from elsewhere cannot
+run code. RNG states (Python, NumPy, torch, and the trainer's own
+``random.Random``) are stored the same way, converted to lists and tensors.
+"""
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+FORMAT = "leangym-alphaproof-v1"
+
+
+def _py_state(state: tuple) -> dict[str, Any]:
+    version, internal, gauss = state
+    return {"version": version, "internal": list(internal), "gauss": gauss}
+
+
+def _py_restore(saved: dict[str, Any]) -> tuple:
+    return (saved["version"], tuple(int(x) for x in saved["internal"]), saved["gauss"])
+
+
+def rng_state(rng: random.Random | None = None) -> dict[str, Any]:
+    """Every random state a training run draws from, as plain values."""
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    state = {
+        "python": _py_state(random.getstate()),
+        "numpy": {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+                  "has_gauss": int(has_gauss), "cached_gaussian": float(cached)},
+        "torch": torch.get_rng_state(),
+    }
+    if rng is not None:
+        state["trainer"] = _py_state(rng.getstate())
+    return state
+
+
+def set_rng_state(state: dict[str, Any], rng: random.Random | None = None) -> None:
+    random.setstate(_py_restore(state["python"]))
+    n = state["numpy"]
+    np.random.set_state((n["kind"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"], n["cached_gaussian"]))
+    torch.set_rng_state(state["torch"])
+    if rng is not None and "trainer" in state:
+        rng.setstate(_py_restore(state["trainer"]))
+
+
+def save(path: str | os.PathLike, payload: dict[str, Any]) -> Path:
+    """Write ``payload`` (plain values only) atomically: a crash mid-write leaves the old file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save({"format": FORMAT, **payload}, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def load(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Read a checkpoint written by :func:`save` (never unpickles code: ``weights_only=True``)."""
+    payload = torch.load(Path(path), map_location=map_location, weights_only=True)
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a {FORMAT} checkpoint")
+    return payload
+
+
+def latest(directory: str | os.PathLike) -> Path | None:
+    """``directory/latest.pt`` if present (what ``--resume`` picks when given a directory)."""
+    p = Path(directory)
+    if p.is_file():
+        return p
+    candidate = p / "latest.pt"
+    return candidate if candidate.exists() else None

@@ -1,0 +1,106 @@
+"""Prove one theorem with a trained AlphaProof network.
+
+    python -m agents.alphaproof.prove --checkpoint checkpoints/alphaproof/latest.pt \
+        --theorem "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+    python -m agents.alphaproof.prove --checkpoint C --theorem "..." --server http://127.0.0.1:8000
+
+Runs the in-process simulator by default, or on a leased process of a
+LeanTree server. Prints the proof only after ``session.verify`` accepted it
+(exit status 0); otherwise says why not, with the search's statistics (exit 1).
+
+:class:`AlphaProofProver` is the same search behind ``leangym.prover.Prover``
+(``prove(theorem, session, budget)``), for the benchmark harness.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+import torch
+
+from agents.alphaproof import checkpoint
+from agents.alphaproof.policy import PolicyValueNet
+from agents.alphaproof.search import SearchConfig, SearchResult, run_search
+from leangym.session import Budget, ProofSession
+from leangym.theorem import Theorem
+
+
+def load_net(path: str | Path, device: str = "cpu") -> PolicyValueNet:
+    """The network of a training checkpoint (``train.py``) or of a bare ``PolicyValueNet.save`` file."""
+    payload = torch.load(Path(path), map_location="cpu", weights_only=True)  # never unpickles code
+    if isinstance(payload, dict) and payload.get("format") == checkpoint.FORMAT:
+        payload = payload["net"]
+    return PolicyValueNet.from_payload(payload, device=device)
+
+
+class AlphaProofProver:
+    """``leangym.prover.Prover``: MCTS guided by a trained network, within the harness's budget."""
+
+    def __init__(self, checkpoint: str | None = None, net: PolicyValueNet | None = None, sims: int = 64,
+                 num_tactics: int = 4, device: str = "cpu") -> None:
+        if net is None and checkpoint is None:
+            raise ValueError("AlphaProofProver needs a checkpoint or a net")
+        self.net = net or load_net(checkpoint, device)
+        self.sims, self.num_tactics = sims, num_tactics
+        self.last: SearchResult | None = None
+
+    def set_seed(self, seed: int) -> None:
+        torch.manual_seed(seed)  # the policy samples its candidate tactics
+
+    def prove(self, theorem: Theorem, session: ProofSession, budget: Budget) -> str | None:
+        cfg = SearchConfig(num_simulations=self.sims, max_lean_calls=budget.max_lean_calls,
+                           max_seconds=budget.max_seconds, num_tactics=self.num_tactics,
+                           widen_tactics=self.num_tactics)
+        self.last = run_search(session, self.net, cfg)
+        return self.last.proof if self.last.verified else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="Prove one theorem with a trained AlphaProof checkpoint.")
+    p.add_argument("--checkpoint", required=True, help="train.py checkpoint (or a PolicyValueNet.save file)")
+    p.add_argument("--theorem", required=True, help="a Lean statement ending in ':= by sorry'")
+    p.add_argument("--header", default="", help="Lean header (opens, set_options) before the statement")
+    p.add_argument("--server", default=None, help="LeanTree URL (default: the in-process simulator)")
+    p.add_argument("--sims", type=int, default=128, help="MCTS simulations")
+    p.add_argument("--lean-calls", type=int, default=512, help="Lean-call budget")
+    p.add_argument("--seconds", type=float, default=None, help="wall-clock budget")
+    p.add_argument("--num-tactics", type=int, default=4, help="tactics asked of the policy per new node")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+
+    torch.manual_seed(a.seed)
+    net = load_net(a.checkpoint, a.device)
+    theorem = Theorem(a.theorem, header=a.header)
+    if a.server:
+        from leangym.backends.leantree import LeanTreeClient
+
+        process = LeanTreeClient(a.server).lease()
+    else:
+        from leangym.sim.local import LocalProcess
+
+        process = LocalProcess()
+    cfg = SearchConfig(num_simulations=a.sims, max_lean_calls=a.lean_calls, max_seconds=a.seconds,
+                       num_tactics=a.num_tactics, widen_tactics=a.num_tactics)
+    t0 = time.monotonic()
+    try:
+        session = ProofSession(process, theorem, budget=Budget(a.lean_calls, a.seconds))
+        result = run_search(session, net, cfg)
+    finally:
+        process.close()
+    stats = (f"{result.simulations} simulations, {result.lean_calls} Lean calls, "
+             f"{time.monotonic() - t0:.1f}s, stopped by: {result.stop_reason}")
+    if result.verified:
+        print(f"-- proved ({stats}); verified:")
+        print(theorem.source_with_proof(result.proof))
+        return 0
+    why = f"the proof failed the final check: {result.verify_error}" if result.solved else "no proof found"
+    print(f"-- {why} ({stats})", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,266 @@
+"""The AlphaProof training loop: replay buffer, curriculum, checkpoints, a short run, resume, prove CLI."""
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from agents.alphaproof import checkpoint
+from agents.alphaproof.curriculum import Curriculum
+from agents.alphaproof.replay import ReplayBuffer
+
+
+# ---------------------------------------------------------------------------- replay buffer
+def test_replay_keeps_newest_rows_and_samples_uniformly():
+    buf = ReplayBuffer(capacity=100)
+    buf.add({"state": f"⊢ s{i}", "tactic": "intro h", "steps_to_go": i % 3} for i in range(250))
+    assert len(buf) == 100 and buf.added == 250
+    assert buf.rows[0]["state"] == "⊢ s150"  # FIFO: the oldest 150 are gone
+    counts = {}
+    for row in buf.sample(20_000, random.Random(0)):
+        counts[row["state"]] = counts.get(row["state"], 0) + 1
+    assert set(counts) <= {f"⊢ s{i}" for i in range(150, 250)}
+    assert len(counts) == 100 and min(counts.values()) > 100  # every row drawn, none starved
+    assert buf.sample(3, random.Random(0)) == buf.sample(3, random.Random(0))  # the caller's RNG decides
+    assert ReplayBuffer().sample(5, random.Random(0)) == []
+
+
+def test_replay_round_trips_through_a_weights_only_checkpoint(tmp_path):
+    buf = ReplayBuffer(capacity=10)
+    buf.add([{"state": "p q : Prop\n⊢ p → p", "tactic": "intro h", "steps_to_go": 2},
+             {"state": "⊢ False", "steps_to_go": None},
+             {"state": "⊢ True", "tactic": "trivial", "value": 0.95, "extra": ("a", 1)}])
+    path = checkpoint.save(tmp_path / "c.pt", {"replay": buf.state_dict()})
+    back = ReplayBuffer()
+    back.load_state_dict(checkpoint.load(path)["replay"])
+    assert list(back.rows) == list(buf.rows) and back.capacity == 10 and back.added == 3
+    assert back.rows[1]["steps_to_go"] is None and back.rows[2]["extra"] == ["a", 1]
+
+
+def test_replay_refuses_objects():
+    with pytest.raises(TypeError):
+        ReplayBuffer().add([{"state": "⊢ p", "tactic": object()}])
+
+
+# ---------------------------------------------------------------------------- curriculum
+def test_curriculum_favours_levels_solved_half_the_time():
+    cur = Curriculum([1, 2, 3])
+    for i in range(60):
+        cur.record(f"easy{i}", 1, solved=True)  # always solved: nothing left to learn
+        cur.record(f"mid{i}", 2, solved=i % 2 == 0)  # sometimes: the sweet spot
+        cur.record(f"hard{i}", 3, solved=False)  # never: only "unprovable" targets
+    w = cur.level_weights()
+    assert w[2] > 3 * w[1] and w[2] > 3 * w[3]
+    assert w[1] > 0 and w[3] > 0  # never abandoned: progress on hard levels gets noticed
+    draws = [cur.sample_level(random.Random(s)) for s in range(400)]
+    assert draws.count(2) > draws.count(1) + draws.count(3)
+    # rates track the recent past: a level that becomes solvable moves back into the middle
+    for i in range(40):
+        cur.record(f"hard_again{i}", 3, solved=i % 2 == 0)
+    assert 0.3 < cur.level_rate(3) < 0.7
+
+
+def test_curriculum_per_theorem_sampling_and_state_round_trip(tmp_path):
+    cur = Curriculum([0], max_theorems=3)
+    for _ in range(10):
+        cur.record("always", 0, True)
+        cur.record("never", 0, False)
+    cur.record("sometimes", 0, True)
+    cur.record("sometimes", 0, False)
+    keys = ["always", "never", "sometimes"]
+    picks = [keys[cur.sample_theorem(keys, random.Random(s))] for s in range(300)]
+    assert picks.count("sometimes") > picks.count("always") and picks.count("sometimes") > picks.count("never")
+    cur.record("new", 0, True)  # the per-theorem table is bounded: the least recently seen goes
+    assert "always" not in cur.theorems and len(cur.theorems) == 3
+    path = checkpoint.save(tmp_path / "c.pt", {"curriculum": cur.state_dict()})
+    back = Curriculum([])
+    back.load_state_dict(checkpoint.load(path)["curriculum"])
+    assert back.state_dict() == cur.state_dict()
+
+
+# ---------------------------------------------------------------------------- checkpoint
+def test_rng_states_restore_exactly(tmp_path):
+    trainer_rng = random.Random(7)
+    path = checkpoint.save(tmp_path / "c.pt", {"rng": checkpoint.rng_state(trainer_rng)})
+    first = (random.random(), np.random.rand(), torch.rand(2).tolist(), trainer_rng.random())
+    checkpoint.set_rng_state(checkpoint.load(path)["rng"], trainer_rng)
+    assert (random.random(), np.random.rand(), torch.rand(2).tolist(), trainer_rng.random()) == first
+
+
+def test_checkpoint_load_rejects_foreign_files(tmp_path):
+    torch.save({"weights": torch.zeros(1)}, tmp_path / "other.pt")
+    with pytest.raises(ValueError):
+        checkpoint.load(tmp_path / "other.pt")
+    assert checkpoint.latest(tmp_path) is None
+
+
+# ---------------------------------------------------------------------------- training rows from a search
+TRIVIAL = "theorem triv (p : Prop) (hp : p) : p := by sorry"
+
+
+class FixedEvaluator:
+    """Proposes the same tactics everywhere (a stand-in for the network)."""
+
+    def __init__(self, tactics):
+        self.tactics = tuple(tactics)
+
+    def evaluate(self, states, k):
+        from agents.alphaproof.interfaces import Evaluation
+
+        return [Evaluation(self.tactics[:k], tuple(-float(i) for i in range(len(self.tactics[:k]))), 0.5)
+                for _ in states]
+
+
+def _search(statement, tactics, sims=8):
+    from agents.alphaproof.search import SearchConfig, run_search
+    from leangym.session import ProofSession
+    from leangym.sim.local import LocalProcess
+
+    session = ProofSession(LocalProcess(factorized=True), statement)
+    return run_search(session, FixedEvaluator(tactics), SearchConfig(num_simulations=sims, max_lean_calls=32))
+
+
+def test_rows_from_a_solved_search_teach_the_proof_tactic():
+    from agents.alphaproof.train import rows_from_result
+
+    result = _search(TRIVIAL, ["intro x", "exact hp"])
+    assert result.verified
+    rows = rows_from_result(result, min_unsolved_visits=1)
+    root = [r for r in rows if r["state"].endswith("⊢ p") and "hp : p" in r["state"]]
+    assert root and root[0]["tactic"] == "exact hp" and root[0]["steps_to_go"] == 1
+    assert all(r.get("steps_to_go") is not None for r in rows)  # a solved search labels nothing "unprovable"
+
+
+def test_rows_from_an_exhausted_search_say_unprovable_and_have_no_policy_target():
+    from agents.alphaproof.train import rows_from_result
+
+    result = _search(TRIVIAL, ["exfalso", "nonsense_tactic"])
+    assert not result.solved
+    rows = rows_from_result(result, min_unsolved_visits=1)
+    assert rows and all(r["steps_to_go"] is None and "tactic" not in r for r in rows)
+
+
+# ---------------------------------------------------------------------------- end to end
+def tiny_args(tmp_path, name, **kw):
+    from agents.alphaproof.train import Args
+
+    base = dict(actors=2, iterations=2, sims=2, lean_calls=8, num_tactics=2, batch_size=4, learn_steps=2,
+                warmup_steps=2, warmup_theorems=8, eval_every=1, eval_size=2, replay_size=1000,
+                logdir=str(tmp_path / name / "tb"), checkpoint_dir=str(tmp_path / name / "ck"),
+                seed=3, progress=False, max_tactic_tokens=8)
+    base.update(kw)
+    return Args(**base)
+
+
+def _weights(net):
+    return {k: v.clone() for k, v in net.model.state_dict().items()}
+
+
+DETERMINISTIC = ("solve_rate", "loss", "policy_loss", "value_loss", "replay_size", "new_rows", "tactic_error_rate")
+
+
+def test_short_run_then_resume_matches_an_uninterrupted_run(tmp_path):
+    """k iterations + checkpoint + resume for m == k + m straight (same seed): weights and metrics."""
+    from agents.alphaproof.train import train
+
+    straight = train(tiny_args(tmp_path, "straight", iterations=2))
+    first = train(tiny_args(tmp_path, "split", iterations=1))  # checkpoints after every iteration
+    assert first["iteration"] == 1
+    resumed = train(tiny_args(tmp_path, "split", iterations=2, resume=str(tmp_path / "split" / "ck")))
+    assert resumed["iteration"] == straight["iteration"] == 2
+    for k, v in _weights(straight["net"]).items():
+        assert torch.equal(v, _weights(resumed["net"])[k]), k
+    for a, b in zip(straight["history"], resumed["history"], strict=True):
+        assert {k: a.get(k) for k in DETERMINISTIC} == {k: b.get(k) for k in DETERMINISTIC}
+    assert [e["solve_rate"] for e in straight["evals"]] == [e["solve_rate"] for e in resumed["evals"]]
+    # what the run left behind: a weights-only checkpoint and TensorBoard events
+    state = checkpoint.load(tmp_path / "split" / "ck" / "latest.pt")
+    assert state["progress"]["iteration"] == 2 and len(state["replay"]["rows"]) > 0
+    assert list((tmp_path / "straight" / "tb").glob("events.out.tfevents.*"))
+
+
+def test_a_crashing_worker_is_counted_and_training_goes_on(tmp_path, monkeypatch):
+    from agents.alphaproof import train as train_mod
+    from leangym.backends.types import ServerError
+    from leangym.sim.local import LocalProcess
+
+    starts, searches = {"n": 0}, {"n": 0}
+
+    def flaky_factory(args):
+        def new():
+            starts["n"] += 1
+            if starts["n"] == 1:
+                raise ServerError("no process available")  # a start that fails: that theorem is skipped
+            return LocalProcess(factorized=True)
+        return new
+
+    real_search = train_mod.run_batched_search
+
+    def crashing_search(sessions, evaluator, config):
+        searches["n"] += 1
+        if searches["n"] == 1:
+            raise RuntimeError("worker died")  # e.g. a server that went away mid-search
+        return real_search(sessions, evaluator, config)
+
+    monkeypatch.setattr(train_mod, "process_factory", flaky_factory)
+    monkeypatch.setattr(train_mod, "run_batched_search", crashing_search)
+    out = train_mod.train(tiny_args(tmp_path, "flaky", iterations=3, eval_every=0, warmup_steps=0, sft_mix=0.0))
+    assert out["iteration"] == 3
+    assert out["crashes"] == 1 and out["errors"] == 2
+    assert out["history"][0]["failed_starts"] == 1.0 and out["history"][0]["crashed_searches"] == 1.0
+    assert out["history"][-1]["crashed_searches"] == 0.0 and out["history"][-1]["replay_size"] > 0
+
+
+def test_train_on_a_theorem_file_then_prove_cli(tmp_path, capsys):
+    """Warm start on a JSONL with reference proofs, then ``prove`` finds and verifies the proof."""
+    import json
+
+    from agents.alphaproof.prove import main as prove_main
+    from agents.alphaproof.train import train
+
+    rows = [{"name": f"t{i}", "formal_statement": TRIVIAL.replace("triv", f"t{i}"), "proof": ["exact hp"],
+             "difficulty": 1} for i in range(3)]
+    path = tmp_path / "thms.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    args = tiny_args(tmp_path, "file", theorems=str(path), iterations=1, warmup_steps=40, batch_size=8,
+                     lr=3e-3, eval_every=0, sims=4)
+    args.warmup_lr = 1e-2
+    out = train(args)
+    assert out["iteration"] == 1
+    ck = tmp_path / "file" / "ck" / "latest.pt"
+    assert prove_main(["--checkpoint", str(ck), "--theorem", TRIVIAL, "--sims", "16", "--lean-calls", "64"]) == 0
+    printed = capsys.readouterr()
+    assert "exact hp" in printed.out and "verified" in printed.out
+    unprovable = "theorem nope (p q : Prop) (hp : p) : q := by sorry"
+    assert prove_main(["--checkpoint", str(ck), "--theorem", unprovable, "--sims", "4", "--lean-calls", "16"]) == 1
+    assert "Lean calls" in capsys.readouterr().err
+
+
+def test_train_over_a_leantree_server(tmp_path, sim_server):
+    """``--env LeanProof-v0 --server URL --theorems FILE``: every search on a leased process."""
+    import json
+
+    from agents.alphaproof.train import train
+
+    srv = sim_server(factorized=True, max_processes=2)
+    path = tmp_path / "thms.jsonl"
+    path.write_text(json.dumps({"name": "t", "formal_statement": TRIVIAL}) + "\n", encoding="utf-8")
+    out = train(tiny_args(tmp_path, "server", env="LeanProof-v0", server=srv.url, theorems=str(path),
+                          iterations=1, warmup_steps=0, sft_mix=0.0, eval_every=1))
+    assert out["iteration"] == 1 and out["crashes"] == 0 and out["history"][0]["failed_starts"] == 0.0
+    assert out["history"][0]["lean_latency_p50_ms"] >= 0.0 and len(out["evals"]) == 2
+
+
+def test_prove_cli_runs_as_a_module(tmp_path):
+    from agents.alphaproof.policy import PolicyValueNet
+
+    PolicyValueNet.create("tiny", seed=0, max_tactic_tokens=4).save(str(tmp_path / "net.pt"))  # a bare net file
+    proc = subprocess.run([sys.executable, "-m", "agents.alphaproof.prove", "--checkpoint", str(tmp_path / "net.pt"),
+                           "--theorem", TRIVIAL, "--sims", "2", "--lean-calls", "4"],
+                          capture_output=True, text=True, timeout=80)
+    assert proc.returncode in (0, 1), proc.stderr  # an untrained net may or may not find it; the CLI must work
+    assert ("verified" in proc.stdout) if proc.returncode == 0 else ("simulations" in proc.stderr)
