@@ -349,6 +349,6 @@ def test_rows_from_reference_proofs():
     rows = rows_from_reference_proofs([good, bad, unfinished], process=_FakeProcess())
     assert rows == [
         {"state": "⊢ p ∧ q", "tactic": "split", "steps_to_go": 3},
-        {"state": "⊢ p\n\n⊢ q", "tactic": "done", "steps_to_go": 2},
+        {"state": "⊢ p", "tactic": "done", "steps_to_go": 2},  # the branch the tactic runs on
         {"state": "⊢ q", "tactic": "done", "steps_to_go": 1},
     ]

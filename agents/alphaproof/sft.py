@@ -88,15 +88,15 @@ def train_supervised(net: PolicyValueNet, rows: Sequence[Row], steps: int, batch
 def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None) -> list[Row]:
     """Training rows from generator theorems, by replaying each reference proof on the kernel.
 
-    Every tactic goes to the first open goal; the row's state is the text of all
-    open goals before it, and ``steps_to_go`` the number of tactics left
-    (this one included). A proof that fails to replay contributes no rows: a
+    Every tactic goes to the first open branch; the row's state is that branch's
+    text (what a search node sees: one goal on the default factorized kernel,
+    as in training), and ``steps_to_go`` the number of tactics left (this one
+    included). A proof that fails to replay contributes no rows: a
     row must describe a state the kernel really produced.
     """
-    from leangym.backends.types import goals_to_text
     if process is None:
         from leangym.sim.local import LocalProcess  # the in-process kernel
-        process = LocalProcess()
+        process = LocalProcess(factorized=True)
     rows: list[Row] = []
     for pt in prop_theorems:
         proof = pt.proof
@@ -108,8 +108,7 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None) -> li
         for i, tactic in enumerate(tactics):
             if not open_:
                 break
-            state = goals_to_text([g for s in open_ for g in s.goals])
-            replay.append({"state": state, "tactic": tactic, "steps_to_go": len(tactics) - i})
+            replay.append({"state": open_[0].text, "tactic": tactic, "steps_to_go": len(tactics) - i})
             result = process.apply_tactic(open_[0], tactic)
             if not result.ok:
                 break
