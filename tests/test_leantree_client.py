@@ -219,6 +219,23 @@ def test_close_never_raises_when_server_gone(srv):
     assert lease.closed
 
 
+def test_stale_lease_after_restart_never_takes_another_clients_process(srv):
+    # A restarted server hands out process ids afresh. Returning a lease from before the
+    # restart could return the process another client holds now: the client must not.
+    stale_client, other = LeanTreeClient(srv.url, retries=0), LeanTreeClient(srv.url)
+    stale = stale_client.lease()
+    srv.stop()
+    assert stale.apply_tactic(ProofState(stale.process_id, 0, ()), "split").outcome is Outcome.SERVER_FAILURE
+    srv.restart()
+    fresh = other.lease()
+    assert fresh.process_id == stale.process_id  # the same id, now someone else's
+    stale.close()
+    assert stale.closed and used(other) == 1
+    fresh.start_proof(THM)  # still ours
+    fresh.close()
+    assert used(other) == 0
+
+
 def test_apply_tactics_concurrent_in_order(sim_server):
     srv = sim_server(process_factory=scripted, latency_ms=30)
     client = LeanTreeClient(srv.url)

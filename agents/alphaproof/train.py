@@ -82,6 +82,7 @@ class Args:
     resume: str | None = None  # a checkpoint file, or a directory holding latest.pt
     seed: int = 0
     device: str = "cpu"
+    threads: int = 0  # torch CPU threads; 0 keeps torch's default (1 is often fastest for tiny models on few cores)
     max_minutes: float | None = None  # stop after this long, warm start included (then evaluate and save)
     progress: bool = True  # tqdm bars
 
@@ -421,6 +422,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     progress = train(args)
     evals = progress["evals"]
     if evals:

@@ -148,6 +148,9 @@ class LeanTreeClient:
         self._generation = "unknown"
         self._generation_sure = False
         self._status_snapshot: dict | None = None
+        # When nothing last listened at the URL (connection refused). A lease older than
+        # that may belong to a server that has restarted since; see _give_back.
+        self.last_unreachable = float("-inf")
 
     # ------------------------------------------------------------------ transport
 
@@ -188,6 +191,7 @@ class LeanTreeClient:
                               "(read timeout)") from None
         except requests.exceptions.RequestException as e:
             if _is_connect_failure(e):
+                self.last_unreachable = time.monotonic()
                 raise ServerUnavailable(f"No LeanTree server answers at {self.url} ({type(e).__name__}). "
                                         + START_HINT) from None
             raise _Dropped(f"LeanTree server at {self.url} failed on {path}: connection closed or broken "
@@ -383,6 +387,12 @@ def _shared_executor() -> ThreadPoolExecutor:
 def _give_back(client: LeanTreeClient, pid: int, state: dict) -> None:
     """Return a lease; quiet (logs) on failure. Called at most once per lease (weakref.finalize)."""
     state["closed"] = True
+    if client.last_unreachable > state["since"]:
+        # The server went away while we held this lease. If it restarted, its pool is fresh
+        # and may have given this very id to another client: returning it would take that
+        # client's process. A restart frees every lease anyway, so we do not return it.
+        log.info("not returning LeanTree process %s: %s was unreachable since it was leased", pid, client.url)
+        return
     try:
         client.return_process(pid, timeout=state.get("timeout"), retry=state.get("retry", True))
     except ServerError as e:
@@ -415,7 +425,7 @@ class HttpLease:
     def __init__(self, client: LeanTreeClient, process_id: int) -> None:
         self.client = client
         self.process_id = int(process_id)
-        self._state: dict[str, Any] = {"closed": False, "timeout": None}
+        self._state: dict[str, Any] = {"closed": False, "timeout": None, "since": time.monotonic()}
         # The finalizer must not reference self: it holds the client, the pid and a shared dict.
         self._finalizer = weakref.finalize(self, _give_back, client, self.process_id, self._state)
         _LIVE_LEASES.add(self)
