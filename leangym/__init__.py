@@ -21,17 +21,10 @@ except FileNotFoundError as _e:  # keep the rest of leangym (client, simulator) 
     warnings.warn(f"{_e}; no leangym env ids are registered", RuntimeWarning, stacklevel=2)
     ENV_IDS = ()
 
-_LAZY = {
-    "LeanProofEnv": "leangym.envs.lean_proof",
-    "open_session": "leangym.envs.lean_proof",
-    "PropLogicEnv": "leangym.envs.prop_logic",
-    "LeanVectorEnv": "leangym.envs.vector",
-}
-
-
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    # The env classes live in leangym.envs, which loads them lazily too.
+    if name in ("LeanProofEnv", "PropLogicEnv", "LeanVectorEnv", "open_session"):
+        import leangym.envs
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        return getattr(leangym.envs, name)
     raise AttributeError(f"module 'leangym' has no attribute {name!r}")

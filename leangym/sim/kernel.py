@@ -256,8 +256,9 @@ def _elab(node, hyps):
         raise LeanSyntaxError(e.msg, span[0], span[1]) from None
 
 
-def _pattern(decl: Decl):
-    """Turn the declaration's Prop variables into schema mvars (so later proofs can instantiate them)."""
+def _schematize(decl: Decl):
+    """A substitution turning the declaration's Prop variables into schema mvars
+    (so later proofs can instantiate them)."""
     index = {b[1]: b[3] for b in decl.binders if b[0] == "P"}
 
     def sub(f):
@@ -268,20 +269,15 @@ def _pattern(decl: Decl):
             return f
         return (k,) + tuple(sub(x) for x in f[1:])
 
-    return sub(decl.target)
+    return sub
+
+
+def _pattern(decl: Decl):
+    return _schematize(decl)(decl.target)
 
 
 def _schema_binders(decl: Decl):
-    index = {b[1]: b[3] for b in decl.binders if b[0] == "P"}
-
-    def sub(f):
-        k = f[0]
-        if k == "var":
-            return ("mvar", index[f[1]]) if f[1] in index else f
-        if k in ("true", "false", "rel", "mvar"):
-            return f
-        return (k,) + tuple(sub(x) for x in f[1:])
-
+    sub = _schematize(decl)
     return tuple(b if b[0] == "P" else ("H", b[1], sub(b[2])) for b in decl.binders)
 
 
