@@ -6,12 +6,14 @@ method; :mod:`leangym.sim.server_http` routes HTTP requests to them and
 """
 from __future__ import annotations
 
+import contextlib
+
 import os
 import random
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 VERSION = "0.1.0"
 
@@ -127,21 +129,33 @@ class SimLeanServer:
 
     # ------------------------------------------------------------------ faults
 
-    def inject_faults(self) -> None:
-        """Latency, then maybe a dropped connection or an HTTP 500 (raises)."""
+    @contextlib.contextmanager
+    def faults(self) -> Iterator[None]:
+        """Injected latency and failures around one Lean call.
+
+        The answer leaves ``latency`` after the request came in, with the simulated
+        work done inside that time (as a real Lean process works while the client
+        waits), so concurrent requests do not queue behind each other's sleep. A
+        dropped connection or an HTTP 500 (raised) comes after the same delay.
+        """
         cfg = self.config
         if not (cfg.latency_ms or cfg.jitter_ms or cfg.error_rate or cfg.drop_rate):
+            yield
             return
         with self._rng_lock:
             delay = cfg.latency_ms + (self._rng.uniform(0.0, cfg.jitter_ms) if cfg.jitter_ms else 0.0)
             u_drop = self._rng.random()
             u_err = self._rng.random()
-        if delay > 0:
+        deadline = time.monotonic() + delay / 1000.0
+        if u_drop < cfg.drop_rate or u_err < cfg.error_rate:
             time.sleep(delay / 1000.0)
-        if u_drop < cfg.drop_rate:
-            raise Drop()
-        if u_err < cfg.error_rate:
-            raise SimFault(INJECTED_ERROR_TEXT)
+            raise Drop() if u_drop < cfg.drop_rate else SimFault(INJECTED_ERROR_TEXT)
+        try:
+            yield
+        finally:  # errors (unknown state, ...) leave after the delay too
+            remaining = deadline - time.monotonic()
+            if remaining > 0:
+                time.sleep(remaining)
 
     # ------------------------------------------------------------------ pool
 
@@ -216,15 +230,13 @@ class SimLeanServer:
     def command(self, pid: int, body: dict[str, Any]) -> dict[str, Any]:
         slot = self.slot(pid)
         source = body["command"]
-        self.inject_faults()
-        with slot.lock:
+        with self.faults(), slot.lock:
             return slot.process.command(source)
 
     def proof_from_sorry(self, pid: int, body: dict[str, Any]) -> dict[str, Any]:
         slot = self.slot(pid)
         theorem = body["theorem_with_sorry"]
-        self.inject_faults()
-        with slot.lock:
+        with self.faults(), slot.lock:
             return slot.process.proof_from_sorry(theorem)
 
     def _tactic(self, slot: Slot, pid: int, psid: int, body: dict[str, Any],
@@ -233,8 +245,7 @@ class SimLeanServer:
         tactic = body["tactic"]
         timeout = body.get("timeout")
         timeout_ms = 1000 if timeout is None else int(timeout)
-        self.inject_faults()
-        with slot.lock:
+        with self.faults(), slot.lock:
             try:
                 return apply(psid, tactic, timeout_ms)
             except KeyError:
