@@ -92,7 +92,11 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
         return Verification(False, source, error="final check failed: declaration uses 'sorry'")
     if not policy.check_axioms:
         return Verification(True, source)
-    infos = [m.text for m in result.messages if f"'{theorem.decl_name}'" in m.text]
+    # Only the answer of the `#print axioms` line counts: a proof can print any text itself
+    # (`trace`, `logInfo`), including a forged "does not depend on any axioms".
+    print_line = source.count("\n") + 2
+    infos = [m.text for m in result.messages
+             if m.severity == "info" and m.line == print_line and f"'{theorem.decl_name}'" in m.text]
     if any("does not depend on any axioms" in t for t in infos):
         return Verification(True, source)
     found = [_AXIOMS_MSG.search(t) for t in infos]
