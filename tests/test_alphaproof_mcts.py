@@ -134,7 +134,8 @@ class FakeLean:
             goals = new + goals[1:]
         if goals or self.final_check_fails:
             return CommandResult((ReplMessage("error", "unsolved goals"),))
-        return CommandResult((ReplMessage("info", "'t' does not depend on any axioms"),))
+        line = source[:source.index("#print")].count("\n") + 1  # the REPL reports the command's line
+        return CommandResult((ReplMessage("info", "'t' does not depend on any axioms", line, 0),))
 
     def identity(self) -> ServerIdentity:
         return ServerIdentity("fake://toy", "factorized" if self.factorized else "single-branch")

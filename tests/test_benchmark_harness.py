@@ -105,7 +105,8 @@ class TinyLean:
         if "sorry" in lines:
             return CommandResult((ReplMessage("warning", "declaration uses 'sorry'"),), 1)
         if lines and lines[-1] == "exact h" and set(lines) <= {"exact h", "skip"}:
-            return CommandResult((ReplMessage("info", f"'{name}' depends on axioms: [propext]"),))
+            line = source[:source.index("#print")].count("\n") + 1  # the REPL reports the command's line
+            return CommandResult((ReplMessage("info", f"'{name}' depends on axioms: [propext]", line, 0),))
         return CommandResult((ReplMessage("error", "unsolved goals"),))
 
     def identity(self) -> ServerIdentity:
