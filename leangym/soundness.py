@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from leangym.backends.types import LeanProcess, ServerError
 from leangym.theorem import Theorem
 
-DEFAULT_BANNED = ("sorry", "admit", "native_decide", "apply?", "exact?", "sorryAx")
+# Escape hatches, plus meta-programming that could forge messages or add declarations.
+DEFAULT_BANNED = ("sorry", "admit", "native_decide", "apply?", "exact?", "sorryAx",
+                  "run_tac", "run_cmd", "run_elab", "run_meta")
 DEFAULT_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 # Lean commands: none of them may start a line of a tactic.
 COMMAND_KEYWORDS = (
@@ -97,12 +99,14 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
     print_line = source.count("\n") + 2
     infos = [m.text for m in result.messages
              if m.severity == "info" and m.line == print_line and f"'{theorem.decl_name}'" in m.text]
-    if any("does not depend on any axioms" in t for t in infos):
+    if len(infos) != 1:  # none: the check did not run; several: someone forged one
+        return Verification(False, source, error=f"final check failed: '#print axioms' gave {len(infos)} answers, "
+                                                 "expected exactly one")
+    if "does not depend on any axioms" in infos[0]:
         return Verification(True, source)
-    found = [_AXIOMS_MSG.search(t) for t in infos]
-    found = [m for m in found if m]
+    found = [m for m in (_AXIOMS_MSG.search(infos[0]),) if m]
     if not found:
-        return Verification(False, source, error="final check failed: '#print axioms' gave no answer")
+        return Verification(False, source, error=f"final check failed: unreadable '#print axioms' answer {infos[0]!r}")
     axioms = tuple(a.strip() for a in found[0].group(1).split(",") if a.strip())
     bad = [a for a in axioms if a not in policy.allowed_axioms]
     if bad:

@@ -39,6 +39,15 @@ def test_a_forged_axioms_message_does_not_hide_a_bad_axiom():
     assert not check.ok and "Lean.ofReduceBool" in check.error
 
 
+def test_a_second_answer_on_the_print_line_is_a_forgery():
+    # Meta code can log at any position; two answers on the `#print axioms` line mean one is forged.
+    process = Forging([], axioms_reply="'t' depends on axioms: [Lean.ofReduceBool]")
+    real_line = LocalProcess().run_command(THM.source_with_proof("exact hp") + "\n#print axioms t\n").messages[-1].line
+    process.extra = [ReplMessage("info", "'t' does not depend on any axioms", real_line, 0)]
+    check = verify(process, THM, "exact hp", SoundnessPolicy())
+    assert not check.ok and "exactly one" in check.error
+
+
 def test_no_answer_from_print_axioms_is_a_failure():
     class Silent(LocalProcess):
         def run_command(self, source):
@@ -52,7 +61,8 @@ def test_no_answer_from_print_axioms_is_a_failure():
 @pytest.mark.parametrize("tactic", ["sorry", "exact sorry", "admit", "native_decide", "exact?", "apply? ",
                                     "exact hp\ntheorem x : False := by trivial", "exact hp\n  axiom a : False",
                                     "#exit", "exact hp #exit", "set_option maxHeartbeats 0 in exact hp",
-                                    "@[simp] theorem x : True := trivial", "exact hp\nend"])
+                                    "@[simp] theorem x : True := trivial", "exact hp\nend",
+                                    "run_tac Lean.Elab.admitGoal (← Lean.Elab.Tactic.getMainGoal)"])
 def test_banned_tactics_never_reach_lean(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is not None
     assert not verify(LocalProcess(), THM, tactic, SoundnessPolicy()).ok
