@@ -94,11 +94,14 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
         return Verification(False, source, error="final check failed: declaration uses 'sorry'")
     if not policy.check_axioms:
         return Verification(True, source)
-    # Only the answer of the `#print axioms` line counts: a proof can print any text itself
-    # (`trace`, `logInfo`), including a forged "does not depend on any axioms".
-    print_line = source.count("\n") + 2
+    # Only an answer positioned after the proof counts: a proof can print any text itself
+    # (`trace`, `logInfo`), including a forged "does not depend on any axioms", but only at
+    # its own lines. (`> last_line`, not `== last_line + 2`, so that a server counting lines
+    # from 0 works too; a message without a position is taken as the command's.)
+    last_line = source.count("\n")
     infos = [m.text for m in result.messages
-             if m.severity == "info" and m.line == print_line and f"'{theorem.decl_name}'" in m.text]
+             if m.severity == "info" and (m.line is None or m.line > last_line)
+             and f"'{theorem.decl_name}'" in m.text and "axioms" in m.text]
     if len(infos) != 1:  # none: the check did not run; several: someone forged one
         return Verification(False, source, error=f"final check failed: '#print axioms' gave {len(infos)} answers, "
                                                  "expected exactly one")
