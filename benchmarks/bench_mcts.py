@@ -40,12 +40,15 @@ class Counting:
     """The evaluator, with its calls and states counted."""
 
     def __init__(self, net):
-        self.net, self.calls, self.states = net, 0, 0
+        self.net, self.calls, self.states, self.seconds = net, 0, 0, 0.0
 
     def evaluate(self, states, k):
         self.calls += 1
         self.states += len(states)
-        return self.net.evaluate(states, k)
+        t0 = time.perf_counter()
+        out = self.net.evaluate(states, k)
+        self.seconds += time.perf_counter() - t0
+        return out
 
 
 class Overhead:
@@ -78,13 +81,15 @@ def main(argv=None) -> None:
     ap.add_argument("--evaluator", choices=("model", "overhead"), default="model")
     ap.add_argument("--overhead-ms", type=float, default=20.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-tactic-tokens", type=int, default=24)
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest for the tiny model)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
 
     torch.manual_seed(args.seed)
     if args.evaluator == "model":
-        net = PolicyValueNet.create("tiny", seed=args.seed)
+        # The tactic cap that training uses (PropLogic tactics are at most ~15 tokens).
+        net = PolicyValueNet.create("tiny", seed=args.seed, max_tactic_tokens=args.max_tactic_tokens)
         rows = rows_from_reference_proofs(generate(400, args.seed + 1, (1, 5)))
         loss = train_supervised(net, rows, args.warmup_steps, batch_size=16, lr=3e-3, progress=True,
                                 seed=args.seed)[-1]["loss"]
@@ -115,7 +120,8 @@ def main(argv=None) -> None:
         sims = sum(r.simulations for r in results)
         runs[mode] = sims / wall
         print(f"{mode:>13}: {sims} simulations in {wall:.1f}s = {sims / wall:.1f} sims/s; "
-              f"{ev.calls} evaluate calls, {ev.states / max(ev.calls, 1):.1f} states/call; "
+              f"{ev.calls} evaluate calls, {ev.states / max(ev.calls, 1):.1f} states/call, "
+              f"model {ev.seconds:.1f}s / rest (Lean, search) {wall - ev.seconds:.1f}s; "
               f"{sum(r.lean_calls for r in results)} Lean calls; "
               f"solved {sum(r.solved for r in results)}, verified {sum(r.verified for r in results)}/{args.n}")
     print(f"speed-up (batched / one at a time): {runs['batched'] / runs['one at a time']:.1f}x")
