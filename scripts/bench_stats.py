@@ -51,11 +51,11 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
-@dataclass
-class CategoryRow:
-    category: str
-    theorems: int
+class _SolveRate:
+    """Pass rate and its 95% Wilson interval, for anything with ``solved`` of ``theorems``."""
+
     solved: int
+    theorems: int
 
     @property
     def rate(self) -> float:
@@ -67,7 +67,15 @@ class CategoryRow:
 
 
 @dataclass
-class Summary:
+class CategoryRow(_SolveRate):
+    category: str
+    theorems: int
+    solved: int
+
+
+
+@dataclass
+class Summary(_SolveRate):
     theorems: int  # theorems with at least one finished attempt
     solved: int  # ... of which at least one attempt verified
     expected: int | None  # theorems the run was asked for (header count), when known
@@ -86,13 +94,6 @@ class Summary:
     budget_exhausted: int
     categories: list[CategoryRow] = field(default_factory=list)
 
-    @property
-    def rate(self) -> float:
-        return self.solved / self.theorems if self.theorems else 0.0
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return wilson(self.solved, self.theorems)
 
 
 def ks_for(max_n: int) -> list[int]:

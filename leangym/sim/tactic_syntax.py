@@ -31,6 +31,18 @@ UNSUPPORTED = {
 }
 
 
+
+def _type_and_value(p):
+    """The optional ``: type`` and ``:= value`` of ``have``/``obtain``."""
+    ty = val = None
+    if p.is_sym(":"):
+        p.next()
+        ty = p.term()
+    if p.is_sym(":="):
+        p.next()
+        val = p.term()
+    return ty, val
+
 def parse_tactic_seq_here(p: Parser):
     """A tactic sequence starting at the parser's current token (its column is the block's)."""
     first = p.peek()
@@ -196,13 +208,7 @@ def _tactic(p: Parser):
     if w == "obtain":
         p.next()
         pat = _pat_lo(p, allow_type=False)
-        ty = val = None
-        if p.is_sym(":"):
-            p.next()
-            ty = p.term()
-        if p.is_sym(":="):
-            p.next()
-            val = p.term()
+        ty, val = _type_and_value(p)
         return ("obtain", p.span_from(t), pat, ty, val)
     if w == "by_contra":
         p.next()
@@ -225,13 +231,7 @@ def _tactic(p: Parser):
             name = p.next().text
         elif p.is_sym("⟨"):
             raise LeanSyntaxError("(sim) patterns in 'have' are not supported; use 'obtain'", p.peek().line, p.peek().col)
-        ty = val = None
-        if p.is_sym(":"):
-            p.next()
-            ty = p.term()
-        if p.is_sym(":="):
-            p.next()
-            val = p.term()
+        ty, val = _type_and_value(p)
         if ty is None and val is None:
             p.fail("expected ':' or ':='")
         return ("have", p.span_from(t), name, ty, val)
