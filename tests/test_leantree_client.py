@@ -457,3 +457,26 @@ def test_lease_returned_when_interpreter_exits(srv, client):
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.strip()) > 0
     assert used(client) == 0
+
+
+def test_each_request_is_one_write(client, monkeypatch):
+    """Request line, headers and JSON body leave in one send (one syscall, one server wake-up)."""
+    from leangym.backends.one_write import OneWriteConnection
+
+    writes: list[bytes] = []
+    real_send = OneWriteConnection._flush
+
+    def counting_flush(self):
+        if self._pending is not None:
+            writes.append(self._pending)
+        real_send(self)
+
+    monkeypatch.setattr(OneWriteConnection, "_flush", counting_flush)
+    with client.lease() as lease:
+        root = lease.start_proof(THM)
+        writes.clear()
+        lease.apply_tactic(root, "constructor")
+        assert len(writes) == 1
+    head, _, body = writes[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /process/") and b"Content-Length: %d" % len(body) in head
+    assert json.loads(body) == {"tactic": "constructor", "timeout": 1000}

@@ -18,6 +18,8 @@ Design notes
   Session's urllib3 pool, skipping requests' per-call wrapper (about half the
   client's CPU per call; many envs share one interpreter and its GIL), so
   environment proxies are not consulted: connect to the server directly.
+  Its ``http://`` connections write each request in one system call
+  (:mod:`leangym.backends.one_write`).
 * Every call has explicit ``(connect, read)`` timeouts. A blocking
   ``/process/get`` gets ``timeout + read_timeout`` so the server's wait never
   trips the client's.
@@ -54,6 +56,7 @@ import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 
+from leangym.backends.one_write import OneWriteAdapter
 from leangym.backends.types import (
     CommandResult,
     LeanError,
@@ -85,8 +88,10 @@ START_HINT = (
     "--max-processes 8 --port 8000` (real Lean)."
 )
 
-_GET_HEADERS = {"Accept": "application/json", "Connection": "keep-alive"}
-_JSON_HEADERS = {**_GET_HEADERS, "Content-Type": "application/json"}
+# HTTP/1.1 keeps connections alive by default; urllib3 adds Host, Content-Length and
+# User-Agent. Every header more is CPU spent per call under the GIL (see _once).
+_GET_HEADERS: dict[str, str] = {}
+_JSON_HEADERS = {"Content-Type": "application/json"}
 
 # Texts with which Lean (not the server) rejects a tactic; see the protocol doc, "Errors".
 _LEAN_REJECTION_PREFIXES = (
@@ -143,11 +148,13 @@ class LeanTreeClient:
         self._timeout = (self.connect_timeout, self.read_timeout)
         s = requests.Session()
         s.trust_env = False  # no proxy/netrc lookups (calls bypass them anyway, see _once)
-        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=pool_maxsize, max_retries=0)
+        adapter = OneWriteAdapter(pool_connections=4, pool_maxsize=pool_maxsize, max_retries=0)
         s.mount("http://", adapter)
-        s.mount("https://", adapter)
+        s.mount("https://", HTTPAdapter(pool_connections=4, pool_maxsize=pool_maxsize, max_retries=0))
         self._session = s
-        self._pools = adapter.poolmanager  # the Session's connection pools (see _once)
+        self._pools = s.get_adapter(self.url).poolmanager  # the Session's connection pools (see _once)
+        self._pool: urllib3.HTTPConnectionPool | None = None  # this server's pool; close() drops it
+        self._timeouts: dict[tuple[float, float], urllib3.Timeout] = {}
         self._base_path = (urllib3.util.parse_url(self.url).path or "").rstrip("/")
         self._generation = "unknown"
         self._generation_sure = False
@@ -181,11 +188,16 @@ class LeanTreeClient:
         # keep-alive connections and limits). requests' per-call layers on top of it (request
         # preparation, hooks, cookie jar, redirects, Response objects) cost about half the
         # client's CPU per call, and N envs in one interpreter pay that serially under the GIL.
+        pool = self._pool
+        if pool is None:  # one URL per client, so its pool stays the same until close()
+            pool = self._pool = self._pools.connection_from_url(self.url)
+        limits = self._timeouts.get(timeout)
+        if limits is None:
+            limits = self._timeouts[timeout] = urllib3.Timeout(connect=timeout[0], read=timeout[1])
         try:
-            pool = self._pools.connection_from_url(self.url)  # looked up per call: close() may replace it
-            resp = pool.urlopen(method, self._base_path + path, body=data, headers=_JSON_HEADERS if data is not None else _GET_HEADERS,
-                                      retries=False, redirect=False, preload_content=True,
-                                      timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]))
+            resp = pool.urlopen(method, self._base_path + path, body=data,
+                                headers=_JSON_HEADERS if data is not None else _GET_HEADERS,
+                                retries=False, redirect=False, preload_content=True, timeout=limits)
         except urllib3.exceptions.ReadTimeoutError:
             raise ServerError(f"LeanTree server at {self.url} did not answer {path} within {timeout[1]:g} s "
                               "(read timeout)") from None
@@ -354,6 +366,7 @@ class LeanTreeClient:
 
     def close(self) -> None:
         """Close pooled connections (leases stay valid; they reopen connections when used)."""
+        self._pool = None
         self._session.close()
 
     def __enter__(self) -> "LeanTreeClient":

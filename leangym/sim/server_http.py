@@ -10,6 +10,7 @@ import json
 import pickle
 import socket
 import threading
+import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
@@ -49,6 +50,11 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.sim.config.verbose:
             super().log_message(format, *args)
 
+    def parse_request(self) -> bool:
+        # Called as soon as the request line has been read: the request's arrival.
+        self.arrived = time.monotonic()
+        return super().parse_request()
+
     # -- plumbing --
     def _send(self, code: int, payload: Any) -> None:
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
@@ -76,7 +82,7 @@ class _Handler(BaseHTTPRequestHandler):
         sim = self.server.sim
         path = self.path.split("?", 1)[0]
         body_raw = self._read_body() if method == "POST" else b""
-        rid = sim.begin_request(path)
+        rid = sim.begin_request(path, self.arrived)
         if rid is None:  # crashed: never answer
             self._drop()
             return

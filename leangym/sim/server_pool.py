@@ -79,6 +79,7 @@ class SimLeanServer:
         self._rng = random.Random(config.seed)
         self._rng_lock = threading.Lock()
         self._req_lock = threading.Lock()
+        self._request_local = threading.local()  # .arrived: when this thread's request came in
         self._active: dict[int, dict[str, Any]] = {}
         self._next_req = 0
         self.request_count = 0
@@ -90,8 +91,13 @@ class SimLeanServer:
 
     # ------------------------------------------------------------------ requests bookkeeping
 
-    def begin_request(self, path: str) -> int | None:
-        """Register a request; None when the server has crashed (do not answer)."""
+    def begin_request(self, path: str, arrived: float | None = None) -> int | None:
+        """Register a request; None when the server has crashed (do not answer).
+
+        ``arrived`` is the ``time.monotonic()`` at which the request's first line
+        was read (default: now); injected latency counts from it.
+        """
+        self._request_local.arrived = time.monotonic() if arrived is None else arrived
         with self._req_lock:
             if self.crashed:
                 return None
@@ -146,9 +152,12 @@ class SimLeanServer:
             delay = cfg.latency_ms + (self._rng.uniform(0.0, cfg.jitter_ms) if cfg.jitter_ms else 0.0)
             u_drop = self._rng.random()
             u_err = self._rng.random()
-        deadline = time.monotonic() + delay / 1000.0
+        # Count from the request's arrival, so the server's own HTTP parsing (serialised
+        # by its GIL under a burst of requests) is inside the latency, not added to it.
+        arrived = getattr(self._request_local, "arrived", None)
+        deadline = (time.monotonic() if arrived is None else arrived) + delay / 1000.0
         if u_drop < cfg.drop_rate or u_err < cfg.error_rate:
-            time.sleep(delay / 1000.0)
+            time.sleep(max(0.0, deadline - time.monotonic()))
             raise Drop() if u_drop < cfg.drop_rate else SimFault(INJECTED_ERROR_TEXT)
         try:
             yield
