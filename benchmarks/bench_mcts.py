@@ -8,8 +8,13 @@ is B (64 trees per ``evaluate`` call vs 1). The model is the tiny
 ``PolicyValueNet``, briefly warm-started on the generator's reference proofs
 so that it writes short, finished tactics like a trained policy does (an
 untrained net samples 48-token noise, and every search would die at its root).
+Each mode runs with the torch thread count that is fastest for it: one thread
+for one-at-a-time calls (their tensors are too small to share), every core for
+batched ones (``--threads-one`` / ``--threads-batched``).
+
 Theorems come from ``leangym.sim.generator`` and run on the in-process
-simulated kernel (``LocalProcess``).
+simulated kernel (``LocalProcess``): a tactic costs microseconds there, so what
+is measured is the search and the model's batching, not Lean's latency.
 
 ``--evaluator overhead`` swaps the net for a stand-in that costs a fixed time
 per call and nothing per state (the regime of a GPU or a remote model server),
@@ -18,6 +23,7 @@ to see what the batching itself can give when the model's per-call cost dominate
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,7 +33,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.alphaproof.interfaces import Evaluation  # noqa: E402
+from agents.alphaproof.interfaces import Evaluation, per_state  # noqa: E402
 from agents.alphaproof.policy import PolicyValueNet  # noqa: E402
 from agents.alphaproof.sft import rows_from_reference_proofs, train_supervised  # noqa: E402
 from agents.alphaproof.search import SearchConfig, run_batched_search, run_search  # noqa: E402
@@ -62,12 +68,7 @@ class Overhead:
 
     def evaluate(self, states, k):
         time.sleep(self.seconds)
-        tactics = self.TACTICS[:k]
-        return [Evaluation(tactics, (0.0,) * len(tactics), 0.5) for _ in states]
-
-
-def sessions(theorems, factorized: bool) -> list[ProofSession]:
-    return [ProofSession(LocalProcess(factorized=factorized), t.theorem) for t in theorems]
+        return [Evaluation(self.TACTICS[:n], (0.0,) * len(self.TACTICS[:n]), 0.5) for n in per_state(k, len(states))]
 
 
 def main(argv=None) -> None:
@@ -82,9 +83,11 @@ def main(argv=None) -> None:
     ap.add_argument("--overhead-ms", type=float, default=20.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-tactic-tokens", type=int, default=24)
-    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest for the tiny model)")
+    ap.add_argument("--threads-one", type=int, default=1, help="torch CPU threads for one-at-a-time calls")
+    ap.add_argument("--threads-batched", type=int, default=os.cpu_count() or 1,
+                    help="torch CPU threads for batched calls")
     args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads_one)
 
     torch.manual_seed(args.seed)
     if args.evaluator == "model":
@@ -95,7 +98,8 @@ def main(argv=None) -> None:
                                 seed=args.seed)[-1]["loss"]
         net.model.eval()
         print(f"tiny PolicyValueNet ({sum(p.numel() for p in net.parameters()) / 1e6:.2f}M params, "
-              f"warm-start loss {loss:.2f}), {torch.get_num_threads()} torch threads")
+              f"warm-start loss {loss:.2f}); torch threads: {args.threads_one} one at a time, "
+              f"{args.threads_batched} batched")
     else:
         net = Overhead(args.overhead_ms)
         print(f"model stand-in: {args.overhead_ms} ms per evaluate call, no cost per state")
@@ -105,10 +109,20 @@ def main(argv=None) -> None:
                        lean_threads=8)
     print(f"{args.n} theorems at difficulty {args.difficulty}, {cfg}")
 
-    run_batched_search(sessions(theorems[:4], True), net, SearchConfig(num_simulations=4))  # warm up torch
+    runs = compare(net, theorems, cfg, args)
+    print(f"speed-up (batched / one at a time): {runs['batched'] / runs['one at a time']:.1f}x")
+
+
+def compare(net, theorems, cfg: SearchConfig, args) -> dict[str, float]:
+    """Simulations per second of each mode."""
+    def sessions(ths):
+        return [ProofSession(LocalProcess(factorized=True), t.theorem) for t in ths]
+
+    run_batched_search(sessions(theorems[:4]), net, SearchConfig(num_simulations=4))  # warm up torch
     runs = {}
     for mode in ("one at a time", "batched"):
-        ev, sess = Counting(net), sessions(theorems, True)
+        ev, sess = Counting(net), sessions(theorems)
+        torch.set_num_threads(args.threads_one if mode == "one at a time" else args.threads_batched)
         torch.manual_seed(args.seed)
         with tqdm(total=args.n * args.sims, desc=mode, unit="sim") as bar:
             t0 = time.perf_counter()
@@ -124,7 +138,7 @@ def main(argv=None) -> None:
               f"model {ev.seconds:.1f}s / rest (Lean, search) {wall - ev.seconds:.1f}s; "
               f"{sum(r.lean_calls for r in results)} Lean calls; "
               f"solved {sum(r.solved for r in results)}, verified {sum(r.verified for r in results)}/{args.n}")
-    print(f"speed-up (batched / one at a time): {runs['batched'] / runs['one at a time']:.1f}x")
+    return runs
 
 
 if __name__ == "__main__":

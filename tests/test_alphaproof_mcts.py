@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from agents.alphaproof.interfaces import GAMMA, Evaluation
+from agents.alphaproof.interfaces import GAMMA, Evaluation, per_state
 from agents.alphaproof.mcts import SearchConfig, SearchTree, puct
 from agents.alphaproof.search import _Search, run_batched_search, run_search, search_round
 from leangym.backends.types import (CommandResult, Goal, Hypothesis, Outcome, ProofState, ReplMessage,
@@ -153,8 +153,8 @@ class FakeEvaluator:
     def evaluate(self, states, k):
         self.calls += 1
         self.batch_sizes.append(len(states))
-        tactics = tuple(self.vocab[:k])
-        return [Evaluation(tactics, (0.0,) * len(tactics), self.value) for _ in states]
+        self.ks = per_state(k, len(states))
+        return [Evaluation(tuple(self.vocab[:n]), (0.0,) * len(self.vocab[:n]), self.value) for n in self.ks]
 
 
 class NamesEvaluator(FakeEvaluator):
@@ -162,8 +162,8 @@ class NamesEvaluator(FakeEvaluator):
 
     def evaluate(self, states, k):
         self.calls += 1
-        tactics = tuple(f"intro h{i}" for i in range(k))
-        return [Evaluation(tactics, (0.0,) * k, 0.5) for _ in states]
+        return [Evaluation(tuple(f"intro h{i}" for i in range(n)), (0.0,) * n, 0.5)
+                for n in per_state(k, len(states))]
 
 
 def thm(hyps: str, target: str) -> str:
@@ -312,6 +312,22 @@ def test_batched_search_solves_what_single_searches_solve():
     assert [r.solved for r in batched] == [r.solved for r in single] == [True, True, False, True]
     assert all(r.verified == r.solved for r in batched)
     assert max(ev.batch_sizes) > 1 and ev.calls < sum(r.simulations for r in batched)
+
+
+def test_each_leaf_asks_for_its_own_k():
+    """A widened node asks for more tactics than a fresh leaf, in the same evaluate call."""
+    seen: list[list[int]] = []
+
+    class Recording(FakeEvaluator):
+        def evaluate(self, states, k):
+            seen.append(per_state(k, len(states)))
+            return super().evaluate(states, k)
+
+    cfg = SearchConfig(num_simulations=40, num_tactics=1, widen_tactics=1, widen_c=1.0, leaves_per_round=2)
+    results = run_batched_search([session("(p ∧ q) ∧ (q ∨ r)") for _ in range(2)], Recording(), cfg)
+    assert all(r.verified for r in results)
+    assert any(len(set(ks)) > 1 for ks in seen)  # fresh leaves (k=1) next to widened ones (k>1)
+    assert all(x >= cfg.num_tactics for ks in seen for x in ks)
 
 
 def test_on_the_simulated_kernel():

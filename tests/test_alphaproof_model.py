@@ -268,6 +268,24 @@ def test_overfits_a_handful_of_rows(trained):
     assert net.evaluate(states[:1], 4)[0].tactics[0] == ROWS[0]["tactic"]
 
 
+def test_evaluate_with_a_k_per_state(trained, monkeypatch):
+    net, _ = trained
+    states = [r["state"] for r in ROWS[:3]]
+    decoded = []
+    real = net._decode
+    monkeypatch.setattr(net, "_decode", lambda h, *a, **kw: decoded.append((h.size(0), a[3])) or real(h, *a, **kw))
+    torch.manual_seed(0)
+    evals = net.evaluate(states, [0, 1, 3])
+    # oversample 2: 0, 2 and 6 samples, drawn as blocks of 2 (the smallest ask): 0 + 1 + 3 prompt rows
+    assert decoded == [(4, 2)]
+    assert evals[0].tactics == () and [len(e.tactics) <= k for e, k in zip(evals, [0, 1, 3])] == [True] * 3
+    assert evals[1].tactics == (ROWS[1]["tactic"],)
+    # values come from the prompts alone, whatever each state asked for
+    assert [e.value for e in evals] == pytest.approx([e.value for e in net.evaluate(states, 0)], abs=1e-5)
+    with pytest.raises(ValueError, match="entries"):
+        net.evaluate(states, [1, 2])
+
+
 @torch.inference_mode()
 def test_sampled_log_priors_match_teacher_forcing(trained):
     """Hot sampling from the trained net: samples end at different steps, so finished rows are

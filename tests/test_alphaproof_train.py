@@ -109,10 +109,10 @@ class FixedEvaluator:
         self.tactics = tuple(tactics)
 
     def evaluate(self, states, k):
-        from agents.alphaproof.interfaces import Evaluation
+        from agents.alphaproof.interfaces import Evaluation, per_state
 
-        return [Evaluation(self.tactics[:k], tuple(-float(i) for i in range(len(self.tactics[:k]))), 0.5)
-                for _ in states]
+        return [Evaluation(self.tactics[:n], tuple(-float(i) for i in range(len(self.tactics[:n]))), 0.5)
+                for n in per_state(k, len(states))]
 
 
 def _search(statement, tactics, sims=8):

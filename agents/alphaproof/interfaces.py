@@ -21,12 +21,24 @@ class Evaluation:
 
 
 class Evaluator(Protocol):
-    def evaluate(self, states: Sequence[str], k: int) -> list[Evaluation]:
+    def evaluate(self, states: Sequence[str], k: int | Sequence[int]) -> list[Evaluation]:
         """For each goal-state text, up to ``k`` distinct tactics with log-priors, and a value.
 
-        ``states`` is a batch: one forward pass for all of them.
+        ``states`` is a batch: one forward pass for all of them. ``k`` is one number
+        for every state or one per state (a search widening one node asks more of
+        it than of a fresh leaf; see :func:`per_state`).
         """
         ...
+
+
+def per_state(k: int | Sequence[int], n: int) -> list[int]:
+    """``k`` as one count per state of a batch of ``n``."""
+    if isinstance(k, int):
+        return [k] * n
+    ks = [int(x) for x in k]
+    if len(ks) != n:
+        raise ValueError(f"k has {len(ks)} entries for {n} states")
+    return ks
 
 
 def value_from_steps(steps: float | None) -> float:

@@ -106,6 +106,12 @@ class KVCache:
         self.length = 0
         self.n = 0  # continuations per prompt; 0 until fork()
 
+    def take(self, rows: torch.Tensor) -> None:
+        """Before :meth:`fork`: keep (and repeat) prefix rows, ``rows`` being their indices."""
+        if self.n:
+            raise RuntimeError("take() rearranges prompts: call it before fork()")
+        self.k, self.v = self.k[:, rows], self.v[:, rows]
+
     def fork(self, n: int, max_new: int, valid: torch.Tensor | None = None) -> None:
         """Start ``n`` continuations of each of the B prefix rows (rows b*n ... b*n+n-1 continue row b).
 

@@ -7,7 +7,8 @@ device, and implements ``interfaces.Evaluator``. One ``evaluate`` call does:
    same column: the last column is then both the value head's input and the
    first tactic token's logits, and decoding appends one column per step;
 2. K distinct tactics per state by *sampling and deduplicating*: the cache
-   is forked into ``oversample * k`` continuations of every prompt (sharing
+   is forked into ``oversample * k`` continuations of every prompt (K may
+   differ per state: a prompt that wants more is repeated, see ``evaluate``) (sharing
    the prompt's keys, see ``KVCache``) and all states x samples decode
    together in one loop, one forward per token for the whole batch, dropping
    finished samples as they accumulate; duplicates are then merged and the k
@@ -33,7 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from agents.alphaproof.data import Batch, collate, prompt_ids
-from agents.alphaproof.interfaces import Evaluation
+from agents.alphaproof.interfaces import Evaluation, per_state
 from agents.alphaproof.model import ModelConfig, Transformer, scalar_value
 from agents.alphaproof.tokenizer import LeanTokenizer, load_tokenizer
 
@@ -41,15 +42,33 @@ FORMAT = "leangym-alphaproof-net-v1"
 
 
 def sample(logits: torch.Tensor) -> torch.Tensor:
-    """One token per row from softmax(logits), by inverting the CDF with one uniform per row.
+    """One token per row from softmax(logits)."""
+    return draw(F.softmax(logits, -1))
 
-    Exact, and several times faster on CPU than ``torch.multinomial``, which draws
-    an exponential for every vocabulary entry.
+
+def draw(weights: torch.Tensor, block: int = 32) -> torch.Tensor:
+    """One index per row, with probability proportional to ``weights`` (>= 0, any scale).
+
+    Exact inversion of the CDF with one uniform per row, in two levels: first the
+    block of ``block`` entries (a CDF over block sums), then the entry inside that
+    block. A vocabulary-long ``cumsum`` per row and step was the slowest op of a
+    CPU decode; this is two short ones. Several times faster than
+    ``torch.multinomial`` too, which draws an exponential for every entry.
     """
-    cdf = F.softmax(logits, -1).cumsum(-1)
-    u = torch.rand(cdf.size(0), 1, device=cdf.device) * cdf[:, -1:]
-    # right=True: the first entry whose CDF exceeds u, so a zero-probability token is never drawn
-    return torch.searchsorted(cdf, u, right=True).squeeze(1).clamp(max=logits.size(-1) - 1)
+    N, V = weights.shape
+    if V % block:
+        weights = F.pad(weights, (0, block - V % block))
+    blocks = weights.view(N, -1, block)
+    sums = blocks.sum(-1)
+    cdf = sums.cumsum(-1)
+    u = torch.rand(N, 1, device=weights.device, dtype=cdf.dtype) * cdf[:, -1:]
+    # right=True: the first entry whose CDF exceeds u, so an empty block or entry is never chosen
+    b = torch.searchsorted(cdf, u, right=True).clamp(max=cdf.size(1) - 1)
+    inner = blocks[torch.arange(N, device=weights.device), b.squeeze(1)].cumsum(-1)  # (N, block)
+    rest = (u - (cdf.gather(1, b) - sums.gather(1, b))).clamp(min=0.0)
+    rest = torch.minimum(rest, inner[:, -1:] * (1.0 - 1e-6))  # rounding must not run past the block
+    j = torch.searchsorted(inner, rest, right=True).clamp(max=block - 1)
+    return (b * block + j).squeeze(1)
 
 
 class PolicyValueNet:
@@ -139,13 +158,18 @@ class PolicyValueNet:
         logp = torch.zeros(N, device=self.device)
         done = torch.zeros(N, dtype=torch.bool, device=self.device)
         for t in range(L):
-            logits = logits.float()
-            lp = F.log_softmax(logits, -1)
-            logits[:, self._banned] = float("-inf")
-            nxt = logits.argmax(-1) if greedy else sample(logits / self.temperature)
+            probs = F.softmax(logits.float(), -1)
+            if self.temperature != 1.0 and not greedy:
+                logits = logits.float()
+                logits[:, self._banned] = float("-inf")
+                nxt = sample(logits / self.temperature)
+            else:  # the model's own distribution, banned tokens excluded (zeroed in place:
+                probs[:, self._banned] = 0.0  # a chosen token is never banned, so its prob is intact)
+                nxt = probs.argmax(-1) if greedy else draw(probs)
             finished = done[rows]  # rows that ended earlier and are still computed (see below)
             nxt = nxt.masked_fill(finished, self.tok.pad_id)
-            logp[rows] += lp.gather(1, nxt[:, None]).squeeze(1).masked_fill(finished, 0.0)
+            # only the chosen tokens' log-probs are needed: log of one entry, not a log_softmax of all
+            logp[rows] += probs.gather(1, nxt[:, None]).squeeze(1).log().masked_fill(finished, 0.0)
             out[rows, t] = nxt
             done[rows] |= nxt == self.tok.eos_id
             if t == L - 1 or bool(done.all()):
@@ -165,24 +189,40 @@ class PolicyValueNet:
         return [t.strip() for t in self.tok.decode_batch(seqs)]
 
     @torch.inference_mode()
-    def evaluate(self, states: Sequence[str], k: int) -> list[Evaluation]:
-        """Up to ``k`` distinct tactics (most probable first) with log-priors, and a value, per state."""
+    def evaluate(self, states: Sequence[str], k: int | Sequence[int]) -> list[Evaluation]:
+        """Up to ``k`` distinct tactics (most probable first) with log-priors, and a value, per state.
+
+        ``k``: one count for all states, or one per state.
+        """
         if not states:
             return []
+        ks = per_state(k, len(states))
         h_last, cache, lens, valid = self._prefill(states)
         values = scalar_value(F.softmax(self.model.value_logits(h_last).float(), -1)).clamp(0.0, 1.0).tolist()
-        if k <= 0:
+        if max(ks) <= 0:
             return [Evaluation((), (), v) for v in values]
-        n = max(k, self.oversample * k)
+        # Samples come in blocks of n continuations of one prompt row (the forked cache gives
+        # every row the same number). A state that wants more samples than the smallest ask
+        # gets its prompt row repeated, one copy per block: a widened node costs what it asks
+        # for, and the fresh leaves in the same batch do not sample as much as it does.
+        want = [max(x, self.oversample * x) if x > 0 else 0 for x in ks]
+        n = min(w for w in want if w > 0)
+        blocks = [-(-w // n) for w in want]
+        if blocks != [1] * len(blocks):
+            rows = torch.repeat_interleave(torch.arange(len(states), device=self.device),
+                                           torch.tensor(blocks, device=self.device))
+            h_last, lens, valid = h_last[rows], lens[rows], None if valid is None else valid[rows]
+            cache.take(rows)
         out, logp, done = self._decode(h_last, cache, lens, valid, n, greedy=False)
         texts, logp, done = self._texts(out), logp.tolist(), done.tolist()
-        evals = []
-        for i, value in enumerate(values):
+        evals, start = [], 0
+        for value, want_k, b in zip(values, ks, blocks):
             best: dict[str, float] = {}
-            for j in range(i * n, (i + 1) * n):
+            for j in range(start * n, (start + b) * n):
                 if done[j] and texts[j]:  # finished and non-empty
                     best[texts[j]] = max(logp[j], best.get(texts[j], float("-inf")))
-            top = sorted(best.items(), key=lambda kv: -kv[1])[:k]
+            start += b
+            top = sorted(best.items(), key=lambda kv: -kv[1])[:want_k]
             evals.append(Evaluation(tuple(t for t, _ in top), tuple(lp for _, lp in top), value))
         return evals
 

@@ -148,8 +148,9 @@ def search_round(searches: list[_Search], evaluator: Evaluator, pool: ThreadPool
     """
     picked = [(s, leaf) for s in searches for leaf in s.select_leaves()]
     assert picked, "an active search always has a leaf: nothing is pending between rounds"
-    k = max(leaf.k for _, leaf in picked)
-    evals: list[Evaluation] = evaluator.evaluate([leaf.node.text for _, leaf in picked], k)
+    # each leaf asks for its own k: one widened node must not make every state of the batch sample more
+    evals: list[Evaluation] = evaluator.evaluate([leaf.node.text for _, leaf in picked],
+                                                 [leaf.k for _, leaf in picked])
     jobs: dict[_Search, list] = {}
     for (s, leaf), ev in zip(picked, evals):
         jobs.setdefault(s, []).append((leaf, s.tree.new_tactics(leaf, ev)))
