@@ -85,8 +85,11 @@ def main(argv=None) -> int:
 
     rows = [("AlphaProof agent, SFT only (warm start)", evals[0]["solve_rate"], f"{evals[0]['minutes']:.1f}",
              per_level(evals[0])),
-            (f"AlphaProof agent, SFT + RL ({run['iteration']} iterations)", evals[-1]["solve_rate"],
-             f"{evals[-1]['minutes']:.1f}", per_level(evals[-1]))]
+            (f"AlphaProof agent, SFT + RL ({run['iteration']} iterations), final evaluation", evals[-1]["solve_rate"],
+             f"{evals[-1]['minutes']:.1f}", per_level(evals[-1])),
+            # one evaluation of 40 theorems moves by 2.5 points a theorem: the last few, averaged, say more
+            ("AlphaProof agent, SFT + RL, mean of the last 5 evaluations",
+             sum(e["solve_rate"] for e in evals[-5:]) / len(evals[-5:]), f"{evals[-1]['minutes']:.1f}", {})]
 
     from baselines.best_first import BestFirstProver
     from baselines.random_prover import RandomProver
@@ -112,7 +115,7 @@ def main(argv=None) -> int:
 
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot([e["minutes"] for e in evals], [e["solve_rate"] for e in evals], "o-", label="AlphaProof agent (SFT at first point)")
-    for (name, rate, _, _), style in zip(rows[2:], ("--", ":", "-.")):
+    for (name, rate, _, _), style in zip(rows[3:], ("--", ":", "-.")):
         ax.axhline(rate, linestyle=style, color="gray", label=name)
     ax.set_xlabel("wall-clock minutes of training (2 shared CPU cores)")
     ax.set_ylabel(f"held-out solve rate ({len(tasks)} theorems)")
