@@ -120,7 +120,9 @@ class KVCache:
         L, B, H, _, hd = self.k.shape
         self.k, self.v = self.k[:, :, :, :self.length], self.v[:, :, :, :self.length]
         self.valid = valid
-        self.gk = torch.empty(L, B * n, H, max_new, hd, device=self.k.device, dtype=self.k.dtype)
+        # time-major: step t writes one contiguous block, so memory is touched only as decoding
+        # gets there (most tactics end long before max_new) and a step's keys are one slice
+        self.gk = torch.empty(L, max_new, B * n, H, hd, device=self.k.device, dtype=self.k.dtype)
         self.gv = torch.empty_like(self.gk)
         self.n, self.glen = n, 0
         self.rows: torch.Tensor | None = None  # slot (b*n + j) of each live row; None: all, in order
@@ -138,7 +140,7 @@ class KVCache:
         leading padding columns no remaining prompt needs (positions are explicit,
         so columns may go), so the prefix attention shrinks with the work left.
         """
-        self.gk, self.gv = self.gk[:, live], self.gv[:, live]
+        self.gk, self.gv = self._kept(self.gk, live), self._kept(self.gv, live)
         slots = (torch.arange(live.numel(), device=live.device) if self.rows is None else self.rows)[live]
         prompts, kept = slots // self.n, torch.unique(slots // self.n)
         if kept.numel() < self.k.size(1):
@@ -152,6 +154,12 @@ class KVCache:
                 self.k, self.v, self.valid = self.k[:, :, :, start:], self.v[:, :, :, start:], self.valid[:, start:]
             self._set_bias()
         self.rows = slots
+
+    def _kept(self, g: torch.Tensor, live: torch.Tensor) -> torch.Tensor:
+        """The live rows of a generated cache, copying only the steps written so far."""
+        out = g.new_empty((g.size(0), g.size(1), int(live.sum())) + tuple(g.shape[3:]))
+        out[:, :self.glen] = g[:, :self.glen, live]
+        return out
 
     # A continuation's query meets its prompt's keys in a (B, n) grid of slots: there a
     # prompt's n queries are one (n, hd) matrix against its (Tp, hd) keys.
@@ -174,21 +182,25 @@ def forked_attention(q, k, v, cache: KVCache, layer: int) -> torch.Tensor:
     """
     A, H, _, hd = q.shape  # one query per live row
     B, n, t = cache.k.size(1), cache.n, cache.glen
-    cache.gk[layer, :, :, t] = k[:, :, 0]
-    cache.gv[layer, :, :, t] = v[:, :, 0]
+    cache.gk[layer, t] = k[:, :, 0]
+    cache.gv[layer, t] = v[:, :, 0]
     kp, vp = cache.k[layer], cache.v[layer]  # (B, H, Tp, hd)
-    kg, vg = cache.gk[layer, :, :, :t + 1], cache.gv[layer, :, :, :t + 1]  # (A, H, t+1, hd)
+    kg, vg = cache.gk[layer, :t + 1], cache.gv[layer, :t + 1]  # (t+1, A, H, hd)
     Tp = kp.size(2)
-    qp = cache.to_slots(q[:, :, 0]).view(B, n, H, hd).transpose(1, 2)  # (B, H, n, hd)
+    q = q[:, :, 0] * hd ** -0.5  # (A, H, hd), scaled once here rather than on every score
+    qp = cache.to_slots(q).view(B, n, H, hd).transpose(1, 2)  # (B, H, n, hd)
     sp = qp @ kp.transpose(-1, -2)  # (B, H, n, Tp)
     if cache.bias is not None:
-        sp = sp + cache.bias
+        sp += cache.bias
     sp = cache.from_slots(sp.transpose(1, 2).reshape(B * n, H, Tp))  # (A, H, Tp)
-    sg = (q @ kg.transpose(-1, -2))[:, :, 0]  # (A, H, t+1)
-    p = F.softmax(torch.cat([sp, sg], -1) * hd ** -0.5, dim=-1)
+    # the generated part: one query against a few keys per row, elementwise (a batched
+    # matmul of A*H tiny matrices costs several times more on a CPU)
+    sg = (q * kg).sum(-1).permute(1, 2, 0)  # (A, H, t+1)
+    p = F.softmax(torch.cat([sp, sg], -1), dim=-1)
     pp = cache.to_slots(p[..., :Tp]).view(B, n, H, Tp).transpose(1, 2)  # (B, H, n, Tp)
     y = cache.from_slots((pp @ vp).transpose(1, 2).reshape(B * n, H, hd))  # (A, H, hd)
-    return y[:, :, None] + p[..., None, Tp:] @ vg
+    y = y + (p[..., Tp:].permute(2, 0, 1)[..., None] * vg).sum(0)
+    return y[:, :, None]
 
 
 class Attention(nn.Module):
