@@ -37,6 +37,7 @@ from agents.alphaproof.interfaces import Evaluation, per_state  # noqa: E402
 from agents.alphaproof.policy import PolicyValueNet  # noqa: E402
 from agents.alphaproof.sft import rows_from_reference_proofs, train_supervised  # noqa: E402
 from agents.alphaproof.search import SearchConfig, run_batched_search, run_search  # noqa: E402
+from agents.alphaproof.train import Args  # noqa: E402  (training's defaults)
 from leangym.session import ProofSession  # noqa: E402
 from leangym.sim.generator import generate  # noqa: E402
 from leangym.sim.local import LocalProcess  # noqa: E402
@@ -77,12 +78,12 @@ def main(argv=None) -> None:
     ap.add_argument("--sims", type=int, default=8, help="simulations per theorem")
     ap.add_argument("--difficulty", type=int, nargs=2, default=(2, 4))
     ap.add_argument("--leaves-per-round", type=int, default=4)
-    ap.add_argument("--num-tactics", type=int, default=8)
+    ap.add_argument("--num-tactics", type=int, default=Args.num_tactics, help="tactics per new node (as training)")
     ap.add_argument("--warmup-steps", type=int, default=100)
     ap.add_argument("--evaluator", choices=("model", "overhead"), default="model")
     ap.add_argument("--overhead-ms", type=float, default=20.0)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--max-tactic-tokens", type=int, default=24)
+    ap.add_argument("--max-tactic-tokens", type=int, default=Args.max_tactic_tokens)
     ap.add_argument("--threads-one", type=int, default=1, help="torch CPU threads for one-at-a-time calls")
     ap.add_argument("--threads-batched", type=int, default=os.cpu_count() or 1,
                     help="torch CPU threads for batched calls")
