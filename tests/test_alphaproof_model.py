@@ -248,6 +248,21 @@ def test_sampler_draws_from_the_softmax():
     assert counts.tolist() == pytest.approx([0, 0.5, 0, 0.3, 0.2], abs=0.02)
 
 
+def test_two_level_draw_is_exact_at_block_edges():
+    from agents.alphaproof.policy import draw
+    torch.manual_seed(0)
+    # 70 entries (not a multiple of the block), mass on both sides of block edges, zeros in between
+    w = torch.zeros(70)
+    w[[0, 31, 32, 63, 64, 69]] = torch.tensor([1.0, 2.0, 3.0, 1.0, 2.0, 1.0])
+    counts = torch.bincount(draw(w.expand(60000, 70).contiguous()), minlength=70).float() / 60000
+    assert counts[w == 0].sum() == 0  # a zero-weight entry is never drawn
+    assert counts.tolist() == pytest.approx((w / w.sum()).tolist(), abs=0.01)
+    # all the mass on the very last entry, and unnormalised weights of any scale
+    last = torch.zeros(3, 64)
+    last[:, -1] = 1e-30
+    assert draw(last).tolist() == [63, 63, 63]
+
+
 @pytest.fixture(scope="module")
 def trained(tok):
     torch.manual_seed(0)

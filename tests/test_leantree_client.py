@@ -480,3 +480,12 @@ def test_each_request_is_one_write(client, monkeypatch):
     head, _, body = writes[0].partition(b"\r\n\r\n")
     assert head.startswith(b"POST /process/") and b"Content-Length: %d" % len(body) in head
     assert json.loads(body) == {"tactic": "constructor", "timeout": 1000}
+
+
+def test_first_call_on_a_new_connection_gets_the_read_timeout(sim_server):
+    """A slow first answer on a fresh connection is waited for up to the read timeout
+    (not the connect timeout): a blocking /process/get or a slow Lean call comes first."""
+    srv = sim_server(process_factory=scripted, latency_ms=600)
+    pid = LeanTreeClient(srv.url).get_process()
+    fresh = LeanTreeClient(srv.url, connect_timeout=0.2, read_timeout=10)
+    assert fresh.proof_from_sorry(pid, THM).proof_state_id == 0

@@ -26,6 +26,11 @@ class OneWriteConnection(HTTPConnection):
     _pending: bytes | None = None
 
     def send(self, data: Any) -> None:  # http.client / urllib3 send headers, then the body
+        if self.sock is None:
+            # Connect now, inside request(), as the stock connection does: urllib3 switches
+            # the socket from the connect timeout to the read timeout only if it is open
+            # once request() returns.
+            self.connect()
         if isinstance(data, (bytes, bytearray, memoryview)):
             self._pending = bytes(data) if self._pending is None else self._pending + bytes(data)
             return
