@@ -90,8 +90,8 @@ START_HINT = (
 
 # HTTP/1.1 keeps connections alive by default; urllib3 adds Host, Content-Length and
 # User-Agent. Every header more is CPU spent per call under the GIL (see _once).
-_GET_HEADERS: dict[str, str] = {}
-_JSON_HEADERS = {"Content-Type": "application/json"}
+_GET_HEADERS = {"Accept": "application/json"}
+_JSON_HEADERS = {**_GET_HEADERS, "Content-Type": "application/json"}
 
 # Texts with which Lean (not the server) rejects a tactic; see the protocol doc, "Errors".
 _LEAN_REJECTION_PREFIXES = (
