@@ -316,6 +316,32 @@ def test_stale_lease_after_a_silent_restart_is_replaced(sim_server):
     assert used(srv) == 0
 
 
+class FailingStart(ScriptedProcess):
+    """``proof_from_sorry`` fails (an HTTP 500 from the server) the first ``failures`` times, pool-wide."""
+
+    failures = 0
+
+    def proof_from_sorry(self, theorem):
+        if FailingStart.failures > 0:
+            FailingStart.failures -= 1
+            raise RuntimeError("REPL process died")
+        return super().proof_from_sorry(theorem)
+
+
+def test_reset_retries_a_failing_server_on_new_leases(sim_server, monkeypatch):
+    srv = sim_server(process_factory=FailingStart, max_processes=4)
+    env = make(srv, theorem=AND, policy=NO_AXIOM_CHECK)
+    monkeypatch.setattr(FailingStart, "failures", 2)
+    obs, _ = env.reset(seed=0)  # two 500s, then a start on the third lease
+    assert obs.endswith("⊢ p ∧ q") and used(srv) == 1  # the failed leases went back
+    monkeypatch.setattr(FailingStart, "failures", 10)
+    with pytest.raises(ServerError, match="REPL process died"):
+        env.reset()
+    assert FailingStart.failures == 10 - env.unwrapped.reset_attempts
+    env.close()
+    assert used(srv) == 0
+
+
 def test_leases_are_returned_on_close_and_when_dropped(sim_server):
     srv = sim_server(max_processes=2)
     env = make(srv)

@@ -97,3 +97,27 @@ def test_server_failure_in_a_sub_env_truncates_it(sim_server):
     assert obs == (START, START)
     envs.close()
     assert used(srv) == 0
+
+
+def test_a_faulty_server_never_breaks_the_vector_env(sim_server):
+    """Random HTTP 500s, dropped connections and jitter, with autoreset: no step raises, a
+    failure truncates with its error, reward comes only with a verified proof, and every
+    lease goes back at the end."""
+    srv = sim_server(process_factory=ScriptedProcess, max_processes=8, error_rate=0.1, drop_rate=0.05,
+                     jitter_ms=5, seed=0)
+    envs = gym.make_vec("LeanProof-v0", num_envs=4, server=srv.url, max_episode_steps=6, reset_attempts=8, **KW)
+    envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    menu = ["split", "assumption", "exact foo", "intro h", "slow", "exact ⟨hp, hq⟩"]
+    seen: dict[str, int] = {}
+    for _ in range(40):
+        _, rew, term, trunc, infos = envs.step([str(t) for t in rng.choice(menu, 4)])
+        for i in np.flatnonzero(infos["_outcome"]):
+            outcome = infos["outcome"][i]
+            seen[outcome] = seen.get(outcome, 0) + 1
+            assert (rew[i] > 0) == (outcome == "proved") and (rew[i] == 0 or (term[i] and infos["verified"][i]))
+            if outcome == "server_failure":
+                assert trunc[i] and not term[i] and infos["error"][i]
+    assert seen.get("server_failure", 0) > 0 and seen.get("proved", 0) > 0, seen
+    envs.close()
+    assert used(srv) == 0

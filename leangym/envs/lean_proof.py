@@ -44,6 +44,7 @@ import contextlib
 import dataclasses
 import os
 import re
+import time
 import unicodedata
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -52,7 +53,8 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from leangym.backends.types import (
-    Goal, LeanProcess, Outcome, ProofState, ServerError, ServerIdentity, goals_to_text,
+    Goal, LeanProcess, NoProcessAvailable, Outcome, ProofState, ServerError, ServerIdentity, ServerUnavailable,
+    goals_to_text,
 )
 from leangym.proof import LinearWalk, ProofTree, assemble
 from leangym.session import Budget, BudgetExhausted, ProofSession
@@ -215,6 +217,10 @@ class LeanProofEnv(gym.Env[str, str]):
         lease_timeout_s: how long to wait for a free Lean process at ``reset``.
         fresh_process: lease a new process at every ``reset`` (returning the previous one,
             which ends the previous session) instead of keeping one across episodes.
+        reset_attempts: how often ``reset`` tries to start the proof when the server fails
+            (HTTP 5xx, a dropped connection, a dead process), each time on a new lease, before
+            it raises. A server nobody answers at, no free process, and a statement Lean
+            rejects are raised at once.
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
@@ -238,6 +244,7 @@ class LeanProofEnv(gym.Env[str, str]):
         max_text_length: int = 8192,
         lease_timeout_s: float = 60.0,
         fresh_process: bool = False,
+        reset_attempts: int = 4,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
@@ -259,6 +266,7 @@ class LeanProofEnv(gym.Env[str, str]):
         self.action_space = LeanText(policy.max_tactic_chars, min_length=1, charset=TACTIC_SAMPLE_CHARSET)
 
         self.fresh_process = fresh_process
+        self.reset_attempts = max(1, int(reset_attempts))
         self.process: LeanProcess | None = None
         self._process_broken = False
         self._identity: ServerIdentity | None = None
@@ -330,16 +338,20 @@ class LeanProofEnv(gym.Env[str, str]):
         kw = dict(policy=self.policy, timeout_ms=self.tactic_timeout_ms, budget=self.budget)
         if self.fresh_process:
             self._release()
-        fresh = self.process is None or self._process_broken
-        process = self._lease()
-        try:
-            return ProofSession(process, theorem, **kw)
-        except ServerError:
-            if fresh:
-                raise
-        # The kept lease went stale (server restarted, process died): lease again, once.
-        self._process_broken = True
-        return ProofSession(self._lease(), theorem, **kw)
+        for attempt in range(self.reset_attempts):
+            try:
+                return ProofSession(self._lease(), theorem, **kw)
+            except (ServerUnavailable, NoProcessAvailable):
+                raise  # nothing a retry can mend soon; the message says what to do
+            except ServerError:
+                # A transient failure, or the kept lease went stale (server restarted,
+                # process died): lease again. Inside a vector env's autoreset, raising here
+                # would end the whole run, so one flaky answer must not.
+                if attempt + 1 == self.reset_attempts:
+                    raise
+                self._process_broken = True
+                time.sleep(0.05 * attempt)
+        raise AssertionError("unreachable")
 
     # ------------------------------------------------------------------ gym API
     def _draw_theorem(self, options: Mapping[str, Any]) -> Theorem:
