@@ -7,9 +7,9 @@ device, and implements ``interfaces.Evaluator``. One ``evaluate`` call does:
    same column: the last column is then both the value head's input and the
    first tactic token's logits, and decoding appends one column per step;
 2. K distinct tactics per state by *sampling and deduplicating*: the cache
-   is forked into ``oversample * k`` continuations of every prompt (K may
-   differ per state: a prompt that wants more is repeated, see ``evaluate``) (sharing
-   the prompt's keys, see ``KVCache``) and all states x samples decode
+   is forked into ``oversample * k`` continuations of every prompt (sharing
+   the prompt's keys, see ``KVCache``; K may differ per state: a prompt that
+   wants more samples is repeated, see ``evaluate``) and all states x samples decode
    together in one loop, one forward per token for the whole batch, dropping
    finished samples as they accumulate; duplicates are then merged and the k
    most probable distinct tactics kept. Sampling (rather than beam search)
