@@ -185,7 +185,7 @@ def test_short_run_then_resume_matches_an_uninterrupted_run(tmp_path):
 
 def test_a_crashing_worker_is_counted_and_training_goes_on(tmp_path, monkeypatch):
     from agents.alphaproof import train as train_mod
-    from leangym.backends.types import ServerError
+    from leangym.backends.types import NoProcessAvailable, ServerError
     from leangym.sim.local import LocalProcess
 
     starts, searches = {"n": 0}, {"n": 0}
@@ -194,7 +194,9 @@ def test_a_crashing_worker_is_counted_and_training_goes_on(tmp_path, monkeypatch
         def new():
             starts["n"] += 1
             if starts["n"] == 1:
-                raise ServerError("no process available")  # a start that fails: that theorem is skipped
+                raise NoProcessAvailable("no process available")  # a start that fails: that theorem is skipped
+            if starts["n"] == 2:
+                raise ServerError("HTTP 500: REPL died")  # a server failure: retried on a fresh process
             return LocalProcess(factorized=True)
         return new
 

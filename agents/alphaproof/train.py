@@ -48,7 +48,7 @@ from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.search import SearchConfig, SearchResult, run_batched_search
 from agents.alphaproof.theorem_source import Task, make_source
-from leangym.backends.types import LeanProcess
+from leangym.backends.types import LeanProcess, NoProcessAvailable, ServerError, ServerUnavailable
 from leangym.session import Budget, ProofSession
 
 
@@ -100,21 +100,33 @@ def process_factory(args: Args) -> Callable[[], LeanProcess]:
     return lambda: LocalProcess(factorized=args.factorized)
 
 
+START_ATTEMPTS = 3  # a theorem's start is tried this often on a failing server (fresh process each time)
+
+
 def open_sessions(tasks: Sequence[Task], new_process: Callable[[], LeanProcess], args: Args,
                   errors: list[str]) -> tuple[list[Task], list[ProofSession]]:
-    """A ProofSession per task; a task whose process or statement fails is dropped (and logged)."""
+    """A ProofSession per task; a task whose process or statement fails is dropped (and logged).
+
+    A server failure (HTTP 5xx, a dropped connection, a dead process) is retried on a fresh
+    process first, so that a flaky server does not count as unsolved theorems in evaluations.
+    """
     budget = Budget(max_lean_calls=args.lean_calls, max_seconds=args.time_per_theorem)
     kept, sessions = [], []
     for task in tasks:
-        proc = None
-        try:
-            proc = new_process()
-            sessions.append(ProofSession(proc, task.theorem, budget=budget))
-            kept.append(task)
-        except Exception as e:  # noqa: BLE001 -- LeanError (bad statement), ServerError, a dead lease ...
-            errors.append(f"{task.theorem.name}: {type(e).__name__}: {e}")
-            if proc is not None:
-                proc.close()
+        for attempt in range(START_ATTEMPTS):
+            proc = None
+            try:
+                proc = new_process()
+                sessions.append(ProofSession(proc, task.theorem, budget=budget))
+                kept.append(task)
+                break
+            except Exception as e:  # noqa: BLE001 -- LeanError (bad statement), ServerError, a dead lease ...
+                if proc is not None:
+                    proc.close()
+                transient = isinstance(e, ServerError) and not isinstance(e, (ServerUnavailable, NoProcessAvailable))
+                if not transient or attempt + 1 == START_ATTEMPTS:
+                    errors.append(f"{task.theorem.name}: {type(e).__name__}: {e}")
+                    break
     return kept, sessions
 
 
