@@ -292,3 +292,32 @@ def test_real_sim_process_round_trip(sim_server):
         assert r.status_code == 500 and "987654" in r.json()["error"]
         assert post(srv.url, f"/process/{pid}/return").json() == {"status": "ok"}
         json.dumps(requests.get(srv.url + "/status", timeout=T).json())
+
+
+def test_a_process_serves_one_request_at_a_time_with_injected_latency(monkeypatch):
+    """Two requests that reach one process together: the second starts when the first is done,
+    as with a REPL; a request to another process does not wait. (A fake clock: no timing.)"""
+    from leangym.sim import server_pool
+
+    now, slept = [0.0], []
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return now[0]
+
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            slept.append(round(seconds, 6))
+
+        time = staticmethod(lambda: 0.0)
+
+    monkeypatch.setattr(server_pool, "time", Clock)
+    sim = server_pool.SimLeanServer(server_pool.SimServerConfig(max_processes=2, latency_ms=50,
+                                                                process_factory=scripted))
+    a, b = sim._slots
+    for slot in (a, a, b):  # all three arrive at t = 0
+        sim.begin_request("/process/0/command", arrived=0.0)
+        with sim.faults(slot):
+            pass
+    assert slept == [0.05, 0.1, 0.05]

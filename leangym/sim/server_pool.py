@@ -56,12 +56,13 @@ def _default_factory(factorized: bool) -> Any:
 class Slot:
     """One simulated Lean process of the pool."""
 
-    __slots__ = ("process", "lock", "lease_id")
+    __slots__ = ("process", "lock", "lease_id", "busy_until")
 
     def __init__(self, process: Any) -> None:
         self.process = process
         self.lock = threading.Lock()  # a REPL handles one request at a time
         self.lease_id: int | None = None
+        self.busy_until = 0.0  # with injected latency: when this process finishes its queued requests
 
 
 class SimLeanServer:
@@ -136,13 +137,15 @@ class SimLeanServer:
     # ------------------------------------------------------------------ faults
 
     @contextlib.contextmanager
-    def faults(self) -> Iterator[None]:
-        """Injected latency and failures around one Lean call.
+    def faults(self, slot: Slot) -> Iterator[None]:
+        """Injected latency and failures around one Lean call to ``slot``'s process.
 
         The answer leaves ``latency`` after the request came in, with the simulated
         work done inside that time (as a real Lean process works while the client
-        waits), so concurrent requests do not queue behind each other's sleep. A
-        dropped connection or an HTTP 500 (raised) comes after the same delay.
+        waits), so requests to different processes do not queue behind each other's
+        sleep. A process, like a REPL, serves one request at a time: a request that
+        comes while it is busy starts when it is free. A dropped connection or an
+        HTTP 500 (raised) comes after the same delay.
         """
         cfg = self.config
         if not (cfg.latency_ms or cfg.jitter_ms or cfg.error_rate or cfg.drop_rate):
@@ -152,10 +155,11 @@ class SimLeanServer:
             delay = cfg.latency_ms + (self._rng.uniform(0.0, cfg.jitter_ms) if cfg.jitter_ms else 0.0)
             u_drop = self._rng.random()
             u_err = self._rng.random()
-        # Count from the request's arrival, so the server's own HTTP parsing (serialised
-        # by its GIL under a burst of requests) is inside the latency, not added to it.
-        arrived = getattr(self._request_local, "arrived", None)
-        deadline = (time.monotonic() if arrived is None else arrived) + delay / 1000.0
+            # Count from the request's arrival, so the server's own HTTP parsing (serialised
+            # by its GIL under a burst of requests) is inside the latency, not added to it.
+            arrived = getattr(self._request_local, "arrived", None)
+            start = max(time.monotonic() if arrived is None else arrived, slot.busy_until)
+            deadline = slot.busy_until = start + delay / 1000.0
         if u_drop < cfg.drop_rate or u_err < cfg.error_rate:
             time.sleep(max(0.0, deadline - time.monotonic()))
             raise Drop() if u_drop < cfg.drop_rate else SimFault(INJECTED_ERROR_TEXT)
@@ -239,13 +243,13 @@ class SimLeanServer:
     def command(self, pid: int, body: dict[str, Any]) -> dict[str, Any]:
         slot = self.slot(pid)
         source = body["command"]
-        with self.faults(), slot.lock:
+        with self.faults(slot), slot.lock:
             return slot.process.command(source)
 
     def proof_from_sorry(self, pid: int, body: dict[str, Any]) -> dict[str, Any]:
         slot = self.slot(pid)
         theorem = body["theorem_with_sorry"]
-        with self.faults(), slot.lock:
+        with self.faults(slot), slot.lock:
             return slot.process.proof_from_sorry(theorem)
 
     def _tactic(self, slot: Slot, pid: int, psid: int, body: dict[str, Any],
@@ -254,7 +258,7 @@ class SimLeanServer:
         tactic = body["tactic"]
         timeout = body.get("timeout")
         timeout_ms = 1000 if timeout is None else int(timeout)
-        with self.faults(), slot.lock:
+        with self.faults(slot), slot.lock:
             try:
                 return apply(psid, tactic, timeout_ms)
             except KeyError:
