@@ -44,6 +44,9 @@ Behaviour worth knowing
   client can always give its leases back. ``crash_after`` counts *every*
   request, and once reached the server closes its listening socket and every
   open connection (clients then see "connection refused").
+* Injected latency counts from a request's arrival. Each simulated process, like
+  a REPL, serves one request at a time: requests to one process queue, requests
+  to different processes overlap.
 * Server-side failures answer HTTP 500 ``{"error", "traceback", "exception"}``
   where ``exception`` is a base64 pickle of the Python exception, exactly as the
   real server sends it. Clients must never unpickle it.
