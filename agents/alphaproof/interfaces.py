@@ -7,6 +7,7 @@ child) and each tactic costs one factor of ``gamma``.
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
@@ -33,8 +34,8 @@ class Evaluator(Protocol):
 
 def per_state(k: int | Sequence[int], n: int) -> list[int]:
     """``k`` as one count per state of a batch of ``n``."""
-    if isinstance(k, int):
-        return [k] * n
+    if isinstance(k, numbers.Integral):  # int, numpy integers ...
+        return [int(k)] * n
     ks = [int(x) for x in k]
     if len(ks) != n:
         raise ValueError(f"k has {len(ks)} entries for {n} states")
