@@ -420,8 +420,7 @@ def test_malformed_json_is_server_error():
 
 
 def test_real_sim_process_through_client(sim_server):
-    """Smoke test against the real simulator (skipped until leangym/sim/process.py exists)."""
-    pytest.importorskip("leangym.sim.process")
+    """Smoke test against the real simulator, both server generations."""
     for factorized in (False, True):
         srv = sim_server(factorized=factorized, max_processes=1)
         client = LeanTreeClient(srv.url)

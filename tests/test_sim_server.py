@@ -271,8 +271,7 @@ def test_cli_serves_and_exits_cleanly_on_sigterm():
 
 
 def test_real_sim_process_round_trip(sim_server):
-    """Smoke test against the real simulator (skipped until leangym/sim/process.py exists)."""
-    pytest.importorskip("leangym.sim.process")
+    """Smoke test against the real simulator, both server generations."""
     for factorized in (False, True):
         srv = sim_server(factorized=factorized, max_processes=1)
         pid = lease(srv.url)

@@ -196,6 +196,22 @@ class Parser:
             self.fail(f"expected '{sym}'" if what is None else f"expected {what}")
         return self.next()
 
+    def comma_terms(self, close: str) -> tuple:
+        """Comma-separated terms up to ``close`` (the opening bracket already read).
+
+        Inside brackets the layout rule is off: a term may go on over several lines.
+        """
+        saved, self.stop_col = self.stop_col, -1
+        items = []
+        if not self.is_sym(close):
+            items.append(self.term())
+            while self.is_sym(","):
+                self.next()
+                items.append(self.term())
+        self.expect(close, f"',' or '{close}'")
+        self.stop_col = saved
+        return tuple(items)
+
     def fail(self, expected: str):
         t = self.peek()
         if t.kind == "eof" or self.blocked(t):
@@ -328,16 +344,7 @@ class Parser:
             node = self.paren()
         elif t.text == "⟨":
             self.next()
-            saved, self.stop_col = self.stop_col, -1
-            items = []
-            if not self.is_sym("⟩"):
-                items.append(self.term())
-                while self.is_sym(","):
-                    self.next()
-                    items.append(self.term())
-            self.expect("⟩", "',' or '⟩'")
-            self.stop_col = saved
-            node = ("anon", self.span_from(t), tuple(items))
+            node = ("anon", self.span_from(t), self.comma_terms("⟩"))
         else:
             self.fail("expected term")
         # projections `.1`, `.mp` written right after the term (no whitespace)

@@ -156,16 +156,7 @@ def _tactic(p: Parser):
             only = True
         if p.is_sym("["):
             p.next()
-            items = []
-            saved, p.stop_col = p.stop_col, -1
-            if not p.is_sym("]"):
-                items.append(p.term())
-                while p.is_sym(","):
-                    p.next()
-                    items.append(p.term())
-            p.expect("]", "']'")
-            p.stop_col = saved
-            lemmas = tuple(items)
+            lemmas = p.comma_terms("]")
         locs = None
         if p.is_kw("at"):
             p.next()
