@@ -236,7 +236,7 @@ def test_bad_statements():
     assert p.proof_from_sorry("theorem t (p : Prop) : p := by exact foo")["error"]
     assert p.proof_from_sorry("theorem t (p : Prop) (h : p) : p := by exact h") == {"error": "No sorries found in theorem"}
     assert "unknown identifier 'x'" in p.proof_from_sorry("theorem t : x = 2 := by sorry")["error"]
-    assert "(sim)" in p.proof_from_sorry("theorem t (x : ℕ) : x = x := by sorry")["error"]
+    assert "(sim)" in p.proof_from_sorry("theorem t (x : ℤ) : x = x := by sorry")["error"]  # ℕ is supported
     assert "Neg ℕ" in p.proof_from_sorry("theorem t : -1 = 1 := by sorry")["error"]
     ok = p.proof_from_sorry("import Mathlib\nopen Nat\nset_option maxHeartbeats 400000\n\n"
                             "lemma foo (p : Prop) : p → p := by\n  sorry")

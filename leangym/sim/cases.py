@@ -8,7 +8,7 @@ the parent tag (``inl.intro``). ``rcases`` patterns name the fields instead.
 """
 from __future__ import annotations
 
-from leangym.sim.formula import FALSE, PROP, TRUE, show, unfold_arrow
+from leangym.sim.formula import FALSE, NAT, PROP, TRUE, show, unfold_arrow
 from leangym.sim.goals import Goal, Hyp, elab_prop
 from leangym.sim.state import State, TacticError, merge_axioms, tactic_failed
 
@@ -36,6 +36,8 @@ def _subject(engine, node, g: Goal):
             if h.type == PROP:
                 raise TacticError(f"(sim) cannot do case analysis on the proposition '{node[2]}' itself; "
                                   f"try 'by_cases {node[2]}'", node[1])
+            if h.type == NAT:
+                raise TacticError("(sim) case analysis on a natural number is outside the simulated fragment", node[1])
             return h.type, Goal(tuple(x for x in g.hyps if x is not h), g.target, g.tag), ()
     el = engine.elaborator()
     ty = el.infer_closed(node, g.hyps)

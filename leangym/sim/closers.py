@@ -1,18 +1,22 @@
 """Tactics without arguments that close or reshape the main goal.
 
 ``constructor``/``left``/``right`` (with Lean's goal tags), ``exfalso``,
-``assumption``, ``contradiction``, ``trivial``, ``rfl``, ``decide``, ``sorry``
-and the simp family (``norm_num``, ``simp``), as a mixin of
+``assumption``, ``contradiction``, ``trivial``, ``rfl``, ``decide``, ``sorry``,
+the simp family (``norm_num``, ``simp``) and the ℕ arithmetic tactics (``omega``,
+``linarith``, ``ring``; decided by :mod:`leangym.sim.arith`), as a mixin of
 :class:`leangym.sim.tactics.Engine`. Each returns ``(new goals, axioms, log)``.
-Arithmetic is only ever decided on closed terms; goals with Prop variables are
-never "simplified" by guesswork (an explicit ``(sim)`` error instead).
+Outside the arithmetic tactics, arithmetic is only decided on closed terms (and
+``rfl``/``simp`` accept sides equal after computing closed subterms); goals with
+Prop variables are never "simplified" by guesswork (an explicit ``(sim)`` error instead).
 """
 from __future__ import annotations
 
-from leangym.sim.formula import (FALSE, PROP, TRUE, FragmentError, defeq, eval_term, is_closed, show, show_arg,
-                                 show_term, simp_closed, unfold_arrow)
-from leangym.sim.goals import Goal, goals_text
-from leangym.sim.state import TacticError, append_tag, tactic_failed
+from leangym.sim import arith
+from leangym.sim.formula import (FALSE, NAT, SORTS, TRUE, FragmentError, defeq, is_closed, show, show_arg, show_term,
+                                 simp_closed, terms_defeq, unfold_arrow, variables)
+from leangym.sim.goals import Goal, Hyp, goals_text
+from leangym.sim.state import TacticError, append_tag, merge_axioms, tactic_failed
+from leangym.sim.terms import CLASSICAL
 
 
 class ClosingTactics:
@@ -39,7 +43,7 @@ class ClosingTactics:
         if t[0] == "true":
             return [], (), ()
         if t[0] == "rel" and t[1] == "=":
-            if eval_term(t[2]) == eval_term(t[3]):
+            if terms_defeq(t[2], t[3]):
                 return [], (), ()
             raise TacticError(tactic_failed("constructor", g, "no applicable constructor found"), tac[1])
         if t[0] == "false":
@@ -74,12 +78,12 @@ class ClosingTactics:
     def a_assumption(self, tac, g: Goal):
         for h in reversed(g.hyps):
             self.tick()
-            if h.type != PROP and defeq(h.type, g.target):
+            if h.type not in SORTS and defeq(h.type, g.target):
                 return [], (), ()
         raise TacticError(tactic_failed("assumption", g), tac[1])
 
     def a_contradiction(self, tac, g: Goal):
-        hyps = [h for h in g.hyps if h.type != PROP]
+        hyps = [h for h in g.hyps if h.type not in SORTS]
         for h in hyps:
             self.tick()
             t = h.type
@@ -122,7 +126,7 @@ class ClosingTactics:
     def a_rfl(self, tac, g: Goal):
         t = g.target
         if t[0] == "rel" and t[1] == "=":
-            if eval_term(t[2]) == eval_term(t[3]):
+            if terms_defeq(t[2], t[3]):
                 return [], (), ()
             raise TacticError(f"tactic 'rfl' failed, the left-hand side\n  {show_term(t[2])}\nis not definitionally equal "
                               f"to the right-hand side\n  {show_term(t[3])}\n{g.text()}", tac[1])
@@ -135,6 +139,10 @@ class ClosingTactics:
 
     def a_decide(self, tac, g: Goal):
         t = g.target
+        if any(h.type == NAT for h in g.hyps) and not is_closed(t) and not variables(t):
+            # Lean's `decide` refuses any goal with free variables before looking for an instance
+            raise TacticError(f"expected type must not contain free variables\n  {show(t)}\nUse the '+revert' option "
+                              "to automatically cleanup and revert free variables.", tac[1])
         if not is_closed(t):
             raise TacticError(f"failed to synthesize\n  Decidable {show_arg(t)}\nAdditional diagnostic information may be "
                               "available using the `set_option diagnostics true` command.", tac[1])
@@ -156,7 +164,7 @@ class ClosingTactics:
             h = g.lookup(loc)
             if h is None:
                 raise TacticError(f"unknown identifier '{loc}'", span)
-            if h.type == PROP or not is_closed(h.type):
+            if h.type in SORTS or not is_closed(h.type):
                 raise TacticError(f"(sim) '{name}' on hypotheses with proposition variables is not simulated", span)
             r = simp_closed(h.type)
             if r == FALSE:
@@ -166,9 +174,57 @@ class ClosingTactics:
         r = simp_closed(t)
         if r is None:
             raise TacticError(f"(sim) '{name}' on goals with proposition variables is not simulated "
-                              "(only closed arithmetic and True/False)", span)
+                              "(only closed arithmetic and True/False)" if variables(t) else
+                              f"(sim) '{name}' on goals with ℕ variables is not simulated (only sides that are "
+                              "equal after computing closed subterms); try omega, linarith or ring", span)
         if r == TRUE:
             return [], ("propext",), ()
         if t == FALSE:
             raise TacticError(no_progress, span)
         return [Goal(hyps, FALSE, g.tag)], ("propext",), ()
+
+    # ----------------------------------------------------------------- ℕ arithmetic (leangym.sim.arith)
+    def t_arith(self, tac, g: Goal, st):
+        """``omega``, ``linarith [t, ...]``, ``ring``/``ring1``/``ring_nf`` (closing only)."""
+        _, span, name, extra = tac
+        if name in ("ring", "ring1", "ring_nf"):
+            return self._ring(name, span, g)
+        hyps, axioms = g.hyps, ()
+        if extra:  # linarith [h₁, e₂]: extra facts, elaborated like `have := e`
+            el = self.elaborator()
+            hyps = hyps + tuple(Hyp("this", el.infer_closed(t, g.hyps), True) for t in extra)
+            axioms = tuple(el.axioms)
+        omega = name == "omega"
+        t = g.target
+        # linarith negates comparison goals (and introduces `r` for a goal `¬r`), otherwise it calls
+        # `exfalso`; omega needs a comparison, its negation or False (else it fails)
+        negate = omega or (t[0] == "rel" and t[1] != "≠") or (t[0] == "not" and t[1][0] == "rel")
+        try:
+            facts, has_false = arith.collect(hyps, t, split_and=omega, use_ne=omega, negate_goal=negate, nat_sub=omega)
+            proved = has_false or arith.refute(facts, self.tick, tighten=omega, nat_sub=omega)
+            why = None if facts or has_false else "No usable constraints found for the hypotheses and goal."
+        except arith.Unsupported as e:
+            proved, why = False, str(e)
+        if proved:
+            return [], merge_axioms(axioms, ("propext",) if omega else CLASSICAL), ()
+        if omega:
+            raise TacticError("omega could not prove the goal:\n" + (why or "(sim) no contradiction found among the "
+                              "linear facts (the simulated omega does not print counterexamples)"), span)
+        raise TacticError(f"linarith failed to find a contradiction\n{g.text()}" + (f"\n{why}" if why else ""), span)
+
+    def _ring(self, name, span, g: Goal):
+        t = g.target
+        if t[0] != "rel" or t[1] != "=":
+            if name == "ring_nf":
+                raise TacticError("(sim) 'ring_nf' is only simulated when it closes an equality goal", span)
+            raise TacticError(f"ring failed: not an equality\n{g.text()}", span)
+        try:
+            equal = arith.ring_equal(t[2], t[3])
+        except arith.Unsupported as e:
+            raise TacticError(f"ring failed, {e}\n{g.text()}", span) from None
+        if not equal:
+            if name == "ring_nf":
+                raise TacticError("(sim) 'ring_nf' is only simulated when it closes the goal (the two sides have "
+                                  f"different normal forms)\n{g.text()}", span)
+            raise TacticError(f"ring failed, ring expressions not equal\n{g.text()}", span)
+        return [], CLASSICAL, ()

@@ -4,10 +4,14 @@ A formula is a nested tuple (immutable, hashable, cheap to share):
 
 * ``('var', name)`` a ``Prop`` variable; ``TRUE = ('true',)``, ``FALSE = ('false',)``
 * ``('not', a)``, ``('and', a, b)``, ``('or', a, b)``, ``('imp', a, b)``, ``('iff', a, b)``
-* ``('rel', op, s, t)`` with ``op`` in ``= ≠ ≤ < ≥ >`` between closed ℕ terms
+* ``('rel', op, s, t)`` with ``op`` in ``= ≠ ≤ < ≥ >`` between ℕ terms
 * ``('mvar', i)`` only inside lemma schemas, for unification
 
-A ℕ term is ``('num', n)`` or ``('op', o, s, t)`` with ``o`` in ``+ - * / % ^``.
+A ℕ term is ``('num', n)``, ``('op', o, s, t)`` with ``o`` in ``+ - * / % ^``,
+``('nvar', name)`` a variable ``n : ℕ`` of the local context, or (in lemma
+schemas only) ``('mvar', i)``. A relation whose terms are closed is decided by
+computation; one with variables is an opaque atom for the Prop machinery and
+only the arithmetic tactics (:mod:`leangym.sim.arith`) look inside it.
 
 Formulas keep the user's spelling (``¬p`` stays ``¬p``) so goals print exactly
 as Lean prints them; definitional unfolding (``¬p`` is ``p → False``, ``a ≠ b``
@@ -22,6 +26,8 @@ from functools import lru_cache
 TRUE = ("true",)
 FALSE = ("false",)
 PROP = ("Prop",)  # the sort, as the "type" of a Prop-variable hypothesis
+NAT = ("ℕ",)  # the "type" of a hypothesis ``n : ℕ`` (a ℕ variable, not a proof)
+SORTS = (PROP, NAT)  # hypothesis types that are not propositions
 CONNECTIVES = {"∧": "and", "∨": "or", "→": "imp", "↔": "iff"}
 RELATIONS = ("=", "≠", "≤", "<", "≥", ">")
 ARITH = ("+", "-", "*", "/", "%", "^")
@@ -66,7 +72,7 @@ def _show(f, need: int, ren) -> str:
     if k == "mvar":
         return f"?m.{f[1]}"
     if k == "rel":
-        s = f"{show_term(f[2], 51)} {f[1]} {show_term(f[3], 51)}"
+        s = f"{show_term(f[2], 51, ren)} {f[1]} {show_term(f[3], 51, ren)}"
         return f"({s})" if need > 50 else s
     prec, lneed, rneed = _PREC[k]
     s = f"{_show(f[1], lneed, ren)} {_SYM[k]} {_show(f[2], rneed, ren)}"
@@ -78,11 +84,16 @@ def show_arg(f) -> str:
     return _show(f, MAX, None)
 
 
-def show_term(t, need: int = 0) -> str:
-    if t[0] == "num":
+def show_term(t, need: int = 0, ren=None) -> str:
+    k = t[0]
+    if k == "num":
         return str(t[1])
+    if k == "nvar":
+        return ren.get(t[1], t[1]) if ren else t[1]
+    if k == "mvar":
+        return f"?m.{t[1]}"
     prec, lneed, rneed = _TPREC[t[1]]
-    s = f"{show_term(t[2], lneed)} {t[1]} {show_term(t[3], rneed)}"
+    s = f"{show_term(t[2], lneed, ren)} {t[1]} {show_term(t[3], rneed, ren)}"
     return f"({s})" if need > prec else s
 
 
@@ -90,8 +101,49 @@ def show_term(t, need: int = 0) -> str:
 
 
 def eval_term(t) -> int:
-    """Value of a closed ℕ term with Lean's semantics (truncated `-`, `/ 0 = 0`, `% 0 = id`)."""
+    """Value of a closed ℕ term with Lean's semantics (truncated `-`, `/ 0 = 0`, `% 0 = id`).
+
+    Raises :class:`FragmentError` for a term with variables (callers that may
+    meet one test :func:`term_closed` first).
+    """
+    if not _term_closed(t):
+        raise FragmentError("(sim) this ℕ term has variables and cannot be computed")
     return _eval_term(t)
+
+
+def term_closed(t) -> bool:
+    """No ℕ variables (nor schema mvars): the term computes to a numeral."""
+    return _term_closed(t)
+
+
+@lru_cache(maxsize=100_000)
+def _term_closed(t) -> bool:
+    k = t[0]
+    if k == "num":
+        return True
+    if k == "op":
+        return _term_closed(t[2]) and _term_closed(t[3])
+    return False
+
+
+def term_mentions(t, name: str) -> bool:
+    """Does the ℕ variable ``name`` occur in term ``t``?"""
+    k = t[0]
+    if k == "nvar":
+        return t[1] == name
+    if k == "op":
+        return term_mentions(t[2], name) or term_mentions(t[3], name)
+    return False
+
+
+def mentions_nat(f, name: str) -> bool:
+    """Does the ℕ variable ``name`` occur in formula ``f`` (``clear`` must refuse then)?"""
+    k = f[0]
+    if k == "rel":
+        return term_mentions(f[2], name) or term_mentions(f[3], name)
+    if k in ("not", "and", "or", "imp", "iff"):
+        return any(mentions_nat(x, name) for x in f[1:])
+    return False
 
 
 @lru_cache(maxsize=100_000)
@@ -132,8 +184,10 @@ def _is_closed(f) -> bool:
     k = f[0]
     if k == "var" or k == "mvar":
         return False
-    if k in ("true", "false", "rel"):
+    if k in ("true", "false"):
         return True
+    if k == "rel":
+        return _term_closed(f[2]) and _term_closed(f[3])
     return all(_is_closed(x) for x in f[1:])
 
 
@@ -224,11 +278,32 @@ def _canon(f):
     return (k,) + tuple(_canon(x) for x in f[1:])
 
 
+@lru_cache(maxsize=100_000)
 def _canon_term(t):
-    try:
-        return ("num", eval_term(t))
-    except FragmentError:
+    """Closed subterms computed to numerals; the rest kept as written.
+
+    Deliberately no more: ``a + 0`` and ``a`` stay different (Lean would unfold
+    ``Nat.add``, but ``0 + a`` and ``a`` are not defeq and telling them apart
+    needs Lean's whnf; being conservative only makes ``rfl``/``exact`` fail).
+    """
+    k = t[0]
+    if k == "num":
         return t
+    if k != "op":  # a variable or schema mvar
+        return t
+    if _term_closed(t):
+        try:
+            return ("num", _eval_term(t))
+        except FragmentError:  # too large to compute: keep it as written
+            return t
+    return ("op", t[1], _canon_term(t[2]), _canon_term(t[3]))
+
+
+def terms_defeq(s, t) -> bool:
+    """``isDefEq`` on two ℕ terms, conservatively (closed ones compute, see :func:`_canon_term`)."""
+    if _term_closed(s) and _term_closed(t):
+        return eval_term(s) == eval_term(t)  # may raise FragmentError (too large), as before
+    return _canon_term(s) == _canon_term(t)
 
 
 def defeq(a, b) -> bool:
@@ -254,9 +329,28 @@ def has_mvar(f) -> bool:
     k = f[0]
     if k == "mvar":
         return True
-    if k in ("var", "true", "false", "rel"):
+    if k in ("var", "true", "false"):
         return False
+    if k == "rel":
+        return _term_has_mvar(f[2]) or _term_has_mvar(f[3])
     return any(has_mvar(x) for x in f[1:])
+
+
+def _term_has_mvar(t) -> bool:
+    k = t[0]
+    if k == "op":
+        return _term_has_mvar(t[2]) or _term_has_mvar(t[3])
+    return k == "mvar"
+
+
+def _inst_term(t, subst: dict):
+    k = t[0]
+    if k == "mvar":
+        v = subst.get(t[1])
+        return t if v is None else _inst_term(v, subst)
+    if k == "op":
+        return ("op", t[1], _inst_term(t[2], subst), _inst_term(t[3], subst))
+    return t
 
 
 def instantiate(f, subst: dict):
@@ -265,8 +359,12 @@ def instantiate(f, subst: dict):
     if k == "mvar":
         v = subst.get(f[1])
         return f if v is None else instantiate(v, subst) if has_mvar(v) else v
-    if k in ("var", "true", "false", "rel"):
+    if k in ("var", "true", "false"):
         return f
+    if k == "rel":
+        if not (_term_has_mvar(f[2]) or _term_has_mvar(f[3])):
+            return f
+        return ("rel", f[1], _inst_term(f[2], subst), _inst_term(f[3], subst))
     return (k,) + tuple(instantiate(x, subst) for x in f[1:])
 
 
@@ -275,7 +373,7 @@ def _occurs(i: int, f) -> bool:
     if k == "mvar":
         return f[1] == i
     if k in ("var", "true", "false", "rel"):
-        return False
+        return False  # a formula mvar never occurs inside a ℕ term
     return any(_occurs(i, x) for x in f[1:])
 
 
@@ -296,9 +394,13 @@ def unify(pat, f, subst: dict) -> bool:
     if f[0] == "mvar":
         return unify(f, pat, subst)
     if not has_mvar(pat):
+        if k == "rel" and f[0] == "rel" and has_mvar(f):  # ℕ-term mvars only on the right
+            return _unify_rel(f, pat, subst)
         return defeq(pat, f)
     if k == f[0] and k in ("not", "and", "or", "imp", "iff"):
         return all(unify(a, b, subst) for a, b in zip(pat[1:], f[1:]))
+    if k == "rel" and f[0] == "rel":
+        return _unify_rel(pat, f, subst)
     # different heads: unfold one side (Lean's lazy delta) and retry
     up = unfold_arrow(pat)
     if up is not None and pat[0] != "imp":
@@ -306,6 +408,40 @@ def unify(pat, f, subst: dict) -> bool:
     uf = unfold_arrow(f)
     if uf is not None and f[0] != "imp":
         return unify(pat, ("imp",) + uf, subst)
+    return False
+
+
+def _unify_rel(pat, f, subst: dict) -> bool:
+    """Relations with ℕ-term mvars (``Nat.add_comm _ _``): first-order matching of the
+    canonical forms, committed only if the instantiated pattern is then :func:`defeq` to ``f``."""
+    if has_mvar(f):
+        return False  # both sides open: not needed by the fragment's lemmas
+    trial = dict(subst)
+    if not _match_canon(_canon(instantiate(pat, subst)), _canon(f), trial):
+        return False
+    done = instantiate(pat, trial)
+    if has_mvar(done) or not defeq(done, f):
+        return False
+    subst.update(trial)
+    return True
+
+
+def _match_canon(p, f, subst: dict) -> bool:
+    k = p[0]
+    if k == "mvar":  # a ℕ-term mvar (formula mvars never reach here: canon of a rel is rel/imp/false)
+        v = subst.get(p[1])
+        if v is None:
+            subst[p[1]] = f
+            return True
+        return _canon_term(_inst_term(v, subst)) == f
+    if k != f[0]:
+        return False
+    if k in ("num", "nvar", "false"):
+        return p == f
+    if k in ("op", "rel"):
+        return p[1] == f[1] and _match_canon(p[2], f[2], subst) and _match_canon(p[3], f[3], subst)
+    if k == "imp":
+        return _match_canon(p[1], f[1], subst) and _match_canon(p[2], f[2], subst)
     return False
 
 
@@ -324,6 +460,10 @@ def simp_closed(f):
     if k in ("true", "false"):
         return f
     if k == "rel":
+        if not (_term_closed(f[2]) and _term_closed(f[3])):
+            # with variables, only `t = t`, `t ≤ t`, `t ≥ t` (sides equal after computing
+            # closed subterms) are decided; anything else is left to the arithmetic tactics
+            return TRUE if f[1] in ("=", "≤", "≥") and _canon_term(f[2]) == _canon_term(f[3]) else None
         return TRUE if eval_rel(f[1], eval_term(f[2]), eval_term(f[3])) else FALSE
     if k == "not":
         a = simp_closed(f[1])

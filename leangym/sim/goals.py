@@ -1,7 +1,7 @@
 """Goals (local context + target + case tag) and elaboration of propositions in a context.
 
-Hypotheses are ``Hyp(name, type, inacc)``: ``type`` is a formula, or ``PROP``
-for a variable ``p : Prop``. ``inacc`` marks names the user cannot refer to
+Hypotheses are ``Hyp(name, type, inacc)``: ``type`` is a formula, ``PROP``
+for a variable ``p : Prop`` or ``NAT`` for a variable ``n : ℕ``. ``inacc`` marks names the user cannot refer to
 (Lean's ``a✝``). Display names follow Lean's ``sanitizeNames``: walking from
 the newest hypothesis to the oldest, an inaccessible or shadowed name ``h``
 becomes ``h✝``, the next one with that stem ``h✝¹``, and so on.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from leangym.sim.formula import CONNECTIVES, FALSE, PROP, RELATIONS, TRUE, show
+from leangym.sim.formula import CONNECTIVES, FALSE, NAT, PROP, RELATIONS, SORTS, TRUE, show
 
 _SUPER = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -68,9 +68,9 @@ class Goal:
     def to_json(self) -> dict:
         if self._json is None:
             names = self.display_names()
-            ren = tuple((h.name, n) for h, n in zip(self.hyps, names) if h.type == PROP and n != h.name)
+            ren = tuple((h.name, n) for h, n in zip(self.hyps, names) if h.type in SORTS and n != h.name)
             hyps = [
-                {"user_name": n, "type": "Prop" if h.type == PROP else show(h.type, ren)}
+                {"user_name": n, "type": "Prop" if h.type == PROP else "ℕ" if h.type == NAT else show(h.type, ren)}
                 for h, n in zip(self.hyps, names)
             ]
             d = {"type": show(self.target, ren), "hypotheses": hyps}
@@ -134,7 +134,7 @@ def elab_prop(node, hyps) -> tuple:
             raise ElabError(f"unknown identifier '{name}'", node[1])
         if h.type == PROP:
             return ("var", name)
-        raise ElabError(f"type expected, got\n  ({name} : {show(h.type)})", node[1])
+        raise ElabError(f"type expected, got\n  ({name} : {'ℕ' if h.type == NAT else show(h.type)})", node[1])
     if k == "paren":
         return elab_prop(node[2], hyps)
     if k == "asc":
@@ -178,7 +178,7 @@ def elab_prop(node, hyps) -> tuple:
 
 
 def elab_nat(node, hyps) -> tuple:
-    """A closed ℕ term (numerals, + - * / % ^, parentheses, `(n : ℕ)`)."""
+    """A ℕ term: numerals, variables ``n : ℕ`` of the context, + - * / % ^, parentheses, ``(t : ℕ)``."""
     k = node[0]
     if k == "num":
         return ("num", node[2])
@@ -204,6 +204,7 @@ def elab_nat(node, hyps) -> tuple:
         h = lookup(hyps, name)
         if h is None:
             raise ElabError(f"unknown identifier '{name}'", node[1])
-        raise ElabError("(sim) variables in arithmetic are outside the simulated fragment "
-                        "(only closed ℕ terms are supported)", node[1])
+        if h.type == NAT:
+            return ("nvar", name)
+        raise ElabError("(sim) only variables of type ℕ may appear in arithmetic", node[1])
     raise ElabError("(sim) this ℕ term is outside the simulated fragment", node[1])

@@ -17,7 +17,7 @@ import re
 import time
 from typing import NamedTuple
 
-from leangym.sim.formula import PROP, FragmentError, is_tautology
+from leangym.sim.formula import NAT, PROP, SORTS, FragmentError, is_tautology
 from leangym.sim.goals import ElabError, Goal, Hyp, elab_prop, goals_text
 from leangym.sim.syntax import LeanSyntaxError, Parser, Tok, tokenize
 from leangym.sim.tactic_syntax import parse_tactic_seq_here
@@ -231,13 +231,18 @@ def parse_header(p: Parser) -> Decl:
         p.expect(close, f"'{close}'")
         explicit = open_tok.text == "("
         is_prop = ty_node[0] == "id" and ty_node[2] == "Prop"
+        is_nat = ty_node[0] == "id" and ty_node[2] in ("ℕ", "Nat")
         for n in names:
-            if is_prop:
-                hyps.append(Hyp(n.text, PROP))
-                binders.append(("P", n.text, explicit, nprops))
-                nprops += 1
+            if any(h.name == n.text and (is_nat or h.type == NAT) for h in hyps):
+                # terms refer to ℕ variables by name: a shadowed one would be confused with its shadower
+                raise LeanSyntaxError(f"(sim) reusing the name '{n.text}' of a ℕ variable is outside the "
+                                      "simulated fragment", n.line, n.col)
+            if is_prop or is_nat:
+                hyps.append(Hyp(n.text, PROP if is_prop else NAT))
+                binders.append(("P" if is_prop else "N", n.text, explicit, nprops))
+                nprops += 1  # Prop and ℕ parameters share the schema's mvar indices
             else:
-                if ty_node[0] == "id" and ty_node[2] in ("ℕ", "Nat", "ℤ", "ℝ", "ℚ", "ℂ", "Int", "Real"):
+                if ty_node[0] == "id" and ty_node[2] in ("ℤ", "ℝ", "ℚ", "ℂ", "Int", "Real"):
                     raise LeanSyntaxError(f"(sim) variables of type {ty_node[2]} are outside the simulated fragment",
                                           n.line, n.col)
                 f = _elab(ty_node, hyps)
@@ -257,15 +262,26 @@ def _elab(node, hyps):
 
 
 def _schematize(decl: Decl):
-    """A substitution turning the declaration's Prop variables into schema mvars
+    """A substitution turning the declaration's Prop and ℕ variables into schema mvars
     (so later proofs can instantiate them)."""
     index = {b[1]: b[3] for b in decl.binders if b[0] == "P"}
+    nindex = {b[1]: b[3] for b in decl.binders if b[0] == "N"}
+
+    def term(t):
+        k = t[0]
+        if k == "nvar":
+            return ("mvar", nindex[t[1]]) if t[1] in nindex else t
+        if k == "op":
+            return ("op", t[1], term(t[2]), term(t[3]))
+        return t
 
     def sub(f):
         k = f[0]
         if k == "var":
             return ("mvar", index[f[1]]) if f[1] in index else f
-        if k in ("true", "false", "rel", "mvar"):
+        if k == "rel":
+            return ("rel", f[1], term(f[2]), term(f[3])) if nindex else f
+        if k in ("true", "false", "mvar"):
             return f
         return (k,) + tuple(sub(x) for x in f[1:])
 
@@ -278,7 +294,7 @@ def _pattern(decl: Decl):
 
 def _schema_binders(decl: Decl):
     sub = _schematize(decl)
-    return tuple(b if b[0] == "P" else ("H", b[1], sub(b[2])) for b in decl.binders)
+    return tuple(b if b[0] in ("P", "N") else ("H", b[1], sub(b[2])) for b in decl.binders)
 
 
 _SORRY_TAIL = re.compile(r":=\s*(?:by\s+sorry|sorry|by)\s*$")
@@ -302,7 +318,7 @@ def check_proof(theorem_with_sorry: str, script: str) -> bool:
 
 
 def statement_formula(theorem_with_sorry: str):
-    """The proposition a statement claims: its hypotheses imply its conclusion (Prop variables free)."""
+    """The proposition a statement claims: its hypotheses imply its conclusion (Prop and ℕ variables free)."""
     toks = tokenize(theorem_with_sorry)
     p = Parser(toks)
     while p.peek().kind == "id" and p.peek().text in ("import", "open", "set_option"):
@@ -312,7 +328,7 @@ def statement_formula(theorem_with_sorry: str):
     decl = parse_header(p)
     f = decl.target
     for h in reversed(decl.hyps):
-        if h.type != PROP:
+        if h.type not in SORTS:
             f = ("imp", h.type, f)
     return f
 

@@ -17,11 +17,12 @@ ATOMIC = {
     "rfl", "decide", "skip", "done", "sorry", "admit",
 }
 SIMP_LIKE = {"norm_num", "simp", "norm_num1"}
+ARITH = {"omega", "linarith", "ring", "ring1", "ring_nf"}  # ℕ arithmetic (leangym.sim.arith)
 COMBINATORS = {"all_goals", "any_goals", "repeat", "try", "focus"}
 # Real Lean/Mathlib tactics that the simulated kernel does not model: a clear refusal.
 UNSUPPORTED = {
-    "exact?", "apply?", "aesop", "tauto", "itauto", "omega", "linarith", "nlinarith", "positivity",
-    "ring", "ring_nf", "field_simp", "simp_all", "norm_cast", "push_neg", "unfold", "rw", "rwa",
+    "exact?", "apply?", "aesop", "tauto", "itauto", "nlinarith", "positivity",
+    "field_simp", "simp_all", "norm_cast", "push_neg", "unfold", "rw", "rwa",
     "induction", "calc", "exists", "use", "existsi", "interval_cases", "nth_rewrite", "simpa",
     "gcongr", "bound", "polyrith", "subst", "injection", "funext", "ext", "congr", "symm",
     "apply_assumption", "solve_by_elim", "exact_mod_cast", "push_cast", "split", "split_ands",
@@ -147,6 +148,17 @@ def _tactic(p: Parser):
     if w in ATOMIC:
         p.next()
         return ("atomic", p.span_from(t), w)
+    if w in ARITH:
+        p.next()
+        extra = ()
+        if w == "linarith" and p.is_sym("["):
+            p.next()
+            extra = p.comma_terms("]")
+        n = p.peek()
+        if not p.blocked() and not n.bol and (n.kind == "id" or p.is_sym("[", "(")):
+            raise LeanSyntaxError(f"(sim) '{w} {n.text} ...' (options, 'only', 'at') is not supported by the simulated "
+                                  "kernel", n.line, n.col)
+        return ("arith", p.span_from(t), w, extra)
     if w in SIMP_LIKE:
         p.next()
         lemmas = ()

@@ -17,8 +17,8 @@ import time
 
 from leangym.sim import cases as _cases
 from leangym.sim.closers import ClosingTactics
-from leangym.sim.formula import (FALSE, PROP, FragmentError, defeq, has_mvar, instantiate, is_closed, show,
-                                 unfold_arrow, unify, variables)
+from leangym.sim.formula import (FALSE, PROP, SORTS, FragmentError, defeq, has_mvar, instantiate, is_closed,
+                                 mentions_nat, show, unfold_arrow, unify, variables)
 from leangym.sim.goals import ElabError, Goal, Hyp, elab_prop, goals_text
 from leangym.sim.state import (SYNTHETIC_SORRY, State, TacticError, Timeout, append_tag, merge_axioms,  # noqa: F401
                                tactic_failed)
@@ -338,9 +338,10 @@ class Engine(ClosingTactics):
             if h is None:
                 raise TacticError(f"unknown hypothesis '{n}'", tac[1])
             hyps.remove(h)
-            if h.type == PROP:
-                users = [o for o in hyps if o.type != PROP and n in variables(o.type)]
-                if users or n in variables(g.target):
+            if h.type in SORTS:
+                uses = (lambda f: n in variables(f)) if h.type == PROP else (lambda f: mentions_nat(f, n))
+                users = [o for o in hyps if o.type not in SORTS and uses(o.type)]
+                if users or uses(g.target):
                     raise TacticError(tactic_failed("clear", g, f"variable '{n}' depends on "
                                                     f"'{users[0].name if users else 'the goal'}'"), tac[1])
         return [Goal(tuple(hyps), g.target, g.tag)], (), ()
@@ -369,7 +370,7 @@ def _apply_binder_info(el: Elaborator, node, g: Goal):
     if base[0] == "id" and g.lookup(base[2]) is None and base[2] in el.env:
         c = el.env[base[2]]
         names = [b[1] for b in c.binders if b[0] == "H"]
-        return names, sum(1 for b in c.binders if b[0] == "P")
+        return names, sum(1 for b in c.binders if b[0] in ("P", "N"))
     if base[0] == "app" and base[2][0] == "id" and g.lookup(base[2][2]) is None and base[2][2] in el.env:
         c = el.env[base[2][2]]
         hs = [b[1] for b in c.binders if b[0] == "H"]

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from leangym.sim.formula import FALSE, PROP, TRUE, defeq, eval_term, has_mvar, instantiate, show, unfold_arrow, unify
+from leangym.sim.arith import NAT_LEMMAS
+from leangym.sim.formula import (FALSE, NAT, PROP, TRUE, defeq, has_mvar, instantiate, show, terms_defeq,
+                                 unfold_arrow, unify)
 from leangym.sim.goals import ElabError, Hyp, elab_nat, elab_prop, lookup
 from leangym.sim.syntax import squash
 
@@ -27,9 +29,10 @@ CLASSICAL = ("propext", "Classical.choice", "Quot.sound")
 class Const(NamedTuple):
     """A global constant ``name : ∀ binders, result``.
 
-    ``binders``: ``('P', name, explicit, mvar_index)`` for ``Prop`` parameters and
-    ``('H', name, pattern)`` for explicit proof parameters; ``result`` is a pattern
-    over ``('mvar', i)``. ``axioms``: what ``#print axioms`` lists for it.
+    ``binders``: ``('P', name, explicit, mvar_index)`` for ``Prop`` parameters,
+    ``('N', name, explicit, mvar_index)`` for ``ℕ`` parameters (their mvars stand
+    for ℕ terms inside relations) and ``('H', name, pattern)`` for explicit proof
+    parameters; ``result`` is a pattern over ``('mvar', i)``. ``axioms``: what ``#print axioms`` lists for it.
     """
 
     name: str
@@ -81,6 +84,7 @@ BUILTINS: dict[str, Const] = dict([
                              ("H", "hnpq", ("imp", ("not", _A), _B))], _B, CLASSICAL),
     _K("Classical.not_not", [_a], ("iff", ("not", ("not", _A)), _A), CLASSICAL),
     _K("not_not", [_a], ("iff", ("not", ("not", _A)), _A), CLASSICAL),
+    *(_K(name, binders, result) for name, binders, result in NAT_LEMMAS),  # ℕ lemmas: no axioms
 ])
 # `h.field` on a hypothesis whose type has this head looks for `Namespace.field`.
 NAMESPACE = {"and": "And", "or": "Or", "iff": "Iff", "false": "False", "not": "Not", "true": "True"}
@@ -91,8 +95,12 @@ def _freshen(f, base: int):
     k = f[0]
     if k == "mvar":
         return ("mvar", base + f[1])
-    if k in ("var", "true", "false", "rel"):
+    if k in ("var", "true", "false", "num", "nvar"):
         return f
+    if k == "rel":
+        return f if not has_mvar(f) else ("rel", f[1], _freshen(f[2], base), _freshen(f[3], base))
+    if k == "op":
+        return ("op", f[1], _freshen(f[2], base), _freshen(f[3], base))
     return (k,) + tuple(_freshen(x, base) for x in f[1:])
 
 
@@ -190,8 +198,9 @@ class Elaborator:
             return self._app(("app", node[1], node, ()), exp, hyps)
         if k == "id" and lookup(hyps, node[2]) is None and node[2] in self.env:
             return self._app(("app", node[1], node, ()), exp, hyps)
-        if k == "id" and (h := lookup(hyps, node[2])) is not None and h.type == PROP:
-            raise ElabError(f"type mismatch\n  {node[2]}\nhas type\n  Prop : Type\nbut is expected to have type\n"
+        if k == "id" and (h := lookup(hyps, node[2])) is not None and h.type in (PROP, NAT):
+            sort = "Prop" if h.type == PROP else "ℕ"
+            raise ElabError(f"type mismatch\n  {node[2]}\nhas type\n  {sort} : Type\nbut is expected to have type\n"
                             f"  {self.show(exp)} : Prop", node[1])
         ty = self._proj(node, hyps, exp) if k == "proj" else self.infer(node, hyps)
         if not self.fits(exp, ty):
@@ -201,7 +210,7 @@ class Elaborator:
     def _rfl(self, node, exp):
         if exp[0] == "rel" and exp[1] == "=":
             try:
-                if eval_term(exp[2]) == eval_term(exp[3]):
+                if terms_defeq(exp[2], exp[3]):
                     return None
             except Exception:
                 pass
@@ -221,10 +230,10 @@ class Elaborator:
             raise ElabError(f"type mismatch\n  {self.text(node)}\nhas type\n  ?a = ?a : Prop\n"
                             f"but is expected to have type\n  {show(exp)} : Prop", node[1])
         if a[0] != "hole":
-            v = eval_term(elab_nat(a, hyps))
-            if eval_term(exp[2]) == v == eval_term(exp[3]):
+            v = elab_nat(a, hyps)
+            if terms_defeq(exp[2], v) and terms_defeq(v, exp[3]):
                 return None
-        elif eval_term(exp[2]) == eval_term(exp[3]):
+        elif terms_defeq(exp[2], exp[3]):
             return None
         raise ElabError(f"type mismatch\n  {self.text(node)}\nhas type\n  {self.text(a)} = {self.text(a)} : Prop\n"
                         f"but is expected to have type\n  {show(exp)} : Prop", node[1])
@@ -308,6 +317,8 @@ class Elaborator:
             if h is not None:
                 if h.type == PROP:
                     raise ElabError(f"(sim) '{name}' is a proposition, not a proof of one", node[1])
+                if h.type == NAT:
+                    raise ElabError(f"(sim) '{name}' is a natural number, not a proof", node[1])
                 return h.type
             return self._app(("app", node[1], node, ()), None, hyps)
         if k == "app":
@@ -406,13 +417,16 @@ class Elaborator:
         jobs = []  # (pattern, arg)
         remaining = []
         for b in const.binders:
-            if b[0] == "P":
+            if b[0] in ("P", "N"):
                 if b[2]:
-                    if not pending:
-                        raise ElabError(f"(sim) '{const.name}' needs its explicit proposition argument", node[1])
+                    if not pending or (b[0] == "N" and pending[0][0] == "__base__"):
+                        if b[0] == "N" and self.mvars:
+                            continue  # `apply Nat.le_refl`: the goal determines the argument
+                        what = "proposition" if b[0] == "P" else "ℕ"
+                        raise ElabError(f"(sim) '{const.name}' needs its explicit {what} argument", node[1])
                     a = pending.pop(0)
                     if a[0] != "hole":
-                        self.subst[mbase + b[3]] = elab_prop(a, hyps)
+                        self.subst[mbase + b[3]] = elab_prop(a, hyps) if b[0] == "P" else elab_nat(a, hyps)
                 continue
             pat = _freshen(b[2], mbase)
             if pending:
