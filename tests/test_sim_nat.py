@@ -302,7 +302,7 @@ def test_failure_messages():
 
     assert "omega could not prove the goal" in err("theorem t (a : ℕ) : a + 1 = a := by sorry", "omega")
     assert "omega could not prove" in err("theorem t (a b : ℕ) : a - b + b = a := by sorry", "omega")
-    assert "division" in err("theorem t (a : ℕ) : a / 2 * 2 ≤ a := by sorry", "omega")
+    assert "division" in err("theorem t (a b : ℕ) : a / b * b ≤ a := by sorry", "omega")
     assert "subtraction" in err("theorem t (a b : ℕ) (h : b ≤ a) : a - b + b = a := by sorry", "linarith")
     assert "linarith failed to find a contradiction" in err("theorem t (a : ℕ) : a < a := by sorry", "linarith")
     assert "ring failed" in err("theorem t (a b : ℕ) : (a + b)^2 = a^2 + b^2 := by sorry", "ring")

@@ -19,6 +19,9 @@ Soundness, which is all that matters for a proof checker, rests on three facts:
   *not* the integer ``a - b``), except for ``omega``, which models it exactly:
   ``a - b`` becomes an atom ``x`` and the problem is split into the two cases
   ``b ≤ a ∧ x + b = a`` and ``a < b ∧ x = 0`` (both must be refuted).
+  ``omega`` also models ``e / k``, ``e % k`` and ``k ∣ e`` for a numeral ``k``
+  exactly (:mod:`leangym.sim.divmod`: atoms ``q``, ``r`` with ``e = k*q + r``,
+  ``r < k``); a divisor with variables is refused.
 * **Every unknown is a natural number**, so ``x ≥ 0`` may be assumed for every
   atom, and every linear form takes integer values, so a strict ``s < t`` may be
   strengthened to ``s + 1 ≤ t``.
@@ -31,6 +34,10 @@ Soundness, which is all that matters for a proof checker, rests on three facts:
   additionally divides a derived constraint by the gcd ``g`` of its
   coefficients and rounds the constant (``Σ (cᵢ/g)·xᵢ ≤ ⌊-c/g⌋``), which is
   valid for integer unknowns only (it lets ``omega`` refute ``2 * a = 1``).
+  Before eliminating, ``omega`` solves the equalities exactly over ℤ
+  (:func:`leangym.sim.divmod.solve_equalities`, the omega test's equality step),
+  which keeps the integrality that rational elimination loses
+  (``11 ∣ 2007 + 10 * n`` pins ``n``).
 
 Incompleteness (giving up) is always sound: too many constraints, too many
 case splits or unsupported terms make the tactic fail, never succeed.
@@ -48,6 +55,7 @@ from __future__ import annotations
 
 from math import gcd
 
+from leangym.sim import divmod
 from leangym.sim.formula import FALSE, SORTS, FragmentError, _canon_term, eval_term, term_closed
 
 MAX_CONSTRAINTS = 3000  # Fourier–Motzkin gives up beyond this many constraints (blow-up guard)
@@ -67,9 +75,11 @@ def linear(t, subs: dict | None = None) -> tuple[dict, int]:
     """``(coefficients, constant)`` with ``t = Σ coefficients[atom]·atom + constant`` in ℕ.
 
     Atoms are ``('nvar', x)`` terms and opaque non-linear subterms (canonical syntax).
-    Raises :class:`Unsupported` for ``/``, ``%`` over variables, and for ``-`` unless
-    ``subs`` is given: then ``s - t`` is an atom and ``subs[atom] = (s, t)`` records it
-    (:func:`refute` adds its two cases).
+    Raises :class:`Unsupported` for ``-``, ``/``, ``%`` over variables unless ``subs``
+    is given (``omega``): then ``s - t`` is an atom and ``subs[atom] = ('-', s, t)``
+    records it (:func:`refute` adds its two cases); ``e / k`` and ``e % k`` (``k`` a
+    numeral) are the atoms ``q``, ``r`` of :func:`leangym.sim.divmod.pair_atoms`,
+    recorded as ``subs[q] = ('/', e, k, q, r)`` (:func:`refute` adds their facts).
     """
     k = t[0]
     if k == "num":
@@ -86,8 +96,18 @@ def linear(t, subs: dict | None = None) -> tuple[dict, int]:
     o = t[1]
     if o == "-" and subs is not None:
         key = _canon_term(t)
-        subs[key] = (t[2], t[3])
+        subs[key] = ("-", t[2], t[3])
         return {key: 1}, 0
+    if o in ("/", "%") and subs is not None:
+        k = divmod.numeral(t[3])
+        if k is None:
+            raise Unsupported("(sim) division and modulo are only simulated by a numeral, not by a term with "
+                              "variables")
+        if k == 0:  # Lean: e / 0 = 0, e % 0 = e
+            return ({}, 0) if o == "/" else linear(t[2], subs)
+        q, r = divmod.pair_atoms(t[2], k)
+        subs.setdefault(q, ("/", t[2], k, q, r))
+        return {(q if o == "/" else r): 1}, 0
     if o in ("-", "/", "%"):
         raise Unsupported("(sim) ℕ subtraction, division and modulo with variables are not simulated")
     if o == "+":
@@ -110,7 +130,7 @@ def linear(t, subs: dict | None = None) -> tuple[dict, int]:
     if e == 0:
         return {}, 1
     if e == 1:
-        return linear(t[2])
+        return linear(t[2], subs)
     linear(t[2])  # refuse `(a - b) ^ 2` as well
     return _atom(t)
 
@@ -161,7 +181,7 @@ def relation_cases(op: str, s, t, subs=None) -> list[list[tuple]]:
     return [[(d, c + 1)], [(neg[0], neg[1] + 1)]]
 
 
-_NEGATE = {"=": "≠", "≠": "=", "≤": ">", "<": "≥", "≥": "<", ">": "≤"}
+_NEGATE = {"=": "≠", "≠": "=", "≤": ">", "<": "≥", "≥": "<", ">": "≤", "∣": "∤", "∤": "∣"}  # ∤: internal only
 
 
 def literal(f):
@@ -181,9 +201,11 @@ def collect(hyps, target, *, split_and: bool, use_ne: bool, negate_goal: bool, n
     ``facts``: ``(op, s, t)`` from the hypotheses (``∧`` split when ``split_and``;
     ``≠`` facts dropped unless ``use_ne``; facts with unsupported terms dropped,
     which is sound: it only forgets information) and from the negated goal.
-    ``negate_goal=False`` ignores the goal (Lean's ``exfalso``). ``nat_sub``:
-    terms may contain ℕ subtraction (pass the same to :func:`refute`). Raises
-    :class:`Unsupported` when the goal is not of a supported shape.
+    ``negate_goal=False`` ignores the goal (Lean's ``exfalso``). ``nat_sub``
+    (``omega``): terms may contain ℕ subtraction, ``/`` and ``%`` by numerals, and
+    ``k ∣ e`` with ``k`` a numeral becomes a comparison (:mod:`leangym.sim.divmod`;
+    pass the same to :func:`refute`); without it, divisibility facts are dropped.
+    Raises :class:`Unsupported` when the goal is not of a supported shape.
     """
     facts: list[tuple] = []
     has_false = False
@@ -197,6 +219,8 @@ def collect(hyps, target, *, split_and: bool, use_ne: bool, negate_goal: bool, n
             todo.extend(f[1:])
             continue
         lit = literal(f)
+        if lit is not None and lit[0] in ("∣", "∤"):
+            lit = divmod.dvd_as_comparison(*lit) if nat_sub else None  # None: forget the fact (sound)
         if lit is None or (lit[0] == "≠" and not use_ne):
             continue
         try:
@@ -208,9 +232,16 @@ def collect(hyps, target, *, split_and: bool, use_ne: bool, negate_goal: bool, n
         lit = literal(target)
         if lit is None:
             raise Unsupported("(sim) the goal is not a linear arithmetic comparison")
-        _diff(lit[1], lit[2], {} if nat_sub else None)  # a goal with unsupported terms fails the tactic
         # by contradiction: assume the goal's negation (for a goal ¬r that is r itself), prove False
-        facts.append((_NEGATE[lit[0]], lit[1], lit[2]))
+        neg = (_NEGATE[lit[0]], lit[1], lit[2])
+        if neg[0] in ("∣", "∤"):
+            if not nat_sub:
+                raise Unsupported("(sim) divisibility goals are only simulated for omega")
+            neg = divmod.dvd_as_comparison(*neg)
+            if neg is None:
+                raise Unsupported("(sim) omega only supports divisibility by a numeral")
+        _diff(neg[1], neg[2], {} if nat_sub else None)  # a goal with unsupported terms fails the tactic
+        facts.append(neg)
     return facts, has_false
 
 
@@ -219,8 +250,9 @@ def refute(facts, tick=lambda n=1: None, *, tighten: bool, nat_sub: bool = False
 
     Each fact contributes its cases (:func:`relation_cases`); disjunctive facts are
     split, and so is every ℕ subtraction atom when ``nat_sub`` (at most
-    ``MAX_SPLITS`` splits, else :class:`Unsupported`). Every branch must be
-    refuted by Fourier–Motzkin (:func:`fm_infeasible`).
+    ``MAX_SPLITS`` splits, else :class:`Unsupported`); every ``/``/``%`` pair adds
+    its facts to all branches. Every branch must be refuted by Fourier–Motzkin
+    (:func:`fm_infeasible`).
     """
     base: list[tuple] = []
     splits: list[list[list[tuple]]] = []
@@ -232,13 +264,20 @@ def refute(facts, tick=lambda n=1: None, *, tighten: bool, nat_sub: bool = False
         else:
             splits.append(cases)
     done: set = set()
-    while subs is not None and len(done) < len(subs):  # operands may hold further subtractions
-        for x, (s, t) in list(subs.items()):
+    nsub = 0
+    while subs is not None and len(done) < len(subs):  # operands may hold further atoms
+        for x, rec in list(subs.items()):
             if x in done:
                 continue
             done.add(x)
-            if len(done) > MAX_SPLITS:
+            if rec[0] == "/":  # x = e / k: e = k*x + r, r < k (no case split)
+                _, e, k, q, r = rec
+                base.extend(divmod.pair_constraints(linear(e, subs), k, q, r))
+                continue
+            nsub += 1
+            if nsub > MAX_SPLITS:
                 raise Unsupported(f"(sim) more than {MAX_SPLITS} case splits (≠ facts, ℕ subtraction)")
+            _, s, t = rec
             d, c = _diff(s, t, subs)  # s - t over ℤ
             # x = s ∸ t:  (t ≤ s ∧ x = s - t)  ∨  (s < t ∧ x = 0)
             x_eq = dict(d)
@@ -276,6 +315,10 @@ def fm_infeasible(constraints, tick=lambda n=1: None, *, tighten: bool) -> bool:
     (no integer one when ``tighten``). False also when the search gives up."""
     atoms = {x for coeffs, _ in constraints for x in coeffs}
     cons = list(constraints) + [({x: -1}, 0) for x in atoms]  # every atom is a natural number
+    if tighten:  # omega: solve the equalities exactly over ℤ first (leangym.sim.divmod)
+        cons = divmod.solve_equalities(cons, tick)
+        if cons is None:
+            return True
     store: dict = {}  # key (sorted coefficients) -> largest constant (the strongest constraint)
 
     def add(coeffs, const) -> bool:

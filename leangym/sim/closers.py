@@ -49,7 +49,8 @@ class ClosingTactics:
         if t[0] == "false":
             raise TacticError(tactic_failed("constructor", g, "no applicable constructor found"), tac[1])
         if t[0] == "rel":
-            raise TacticError("(sim) 'constructor' on an order relation is outside the simulated fragment", tac[1])
+            raise TacticError("(sim) 'constructor' on an order or divisibility relation is outside the simulated "
+                              "fragment", tac[1])
         raise TacticError(tactic_failed("constructor", g, "target is not an inductive datatype"), tac[1])
 
     def _ctor(self, g: Goal, fields, nimplicit: int):

@@ -4,7 +4,7 @@ A formula is a nested tuple (immutable, hashable, cheap to share):
 
 * ``('var', name)`` a ``Prop`` variable; ``TRUE = ('true',)``, ``FALSE = ('false',)``
 * ``('not', a)``, ``('and', a, b)``, ``('or', a, b)``, ``('imp', a, b)``, ``('iff', a, b)``
-* ``('rel', op, s, t)`` with ``op`` in ``= ≠ ≤ < ≥ >`` between ℕ terms
+* ``('rel', op, s, t)`` with ``op`` in ``= ≠ ≤ < ≥ > ∣`` between ℕ terms (``∣``: ``s`` divides ``t``)
 * ``('mvar', i)`` only inside lemma schemas, for unification
 
 A ℕ term is ``('num', n)``, ``('op', o, s, t)`` with ``o`` in ``+ - * / % ^``,
@@ -29,7 +29,7 @@ PROP = ("Prop",)  # the sort, as the "type" of a Prop-variable hypothesis
 NAT = ("ℕ",)  # the "type" of a hypothesis ``n : ℕ`` (a ℕ variable, not a proof)
 SORTS = (PROP, NAT)  # hypothesis types that are not propositions
 CONNECTIVES = {"∧": "and", "∨": "or", "→": "imp", "↔": "iff"}
-RELATIONS = ("=", "≠", "≤", "<", "≥", ">")
+RELATIONS = ("=", "≠", "≤", "<", "≥", ">", "∣")  # ∣ is Dvd.dvd (U+2223), ℕ only
 ARITH = ("+", "-", "*", "/", "%", "^")
 _SYM = {"and": "∧", "or": "∨", "imp": "→", "iff": "↔"}
 # (precedence, left operand needs, right operand needs) as in Lean's notation declarations
@@ -171,6 +171,8 @@ def _eval_term(t) -> int:
 
 
 def eval_rel(op: str, a: int, b: int) -> bool:
+    if op == "∣":  # Nat: a ∣ b ↔ ∃ c, b = a * c; so 0 ∣ b ↔ b = 0
+        return b % a == 0 if a else b == 0
     return {"=": a == b, "≠": a != b, "≤": a <= b, "<": a < b, "≥": a >= b, ">": a > b}[op]
 
 

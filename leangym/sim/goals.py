@@ -150,8 +150,6 @@ def elab_prop(node, hyps) -> tuple:
             return (CONNECTIVES[op], elab_prop(node[3], hyps), elab_prop(node[4], hyps))
         if op in RELATIONS:
             return ("rel", op, elab_nat(node[3], hyps), elab_nat(node[4], hyps))
-        if op == "∣":
-            raise ElabError("(sim) divisibility is outside the simulated fragment", node[1])
         raise ElabError(f"failed to synthesize\n  HAdd Prop Prop ?m" if op == "+" else
                         f"(sim) '{op}' does not produce a proposition", node[1])
     if k == "app":

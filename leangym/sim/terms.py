@@ -243,6 +243,8 @@ class Elaborator:
         head = exp[0]
         if head == "true" and not items:
             return None
+        if head == "rel" and exp[1] == "∣":  # Lean unfolds `k ∣ e` to `∃ c, e = k * c`: not modelled
+            raise ElabError("(sim) witnesses for divisibility (⟨c, h⟩) are outside the simulated fragment", node[1])
         if head not in ("and", "iff"):
             raise ElabError(f"invalid constructor ⟨...⟩, expected type must be an inductive type \n  {show(exp)}", node[1])
         if len(items) < 2:
