@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from leangym.sim import arith
 from leangym.sim.formula import NAT, FragmentError, evaluate, show, term_closed
 from leangym.sim.kernel import Kernel, check_proof, statement_formula, with_proof
+from leangym.sim.lemmas import NAT_LEMMAS
 from leangym.sim.local import LocalProcess
 from leangym.sim.process import SimProcess
 from leangym.session import ProofSession
@@ -393,7 +394,7 @@ def test_nat_lemma_schemas_are_true():
     """Every ℕ lemma the kernel trusts holds on a grid (premises true ⇒ conclusion true)."""
     from leangym.sim.formula import instantiate
 
-    for name, binders, result in arith.NAT_LEMMAS:
+    for name, binders, result in NAT_LEMMAS:
         idx = [b[3] for b in binders if b[0] == "N"]
         premises = [b[2] for b in binders if b[0] == "H"]
         for values in itertools.product(range(5), repeat=len(idx)):

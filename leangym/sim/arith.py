@@ -47,9 +47,6 @@ natural coefficients, each monomial a sorted tuple of ``(variable, exponent)``.
 Two terms of the commutative semiring ℕ built from numerals, variables, ``+``,
 ``*`` and ``^ numeral`` are equal for all values iff their polynomials are
 equal, so equal normal forms prove the goal and different ones refute it.
-
-:data:`NAT_LEMMAS` lists the ℕ lemmas ``exact``/``apply`` know (schemas for
-:class:`leangym.sim.terms.Const`).
 """
 from __future__ import annotations
 
@@ -435,39 +432,3 @@ def _mmul(m1: tuple, m2: tuple) -> tuple:
 def ring_equal(s, t) -> bool:
     """True iff ``s = t`` holds for all natural values of the variables (polynomial identity)."""
     return poly(s) == poly(t)
-
-
-# --------------------------------------------------------------------------- ℕ lemma schemas
-# (name, binders, result) for leangym.sim.terms.Const: ('N', name, explicit, i) binds the ℕ-term
-# mvar ('mvar', i); ('H', name, pattern) is a proof argument. Core Lean's lemmas (Lean's binder
-# names and explicitness), proved by induction without axioms; Mathlib's `add_comm`/`mul_comm`
-# are stated for any commutative magma, here only at ℕ (the fragment's only type).
-_n, _m, _k, _0, _1 = ("mvar", 0), ("mvar", 1), ("mvar", 2), ("num", 0), ("num", 1)
-
-
-def _N(*names, explicit=True):
-    return [("N", x, explicit, i) for i, x in enumerate(names)]
-
-
-def _eq(s, t, o=None):
-    return ("rel", "=", s, t) if o is None else ("rel", "=", ("op", o, *s), ("op", o, *t))
-
-
-NAT_LEMMAS = [
-    ("Nat.add_comm", _N("n", "m"), _eq((_n, _m), (_m, _n), "+")),
-    ("Nat.mul_comm", _N("n", "m"), _eq((_n, _m), (_m, _n), "*")),
-    ("Nat.add_assoc", _N("n", "m", "k"), _eq((("op", "+", _n, _m), _k), (_n, ("op", "+", _m, _k)), "+")),
-    ("Nat.mul_assoc", _N("n", "m", "k"), _eq((("op", "*", _n, _m), _k), (_n, ("op", "*", _m, _k)), "*")),
-    ("Nat.add_zero", _N("n"), _eq(("op", "+", _n, _0), _n)),
-    ("Nat.zero_add", _N("n"), _eq(("op", "+", _0, _n), _n)),
-    ("Nat.mul_one", _N("n"), _eq(("op", "*", _n, _1), _n)),
-    ("Nat.one_mul", _N("n"), _eq(("op", "*", _1, _n), _n)),
-    ("Nat.le_refl", _N("n"), ("rel", "≤", _n, _n)),
-    ("Nat.zero_le", _N("n"), ("rel", "≤", _0, _n)),
-    ("Nat.lt_irrefl", _N("n"), ("not", ("rel", "<", _n, _n))),
-    ("Nat.le_trans", _N("n", "m", "k", explicit=False) + [("H", "a", ("rel", "≤", _n, _m)),
-                                                         ("H", "a", ("rel", "≤", _m, _k))], ("rel", "≤", _n, _k)),
-    ("Nat.le_of_lt", _N("n", "m", explicit=False) + [("H", "h", ("rel", "<", _n, _m))], ("rel", "≤", _n, _m)),
-    ("add_comm", _N("a", "b"), _eq((_n, _m), (_m, _n), "+")),
-    ("mul_comm", _N("a", "b"), _eq((_n, _m), (_m, _n), "*")),
-]

@@ -16,7 +16,7 @@ from leangym.sim.formula import (FALSE, NAT, SORTS, TRUE, FragmentError, defeq, 
                                  simp_closed, terms_defeq, unfold_arrow, variables)
 from leangym.sim.goals import Goal, Hyp, goals_text
 from leangym.sim.state import TacticError, append_tag, merge_axioms, tactic_failed
-from leangym.sim.terms import CLASSICAL
+from leangym.sim.lemmas import CLASSICAL
 
 
 class ClosingTactics:

@@ -22,7 +22,8 @@ from leangym.sim.goals import ElabError, Goal, Hyp, elab_prop, goals_text
 from leangym.sim.syntax import LeanSyntaxError, Parser, Tok, tokenize
 from leangym.sim.tactic_syntax import parse_tactic_seq_here
 from leangym.sim.tactics import SYNTHETIC_SORRY, Engine, State, TacticError, Timeout
-from leangym.sim.terms import BUILTINS, Const, Elaborator
+from leangym.sim.lemmas import BUILTINS, Const
+from leangym.sim.terms import Elaborator
 
 COMMANDS = {"#", "theorem", "lemma", "example", "axiom", "import", "open", "set_option", "#print", "def", "namespace",
             "section", "end", "variable", "#check", "#eval", "noncomputable", "instance", "universe", "abbrev",

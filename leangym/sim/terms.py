@@ -11,81 +11,15 @@ Like Lean's elaborator, arguments that need their expected type (``fun``,
 ``⟨..⟩``, holes, ``by``, ``rfl``) are postponed until the other arguments
 have fixed the implicit ``Prop``\\ s, and the expected type of the whole
 application is unified first. Soundness only rests on :func:`defeq` and on
-each constant's schema being a theorem of Lean's core library or Mathlib.
+each constant's schema (:mod:`leangym.sim.lemmas`) being a theorem of Lean's core library or Mathlib.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from leangym.sim.arith import NAT_LEMMAS
-from leangym.sim.formula import (FALSE, NAT, PROP, TRUE, defeq, has_mvar, instantiate, show, terms_defeq,
+from leangym.sim.formula import (NAT, PROP, defeq, has_mvar, instantiate, show, terms_defeq,
                                  unfold_arrow, unify)
 from leangym.sim.goals import ElabError, Hyp, elab_nat, elab_prop, lookup
 from leangym.sim.syntax import squash
 
-CLASSICAL = ("propext", "Classical.choice", "Quot.sound")
-
-
-class Const(NamedTuple):
-    """A global constant ``name : ∀ binders, result``.
-
-    ``binders``: ``('P', name, explicit, mvar_index)`` for ``Prop`` parameters,
-    ``('N', name, explicit, mvar_index)`` for ``ℕ`` parameters (their mvars stand
-    for ℕ terms inside relations) and ``('H', name, pattern)`` for explicit proof
-    parameters; ``result`` is a pattern over ``('mvar', i)``. ``axioms``: what ``#print axioms`` lists for it.
-    """
-
-    name: str
-    binders: tuple
-    result: tuple
-    axioms: tuple = ()
-    kind: str = "theorem"  # 'theorem' | 'axiom'
-
-
-_A, _B, _C = ("mvar", 0), ("mvar", 1), ("mvar", 2)
-_a, _b, _c = ("P", "a", False, 0), ("P", "b", False, 1), ("P", "c", False, 2)
-
-
-def _K(name, binders, result, axioms=()):
-    return name, Const(name, tuple(binders), result, axioms)
-
-
-# Core Lean / Mathlib lemmas of the fragment, with their real binder names (they become goal tags).
-BUILTINS: dict[str, Const] = dict([
-    _K("And.intro", [_a, _b, ("H", "left", _A), ("H", "right", _B)], ("and", _A, _B)),
-    _K("And.left", [_a, _b, ("H", "self", ("and", _A, _B))], _A),
-    _K("And.right", [_a, _b, ("H", "self", ("and", _A, _B))], _B),
-    _K("And.symm", [_a, _b, ("H", "a", ("and", _A, _B))], ("and", _B, _A)),
-    _K("Or.inl", [_a, _b, ("H", "h", _A)], ("or", _A, _B)),
-    _K("Or.inr", [_a, _b, ("H", "h", _B)], ("or", _A, _B)),
-    _K("Or.elim", [_a, _b, _c, ("H", "h", ("or", _A, _B)), ("H", "left", ("imp", _A, _C)),
-                   ("H", "right", ("imp", _B, _C))], _C),
-    _K("Or.symm", [_a, _b, ("H", "a", ("or", _A, _B))], ("or", _B, _A)),
-    _K("Or.resolve_left", [_a, _b, ("H", "h", ("or", _A, _B)), ("H", "na", ("not", _A))], _B),
-    _K("Or.resolve_right", [_a, _b, ("H", "h", ("or", _A, _B)), ("H", "nb", ("not", _B))], _A),
-    _K("Iff.intro", [_a, _b, ("H", "mp", ("imp", _A, _B)), ("H", "mpr", ("imp", _B, _A))], ("iff", _A, _B)),
-    _K("Iff.mp", [_a, _b, ("H", "self", ("iff", _A, _B))], ("imp", _A, _B)),
-    _K("Iff.mpr", [_a, _b, ("H", "self", ("iff", _A, _B))], ("imp", _B, _A)),
-    _K("Iff.symm", [_a, _b, ("H", "a", ("iff", _A, _B))], ("iff", _B, _A)),
-    _K("Iff.refl", [("P", "a", True, 0)], ("iff", _A, _A)),
-    _K("Iff.rfl", [_a], ("iff", _A, _A)),
-    _K("absurd", [_a, _b, ("H", "h₁", _A), ("H", "h₂", ("not", _A))], _B),
-    _K("False.elim", [_a, ("H", "h", FALSE)], _A),
-    _K("Not.elim", [_a, _b, ("H", "H1", ("not", _A)), ("H", "H2", _A)], _B),
-    _K("Not.intro", [_a, ("H", "h", ("imp", _A, FALSE))], ("not", _A)),
-    _K("True.intro", [], TRUE),
-    _K("trivial", [], TRUE),
-    _K("id", [_a, ("H", "a", _A)], _A),
-    _K("mt", [_a, _b, ("H", "h₁", ("imp", _A, _B)), ("H", "h₂", ("not", _B))], ("not", _A)),
-    _K("Classical.em", [("P", "p", True, 0)], ("or", _A, ("not", _A)), CLASSICAL),
-    _K("em", [("P", "p", True, 0)], ("or", _A, ("not", _A)), CLASSICAL),
-    _K("Classical.byContradiction", [("P", "p", False, 0), ("H", "h", ("imp", ("not", _A), FALSE))], _A, CLASSICAL),
-    _K("Classical.byCases", [("P", "p", False, 0), ("P", "q", False, 1), ("H", "hpq", ("imp", _A, _B)),
-                             ("H", "hnpq", ("imp", ("not", _A), _B))], _B, CLASSICAL),
-    _K("Classical.not_not", [_a], ("iff", ("not", ("not", _A)), _A), CLASSICAL),
-    _K("not_not", [_a], ("iff", ("not", ("not", _A)), _A), CLASSICAL),
-    *(_K(name, binders, result) for name, binders, result in NAT_LEMMAS),  # ℕ lemmas: no axioms
-])
 # `h.field` on a hypothesis whose type has this head looks for `Namespace.field`.
 NAMESPACE = {"and": "And", "or": "Or", "iff": "Iff", "false": "False", "not": "Not", "true": "True"}
 _POSTPONED = {"fun", "anon", "hole", "shole", "by", "show", "dotid"}
