@@ -38,11 +38,10 @@ def _K(name, binders, result, axioms=()):
     return name, Const(name, tuple(binders), result, axioms)
 
 
-
-# ℕ lemmas. ('N', name, explicit, i) binds the ℕ-term
-# mvar ('mvar', i); ('H', name, pattern) is a proof argument. Core Lean's lemmas (Lean's binder
-# names and explicitness), proved by induction without axioms; Mathlib's `add_comm`/`mul_comm`
-# are stated for any commutative magma, here only at ℕ (the fragment's only type).
+# ℕ lemmas as (name, binders, result). ('N', name, explicit, i) binds the ℕ-term mvar ('mvar', i);
+# ('H', name, pattern) is a proof argument. Core Lean's lemmas (Lean's binder names and
+# explicitness), proved by induction without axioms; Mathlib's `add_comm`/`mul_comm` are stated
+# for any commutative magma, here only at ℕ (the fragment's only type).
 _n, _m, _k, _0, _1 = ("mvar", 0), ("mvar", 1), ("mvar", 2), ("num", 0), ("num", 1)
 
 
