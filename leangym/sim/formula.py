@@ -106,23 +106,19 @@ def eval_term(t) -> int:
     Raises :class:`FragmentError` for a term with variables (callers that may
     meet one test :func:`term_closed` first).
     """
-    if not _term_closed(t):
+    if not term_closed(t):
         raise FragmentError("(sim) this ℕ term has variables and cannot be computed")
     return _eval_term(t)
 
 
+@lru_cache(maxsize=100_000)
 def term_closed(t) -> bool:
     """No ℕ variables (nor schema mvars): the term computes to a numeral."""
-    return _term_closed(t)
-
-
-@lru_cache(maxsize=100_000)
-def _term_closed(t) -> bool:
     k = t[0]
     if k == "num":
         return True
     if k == "op":
-        return _term_closed(t[2]) and _term_closed(t[3])
+        return term_closed(t[2]) and term_closed(t[3])
     return False
 
 
@@ -189,7 +185,7 @@ def _is_closed(f) -> bool:
     if k in ("true", "false"):
         return True
     if k == "rel":
-        return _term_closed(f[2]) and _term_closed(f[3])
+        return term_closed(f[2]) and term_closed(f[3])
     return all(_is_closed(x) for x in f[1:])
 
 
@@ -293,7 +289,7 @@ def _canon_term(t):
         return t
     if k != "op":  # a variable or schema mvar
         return t
-    if _term_closed(t):
+    if term_closed(t):
         try:
             return ("num", _eval_term(t))
         except FragmentError:  # too large to compute: keep it as written
@@ -303,7 +299,7 @@ def _canon_term(t):
 
 def terms_defeq(s, t) -> bool:
     """``isDefEq`` on two ℕ terms, conservatively (closed ones compute, see :func:`_canon_term`)."""
-    if _term_closed(s) and _term_closed(t):
+    if term_closed(s) and term_closed(t):
         return eval_term(s) == eval_term(t)  # may raise FragmentError (too large), as before
     return _canon_term(s) == _canon_term(t)
 
@@ -462,7 +458,7 @@ def simp_closed(f):
     if k in ("true", "false"):
         return f
     if k == "rel":
-        if not (_term_closed(f[2]) and _term_closed(f[3])):
+        if not (term_closed(f[2]) and term_closed(f[3])):
             # with variables, only `t = t`, `t ≤ t`, `t ≥ t` (sides equal after computing
             # closed subterms) are decided; anything else is left to the arithmetic tactics
             return TRUE if f[1] in ("=", "≤", "≥") and _canon_term(f[2]) == _canon_term(f[3]) else None
