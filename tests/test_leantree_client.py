@@ -460,21 +460,19 @@ def test_lease_returned_when_interpreter_exits(srv, client):
 
 def test_each_request_is_one_write(client, monkeypatch):
     """Request line, headers and JSON body leave in one send (one syscall, one server wake-up)."""
-    from leangym.backends.one_write import OneWriteConnection
-
     writes: list[bytes] = []
-    real_send = OneWriteConnection._flush
+    real_sendall = socket.socket.sendall
 
-    def counting_flush(self):
-        if self._pending is not None:
-            writes.append(self._pending)
-        real_send(self)
+    def counting_sendall(self, data, *args):
+        if threading.current_thread() is threading.main_thread():  # the client's, not the in-process server's
+            writes.append(bytes(data))
+        return real_sendall(self, data, *args)
 
-    monkeypatch.setattr(OneWriteConnection, "_flush", counting_flush)
     with client.lease() as lease:
         root = lease.start_proof(THM)
-        writes.clear()
+        monkeypatch.setattr(socket.socket, "sendall", counting_sendall)
         lease.apply_tactic(root, "constructor")
+        monkeypatch.undo()
         assert len(writes) == 1
     head, _, body = writes[0].partition(b"\r\n\r\n")
     assert head.startswith(b"POST /process/") and b"Content-Length: %d" % len(body) in head

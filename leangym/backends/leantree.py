@@ -14,12 +14,11 @@ Usage::
 Design notes
 ------------
 * One ``requests.Session`` per client: keep-alive, a connection pool sized for
-  concurrent use from threads (``pool_maxsize``). Calls go straight to that
-  Session's urllib3 pool, skipping requests' per-call wrapper (about half the
-  client's CPU per call; many envs share one interpreter and its GIL), so
+  concurrent use from threads (``pool_maxsize``). Each call borrows one of that
+  Session's pooled connections and does one request/response on it
+  (:mod:`leangym.backends.transport`: a third of the client CPU of
+  ``session.post``; many envs share one interpreter and its GIL), so
   environment proxies are not consulted: connect to the server directly.
-  Its ``http://`` connections write each request in one system call
-  (:mod:`leangym.backends.one_write`).
 * Every call has explicit ``(connect, read)`` timeouts. A blocking
   ``/process/get`` gets ``timeout + read_timeout`` so the server's wait never
   trips the client's.
@@ -53,10 +52,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Sequence
 
 import requests
-import urllib3
 from requests.adapters import HTTPAdapter
 
-from leangym.backends.one_write import OneWriteAdapter
+from leangym.backends.transport import ConnectFailed, Dropped, ReadTimedOut, Transport
 from leangym.backends.types import (
     CommandResult,
     LeanError,
@@ -88,11 +86,6 @@ START_HINT = (
     "--max-processes 8 --port 8000` (real Lean)."
 )
 
-# HTTP/1.1 keeps connections alive by default; urllib3 adds Host, Content-Length and
-# User-Agent. Every header more is CPU spent per call under the GIL (see _once).
-_GET_HEADERS = {"Accept": "application/json"}
-_JSON_HEADERS = {**_GET_HEADERS, "Content-Type": "application/json"}
-
 # Texts with which Lean (not the server) rejects a tactic; see the protocol doc, "Errors".
 _LEAN_REJECTION_PREFIXES = (
     "REPL returned error messages",
@@ -115,24 +108,6 @@ class HttpStatusError(ServerError):
         self.error = error
 
 
-def _is_connect_failure(exc: BaseException) -> bool:
-    """True when nothing accepted the connection (refused, unreachable, DNS, connect timeout)."""
-    if isinstance(exc, (requests.exceptions.ConnectTimeout, urllib3.exceptions.ConnectTimeoutError)):
-        return True
-    from urllib3.exceptions import NewConnectionError
-
-    seen: set[int] = set()
-    e: Any = exc
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        if isinstance(e, (NewConnectionError, ConnectionRefusedError)):
-            return True
-        reason = getattr(e, "reason", None)
-        nxt = e.args[0] if getattr(e, "args", None) and isinstance(e.args[0], BaseException) else None
-        e = reason if isinstance(reason, BaseException) else nxt
-    return False
-
-
 class LeanTreeClient:
     """A thread-safe client for one LeanTree server (real or simulated)."""
 
@@ -147,15 +122,10 @@ class LeanTreeClient:
         self.retries = max(0, int(retries))
         self._timeout = (self.connect_timeout, self.read_timeout)
         s = requests.Session()
-        s.trust_env = False  # no proxy/netrc lookups (calls bypass them anyway, see _once)
-        adapter = OneWriteAdapter(pool_connections=4, pool_maxsize=pool_maxsize, max_retries=0)
-        s.mount("http://", adapter)
-        s.mount("https://", HTTPAdapter(pool_connections=4, pool_maxsize=pool_maxsize, max_retries=0))
-        self._session = s
-        self._pools = s.get_adapter(self.url).poolmanager  # the Session's connection pools (see _once)
-        self._pool: urllib3.HTTPConnectionPool | None = None  # this server's pool; close() drops it
-        self._timeouts: dict[tuple[float, float], urllib3.Timeout] = {}
-        self._base_path = (urllib3.util.parse_url(self.url).path or "").rstrip("/")
+        s.trust_env = False  # no proxy/netrc lookups: calls go to the server directly (see transport.py)
+        for scheme in ("http://", "https://"):
+            s.mount(scheme, HTTPAdapter(pool_connections=4, pool_maxsize=pool_maxsize, max_retries=0))
+        self._transport = Transport(s, self.url)
         self._generation = "unknown"
         self._generation_sure = False
         self._status_snapshot: dict | None = None
@@ -168,12 +138,11 @@ class LeanTreeClient:
     def _request(self, method: str, path: str, payload: Any = None, *, retry: bool,
                  timeout: tuple[float, float] | None = None) -> Any:
         """One call; returns the decoded JSON of a 200 answer, raises ServerError otherwise."""
-        url = self.url + path
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         attempts = 1 + (self.retries if retry else 0)
         for attempt in range(attempts):
             try:
-                return self._once(method, url, path, data, timeout or self._timeout)
+                return self._once(method, path, data, timeout or self._timeout)
             except _Dropped as e:
                 if attempt + 1 >= attempts:
                     raise ServerError(str(e)) from None
@@ -183,32 +152,18 @@ class LeanTreeClient:
             time.sleep(0.05 * (2 ** attempt))
         raise AssertionError("unreachable")
 
-    def _once(self, method: str, url: str, path: str, data: bytes | None, timeout: tuple[float, float]) -> Any:
-        # The call goes straight to the Session's own urllib3 connection pool (the same
-        # keep-alive connections and limits). requests' per-call layers on top of it (request
-        # preparation, hooks, cookie jar, redirects, Response objects) cost about half the
-        # client's CPU per call, and N envs in one interpreter pay that serially under the GIL.
-        pool = self._pool
-        if pool is None:  # one URL per client, so its pool stays the same until close()
-            pool = self._pool = self._pools.connection_from_url(self.url)
-        limits = self._timeouts.get(timeout)
-        if limits is None:
-            limits = self._timeouts[timeout] = urllib3.Timeout(connect=timeout[0], read=timeout[1])
+    def _once(self, method: str, path: str, data: bytes | None, timeout: tuple[float, float]) -> Any:
         try:
-            resp = pool.urlopen(method, self._base_path + path, body=data,
-                                headers=_JSON_HEADERS if data is not None else _GET_HEADERS,
-                                retries=False, redirect=False, preload_content=True, timeout=limits)
-        except urllib3.exceptions.ReadTimeoutError:
+            status, content = self._transport.exchange(method, path, data, timeout[0], timeout[1])
+        except ReadTimedOut:
             raise ServerError(f"LeanTree server at {self.url} did not answer {path} within {timeout[1]:g} s "
                               "(read timeout)") from None
-        except (urllib3.exceptions.HTTPError, OSError) as e:
-            if _is_connect_failure(e):
-                self.last_unreachable = time.monotonic()
-                raise ServerUnavailable(f"No LeanTree server answers at {self.url} ({type(e).__name__}). "
-                                        + START_HINT) from None
+        except ConnectFailed as e:
+            self.last_unreachable = time.monotonic()
+            raise ServerUnavailable(f"No LeanTree server answers at {self.url} ({e}). " + START_HINT) from None
+        except Dropped as e:
             raise _Dropped(f"LeanTree server at {self.url} failed on {path}: connection closed or broken "
-                           f"without an answer ({type(e).__name__})") from None
-        content, status = resp.data, resp.status
+                           f"without an answer ({e})") from None
         if status != 200:
             err = self._error_text(content)
             raise HttpStatusError(f"LeanTree server at {self.url} answered HTTP {status} on {path}: {err}",
@@ -366,8 +321,7 @@ class LeanTreeClient:
 
     def close(self) -> None:
         """Close pooled connections (leases stay valid; they reopen connections when used)."""
-        self._pool = None
-        self._session.close()
+        self._transport.close()
 
     def __enter__(self) -> "LeanTreeClient":
         return self

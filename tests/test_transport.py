@@ -1,0 +1,205 @@
+"""The client's HTTP exchange against servers that frame answers differently from ours.
+
+Another LeanTree server (aiohttp, Flask, a proxy in between) may answer with a
+chunked body, close the connection after each answer, speak HTTP/1.0, drop an
+idle keep-alive connection, or drip an answer in small pieces. Each is served
+here by a raw-socket server that answers every request with one scripted reply.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from typing import Callable
+
+import pytest
+import requests
+
+from leangym.backends.leantree import LeanTreeClient
+from leangym.backends.transport import ConnectFailed, Dropped, ReadTimedOut, Transport
+from leangym.backends.types import Outcome, ServerError, ServerUnavailable
+
+STATUS = {"available_processes": 1, "used_processes": 0, "max_processes": 1}
+BRANCHES = {"value": [{"proof_state_id": 3, "goals": [{"type": "q", "hypotheses": [{"user_name": "hq", "type": "q"}]}]}]}
+
+
+def _read_request(conn: socket.socket, buf: bytearray) -> bytes | None:
+    """One request (head and Content-Length body) from ``conn``; None when the client closed it."""
+    while b"\r\n\r\n" not in buf:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        buf += chunk
+    head, _, rest = bytes(buf).partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(rest) < length:
+        rest += conn.recv(65536)
+    buf[:] = rest[length:]
+    return head + b"\r\n\r\n" + rest[:length]
+
+
+class RawServer:
+    """Loopback TCP server: ``reply(request_bytes, connection_number) -> (bytes to send, close after?)``."""
+
+    def __init__(self, reply: Callable[[bytes, int], tuple[list[bytes], bool]]) -> None:
+        self.reply, self.requests, self.connections = reply, [], 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn, self.connections), daemon=True).start()
+
+    def _serve(self, conn: socket.socket, number: int) -> None:
+        buf = bytearray()
+        with conn:
+            while (request := _read_request(conn, buf)) is not None:
+                self.requests.append(request)
+                pieces, close = self.reply(request, number)
+                for piece in pieces:
+                    conn.sendall(piece)
+                    if len(pieces) > 1:
+                        time.sleep(0.002)  # separate TCP segments
+                if close:
+                    return
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def raw_server():
+    servers: list[RawServer] = []
+
+    def make(reply):
+        servers.append(RawServer(reply))
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+def _answer(request: bytes) -> bytes:
+    return json.dumps(STATUS if request.startswith(b"GET /status") else BRANCHES).encode()
+
+
+def _fixed(head: str, body: bytes) -> list[bytes]:
+    return [head.encode() + b"\r\n\r\n" + body]
+
+
+def test_content_length_keep_alive_reuses_one_connection(raw_server):
+    srv = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(_answer(req))}",
+                                            _answer(req)), False))
+    client = LeanTreeClient(srv.url)
+    for _ in range(5):
+        assert client.status()["max_processes"] == 1
+    assert srv.connections == 1
+    head = srv.requests[0].split(b"\r\n")
+    assert head[0] == b"GET /status HTTP/1.1" and head[1].startswith(b"Host: 127.0.0.1:")
+
+
+def test_chunked_answer(raw_server):
+    def reply(req, n):
+        body = _answer(req)
+        chunks = [body[:7], body[7:]]
+        framed = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n"
+        return [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", framed], False
+
+    client = LeanTreeClient(raw_server(reply).url)
+    assert client.status()["available_processes"] == 1
+    r = client.try_apply_tactic(1, 0, "intro hq")
+    assert r.outcome is Outcome.PROGRESS and r.states[0].goals[0].target == "q"
+
+
+def test_connection_close_after_each_answer(raw_server):
+    srv = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: "
+                                            f"{len(_answer(req))}", _answer(req)), True))
+    client = LeanTreeClient(srv.url)
+    for _ in range(3):
+        assert client.try_apply_tactic(1, 0, "intro hq").outcome is Outcome.PROGRESS
+    assert srv.connections == 3  # a new connection each time, no error
+
+
+def test_http10_answer_delimited_by_close(raw_server):
+    srv = raw_server(lambda req, n: (_fixed("HTTP/1.0 200 OK\r\nContent-Type: application/json", _answer(req)), True))
+    client = LeanTreeClient(srv.url)
+    assert client.status()["used_processes"] == 0
+    assert client.status()["used_processes"] == 0
+    assert srv.connections == 2
+
+
+def test_answer_dripped_in_pieces(raw_server):
+    def reply(req, n):
+        data = _fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(_answer(req))}", _answer(req))[0]
+        return [data[i:i + 5] for i in range(0, len(data), 5)], False
+
+    assert LeanTreeClient(raw_server(reply).url).try_apply_tactic(1, 0, "x").outcome is Outcome.PROGRESS
+
+
+def test_idle_connection_closed_by_server_is_replaced(raw_server):
+    """The server closes a keep-alive connection between calls (idle timeout, restart): the next call
+    opens a new one instead of failing."""
+    srv = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(_answer(req))}",
+                                            _answer(req)), True))  # closes without saying so
+    client = LeanTreeClient(srv.url, retries=0)
+    assert client.status()["max_processes"] == 1
+    time.sleep(0.05)  # the close reaches the client
+    assert client.status()["max_processes"] == 1
+    assert srv.connections == 2
+
+
+def test_close_without_answer_is_dropped_then_retried(raw_server):
+    """A connection closed with no answer: retried where harmless, a server failure otherwise."""
+    srv = raw_server(lambda req, n: ([], True) if n == 1 else
+                     (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(_answer(req))}", _answer(req)), False))
+    assert LeanTreeClient(srv.url).status()["max_processes"] == 1  # retried on a new connection
+    srv2 = raw_server(lambda req, n: ([], True))
+    r = LeanTreeClient(srv2.url).try_apply_tactic(1, 0, "x")
+    assert r.outcome is Outcome.SERVER_FAILURE and "without an answer" in r.error
+    with pytest.raises(Dropped):
+        Transport(requests.Session(), srv2.url).exchange("GET", "/status", None, 1.0, 1.0)
+
+
+def test_garbage_status_line_is_server_error(raw_server):
+    srv = raw_server(lambda req, n: ([b"SSH-2.0-OpenSSH_9.6\r\n"], True))
+    with pytest.raises(ServerError, match="without an answer"):
+        LeanTreeClient(srv.url, retries=0).status()
+
+
+def test_read_timeout(raw_server):
+    srv = raw_server(lambda req, n: (time.sleep(0.5), ([], True))[1])
+    client = LeanTreeClient(srv.url, read_timeout=0.1)
+    with pytest.raises(ServerError, match="read timeout"):
+        client.status()
+    with pytest.raises(ReadTimedOut):
+        Transport(requests.Session(), srv.url).exchange("GET", "/status", None, 1.0, 0.1)
+
+
+def test_nothing_listening_is_connect_failure():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}"  # bound, not listening: refused
+    with pytest.raises(ConnectFailed):
+        Transport(requests.Session(), url).exchange("GET", "/status", None, 1.0, 1.0)
+    with pytest.raises(ServerUnavailable, match="No LeanTree server answers"):
+        LeanTreeClient(url, retries=0).status()
+
+
+def test_base_path_of_the_url_prefixes_every_request(raw_server):
+    """A server behind a reverse proxy at http://host/lean: paths go under /lean."""
+    srv = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(_answer(req))}",
+                                            _answer(req)), False))
+    LeanTreeClient(srv.url + "/lean/").status()
+    assert srv.requests[-1].startswith(b"GET /lean/status HTTP/1.1")
