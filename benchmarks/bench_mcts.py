@@ -12,9 +12,13 @@ Each mode runs with the torch thread count that is fastest for it: one thread
 for one-at-a-time calls (their tensors are too small to share), every core for
 batched ones (``--threads-one`` / ``--threads-batched``).
 
-Theorems come from ``leangym.sim.generator`` and run on the in-process
-simulated kernel (``LocalProcess``): a tactic costs microseconds there, so what
-is measured is the search and the model's batching, not Lean's latency.
+Theorems come from ``leangym.sim.generator``. By default (``--lean local``) they
+run on the in-process simulated kernel (``LocalProcess``): a tactic costs
+microseconds there, so what is measured is the search and the model's batching,
+not Lean's latency. ``--lean server --latency-ms 20`` runs them on a simulated
+LeanTree server in a subprocess instead, each tactic taking that long, one
+request at a time per Lean process, as a REPL does: the regime of real Lean,
+where the batched actor also keeps B Lean processes busy at once.
 
 ``--evaluator overhead`` swaps the net for a stand-in that costs a fixed time
 per call and nothing per state (the regime of a GPU or a remote model server),
@@ -38,6 +42,7 @@ from agents.alphaproof.policy import PolicyValueNet  # noqa: E402
 from agents.alphaproof.sft import rows_from_reference_proofs, train_supervised  # noqa: E402
 from agents.alphaproof.search import SearchConfig, run_batched_search, run_search  # noqa: E402
 from agents.alphaproof.train import Args  # noqa: E402  (training's defaults)
+from leangym.backends.leantree import LeanTreeClient  # noqa: E402
 from leangym.session import ProofSession  # noqa: E402
 from leangym.sim.generator import generate  # noqa: E402
 from leangym.sim.local import LocalProcess  # noqa: E402
@@ -82,6 +87,9 @@ def main(argv=None) -> None:
     ap.add_argument("--warmup-steps", type=int, default=100)
     ap.add_argument("--evaluator", choices=("model", "overhead"), default="model")
     ap.add_argument("--overhead-ms", type=float, default=20.0)
+    ap.add_argument("--lean", choices=("local", "server"), default="local",
+                    help="in-process kernel, or a simulated LeanTree server over HTTP")
+    ap.add_argument("--latency-ms", type=float, default=20.0, help="--lean server: time per Lean call")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-tactic-tokens", type=int, default=Args.max_tactic_tokens)
     ap.add_argument("--threads-one", type=int, default=1, help="torch CPU threads for one-at-a-time calls")
@@ -106,20 +114,30 @@ def main(argv=None) -> None:
         print(f"model stand-in: {args.overhead_ms} ms per evaluate call, no cost per state")
     theorems = generate(args.n, args.seed, tuple(args.difficulty))
     cfg = SearchConfig(num_simulations=args.sims, max_lean_calls=None, num_tactics=args.num_tactics,
-                       widen_tactics=args.num_tactics, leaves_per_round=args.leaves_per_round,
-                       lean_threads=8)
+                       widen_tactics=args.num_tactics, leaves_per_round=args.leaves_per_round)
     print(f"{args.n} theorems at difficulty {args.difficulty}, {cfg}")
 
-    runs = compare(net, theorems, cfg, args)
+    if args.lean == "local":
+        runs = compare(net, theorems, cfg, args, lambda: LocalProcess(factorized=True))
+    else:
+        from bench_env import Server  # the simulated server in its own interpreter, as in real use
+
+        with Server("--max-processes", str(args.n), "--factorized", "--latency-ms", str(args.latency_ms)) as srv:
+            client = LeanTreeClient(srv.url)
+            print(f"Lean: simulated LeanTree server, {args.latency_ms:g} ms per call, {args.n} processes")
+            runs = compare(net, theorems, cfg, args, client.lease)
     print(f"speed-up (batched / one at a time): {runs['batched'] / runs['one at a time']:.1f}x")
 
 
-def compare(net, theorems, cfg: SearchConfig, args) -> dict[str, float]:
+def compare(net, theorems, cfg: SearchConfig, args, new_process) -> dict[str, float]:
     """Simulations per second of each mode."""
     def sessions(ths):
-        return [ProofSession(LocalProcess(factorized=True), t.theorem) for t in ths]
+        return [ProofSession(new_process(), t.theorem) for t in ths]
 
-    run_batched_search(sessions(theorems[:4]), net, SearchConfig(num_simulations=4))  # warm up torch
+    warm = sessions(theorems[:4])
+    run_batched_search(warm, net, SearchConfig(num_simulations=4))  # warm up torch
+    for s in warm:
+        s.process.close()
     runs = {}
     for mode in ("one at a time", "batched"):
         ev, sess = Counting(net), sessions(theorems)
@@ -132,6 +150,8 @@ def compare(net, theorems, cfg: SearchConfig, args) -> dict[str, float]:
             else:
                 results = [run_search(s, ev, cfg, progress=bar) for s in sess]
             wall = time.perf_counter() - t0
+        for s in sess:
+            s.process.close()  # give the leases back (a no-op in-process)
         sims = sum(r.simulations for r in results)
         runs[mode] = sims / wall
         print(f"{mode:>13}: {sims} simulations in {wall:.1f}s = {sims / wall:.1f} sims/s; "

@@ -178,7 +178,8 @@ def run_batched_search(sessions: Sequence[ProofSession], evaluator: Evaluator,
     ``progress``: anything with ``update(n)`` (a tqdm bar), told the simulations of each round.
     """
     searches = [_Search(s, config) for s in sessions]
-    with ThreadPoolExecutor(max(1, min(config.lean_threads, len(searches)))) as pool:
+    threads = len(searches) if config.lean_threads is None else min(config.lean_threads, len(searches))
+    with ThreadPoolExecutor(max(1, threads)) as pool:
         for s in searches:
             s.check_budgets()
         while active := [s for s in searches if s.stop_reason is None]:

@@ -155,7 +155,7 @@ class CountingEvaluator:
 def search_config(args: Args) -> SearchConfig:
     return SearchConfig(num_simulations=args.sims, max_lean_calls=args.lean_calls,
                         max_seconds=args.time_per_theorem, num_tactics=args.num_tactics,
-                        widen_tactics=args.num_tactics, lean_threads=min(args.actors, 16))
+                        widen_tactics=args.num_tactics)
 
 
 def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: Args,

@@ -112,7 +112,7 @@ class LeanTreeClient:
     """A thread-safe client for one LeanTree server (real or simulated)."""
 
     def __init__(self, url: str, connect_timeout: float = 3.0, read_timeout: float = 120.0, retries: int = 2,
-                 *, pool_maxsize: int = 64) -> None:
+                 *, pool_maxsize: int = 256) -> None:
         url = url.strip()
         if "://" not in url:
             url = "http://" + url
@@ -339,7 +339,10 @@ _LIVE_LEASES: "weakref.WeakSet[HttpLease]" = weakref.WeakSet()
 _EXIT_TIMEOUT = (1.0, 5.0)
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
-_EXECUTOR_WORKERS = 8
+# Threads for apply_tactics, shared by every lease. A batched search has B leases each sending
+# k tactics at once: fewer threads than that would leave most Lean processes idle while a few
+# queue several tactics (a REPL runs one at a time). Threads start only when needed.
+_EXECUTOR_WORKERS = 256
 
 
 def _shared_executor() -> ThreadPoolExecutor:
