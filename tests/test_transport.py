@@ -7,10 +7,12 @@ here by a raw-socket server that answers every request with one scripted reply.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import threading
 import time
+import zlib
 from typing import Callable
 
 import pytest
@@ -170,6 +172,17 @@ def test_close_without_answer_is_dropped_then_retried(raw_server):
     assert r.outcome is Outcome.SERVER_FAILURE and "without an answer" in r.error
     with pytest.raises(Dropped):
         Transport(requests.Session(), srv2.url).exchange("GET", "/status", None, 1.0, 1.0)
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_compressed_answer_is_decoded(raw_server, encoding):
+    """Never asked for, but a proxy in between may compress anyway."""
+    def reply(req, n):
+        body = _answer(req)
+        packed = gzip.compress(body) if encoding == "gzip" else zlib.compress(body)
+        return _fixed(f"HTTP/1.1 200 OK\r\nContent-Encoding: {encoding}\r\nContent-Length: {len(packed)}", packed), False
+
+    assert LeanTreeClient(raw_server(reply).url).status()["max_processes"] == 1
 
 
 def test_garbage_status_line_is_server_error(raw_server):
