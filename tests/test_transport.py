@@ -216,3 +216,13 @@ def test_base_path_of_the_url_prefixes_every_request(raw_server):
                                             _answer(req)), False))
     LeanTreeClient(srv.url + "/lean/").status()
     assert srv.requests[-1].startswith(b"GET /lean/status HTTP/1.1")
+
+
+def test_close_from_another_thread_does_not_break_later_calls(raw_server):
+    srv = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(_answer(req))}",
+                                            _answer(req)), False))
+    transport = Transport(requests.Session(), srv.url)
+    pool = transport._connection_pool()
+    transport.close()  # closes the pool a racing caller may still hold
+    transport._pool = pool
+    assert transport.exchange("GET", "/status", None, 1.0, 1.0)[0] == 200

@@ -13,8 +13,8 @@ search, many threads share one interpreter, and every microsecond of client CPU
 per call is spent under one GIL, so it delays every other env's call. Measured
 on the simulated server (16 threads, no latency), a call cost 0.40 ms of client
 CPU through ``urlopen`` (URL parsing, retry objects, header validation, two
-response wrappers, email-style header parsing) and 0.18 ms through bare
-``http.client``; here less than that.
+response wrappers, email-style header parsing), 0.18 ms through bare
+``http.client``, and 0.12 ms here.
 """
 from __future__ import annotations
 
@@ -156,7 +156,12 @@ class Transport:
         request = b"".join(head)
         # _get_conn/_put_conn are urllib3's own way to borrow a pooled connection (stable
         # since urllib3 1.x); _get_conn drops a connection the server closed while idle.
-        conn = pool._get_conn()
+        try:
+            conn = pool._get_conn()
+        except urllib3.exceptions.ClosedPoolError:  # close() ran in another thread meanwhile
+            self._pool = None
+            pool = self._connection_pool()
+            conn = pool._get_conn()
         reusable = False
         try:
             if conn.sock is None:
