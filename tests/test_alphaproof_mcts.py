@@ -349,3 +349,36 @@ def test_a_raising_backend_fails_its_tactics_not_the_batch():
     sessions = [ProofSession(Raising(), thm(PQ, "p ∧ q")), session("q ∧ p")]
     results = run_batched_search(sessions, FakeEvaluator(["boom"] + VOCAB), SearchConfig(num_simulations=20))
     assert all(r.verified for r in results)
+
+
+def test_batched_search_keeps_every_lean_process_busy(sim_server):
+    """B searches over a LeanTree server have B Lean calls in flight at once: a REPL serves one
+    request at a time, so any fewer leaves processes idle. Each process's first call waits at a
+    B-party barrier, which only opens if all B are in flight together."""
+    import threading
+
+    from conftest import ScriptedProcess
+    from leangym.backends.leantree import LeanTreeClient
+
+    searches = 12  # more than the shared tactic threads (8) and lean_threads (8) this once had
+    barrier = threading.Barrier(searches, timeout=60)
+
+    class Waiting(ScriptedProcess):
+        waited = False
+
+        def try_apply_tactic(self, proof_state_id, tactic, timeout_ms=1000):
+            if not self.waited:
+                self.waited = True
+                barrier.wait()
+            return super().try_apply_tactic(proof_state_id, tactic, timeout_ms)
+
+    srv = sim_server(process_factory=Waiting, max_processes=searches, factorized=True)
+    client = LeanTreeClient(srv.url)
+    sessions = [ProofSession(client.lease(), thm("(p q : Prop) (hp : p) (hq : q)", "p ∧ q")) for _ in range(searches)]
+    try:
+        results = run_batched_search(sessions, FakeEvaluator(["split", "done"]), SearchConfig(num_simulations=4))
+    finally:
+        for s in sessions:
+            s.process.close()
+    assert not barrier.broken
+    assert all(r.solved for r in results)
