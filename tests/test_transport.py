@@ -226,3 +226,22 @@ def test_close_from_another_thread_does_not_break_later_calls(raw_server):
     transport.close()  # closes the pool a racing caller may still hold
     transport._pool = pool
     assert transport.exchange("GET", "/status", None, 1.0, 1.0)[0] == 200
+
+
+def test_return_is_retried_after_a_5xx_or_garbled_answer(raw_server):
+    """Returning a lease is idempotent, so a 500 or a proxy's HTML page is worth another try:
+    a lease that is not returned holds a Lean process until the server restarts."""
+    answers = iter([(500, b'{"error": "REPL process died", "exception": "gASV"}'),
+                    (200, b"<html>502 Bad Gateway</html>"), (200, b'{"status": "ok"}')])
+
+    def reply(req, n):
+        status, body = next(answers)
+        return _fixed(f"HTTP/1.1 {status} X\r\nContent-Length: {len(body)}", body), False
+
+    srv = raw_server(reply)
+    assert LeanTreeClient(srv.url).return_process(3) == {"status": "ok"}
+    assert [r.split(b" ")[1] for r in srv.requests] == [b"/process/3/return"] * 3
+    srv404 = raw_server(lambda req, n: (_fixed("HTTP/1.1 404 Not Found\r\nContent-Length: 2", b"{}"), False))
+    with pytest.raises(ServerError, match="HTTP 404"):
+        LeanTreeClient(srv404.url).return_process(3)
+    assert len(srv404.requests) == 1  # a 4xx is not retried

@@ -212,9 +212,27 @@ class LeanTreeClient:
         return pid
 
     def return_process(self, pid: int, *, timeout: tuple[float, float] | None = None, retry: bool = True) -> dict:
-        """Give a lease back (idempotent on the server side)."""
-        body = self._request("POST", f"/process/{int(pid)}/return", {}, retry=retry, timeout=timeout)
-        return body if isinstance(body, dict) else {"status": body}
+        """Give a lease back (idempotent on the server side).
+
+        Being idempotent, it is also retried (``retry``) after an HTTP 5xx or a garbled answer,
+        which a proxy or a struggling server may give once: a lease not returned holds a Lean
+        process until the server restarts.
+        """
+        attempts = 1 + (self.retries if retry else 0)
+        for attempt in range(attempts):
+            try:
+                body = self._request("POST", f"/process/{int(pid)}/return", {}, retry=retry, timeout=timeout)
+                return body if isinstance(body, dict) else {"status": body}
+            except ServerUnavailable:
+                raise  # nobody listens (connection-level retries already ran)
+            except HttpStatusError as e:
+                if e.status < 500 or attempt + 1 >= attempts:
+                    raise
+            except ServerError:
+                if attempt + 1 >= attempts:
+                    raise
+            time.sleep(0.05 * (2 ** attempt))
+        raise AssertionError("unreachable")
 
     def command(self, pid: int, source: str) -> CommandResult:
         """Run a whole Lean command in the process (``/command``); not retried."""
