@@ -121,3 +121,29 @@ def test_a_faulty_server_never_breaks_the_vector_env(sim_server):
     assert seen.get("server_failure", 0) > 0 and seen.get("proved", 0) > 0, seen
     envs.close()
     assert used(srv) == 0
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_autoreset_during_a_server_outage_does_not_raise(sim_server, mode):
+    """The server dies; the episodes end (truncated), the autoresets fail (truncated, with the
+    error) without raising from step, and once the server is back the envs reset and go on."""
+    srv = sim_server(process_factory=ScriptedProcess)
+    envs = gym.make_vec("LeanProof-v0", num_envs=2, server=srv.url, autoreset_mode=mode, **KW)
+    envs.reset(seed=0)
+    srv.stop()
+    obs, _, term, trunc, infos = envs.step(["split", "split"])  # the episodes end
+    assert trunc.all() and not term.any()
+    if mode == AutoresetMode.SAME_STEP:  # ... and their autoreset, in the same step, fails
+        assert obs == ("", "") and all("reset failed" in e for e in infos["error"])
+        assert all("server failure" in e for e in infos["final_info"]["error"])
+    for _ in range(2):  # the reset is tried at every step while the server is down
+        obs, rew, term, trunc, infos = envs.step(["split", "split"])
+        assert obs == ("", "") and trunc.all() and not term.any() and rew.tolist() == [0.0, 0.0]
+        assert all("reset failed" in e and "No LeanTree server answers" in e for e in infos["error"])
+    srv.restart()
+    obs, rew, term, trunc, infos = envs.step(["split", "split"])  # the reset goes through
+    assert obs == (START, START) and not trunc.any() and list(infos["outcome"]) == ["reset", "reset"]
+    _, rew, term, _, _ = envs.step(["assumption", "assumption"])
+    assert term.all() and rew.tolist() == [1.0, 1.0]
+    envs.close()
+    assert used(srv) == 0

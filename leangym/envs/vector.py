@@ -5,6 +5,9 @@
 env. Each sub-env holds its own lease. Semantics are Gymnasium's: autoreset
 ``NEXT_STEP`` by default (``SAME_STEP`` and ``DISABLED`` too), seeds
 ``seed + i``, ``options["reset_mask"]``, infos batched with ``_key`` masks.
+An autoreset that meets a server failure does not raise from ``step``: that
+sub-env returns an empty observation with ``truncated=True`` and
+``info["error"]``, and tries again at its next step.
 Observations are a tuple of strings (the batched ``Text`` space is a ``Tuple``).
 
 ``envs.sessions`` lists the sub-envs' current :class:`~leangym.session.ProofSession`
@@ -27,6 +30,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import concatenate, iterate
 from gymnasium.wrappers import TimeLimit
 
+from leangym.backends.types import ServerError
 from leangym.session import ProofSession
 
 __all__ = ["LeanVectorEnv", "make_lean_proof_vector", "make_prop_logic_vector"]
@@ -48,6 +52,7 @@ class LeanVectorEnv(SyncVectorEnv):
         super().__init__(env_fns, copy=copy, autoreset_mode=autoreset_mode)
         self._pool = ThreadPoolExecutor(max_workers=max_workers or self.num_envs,
                                         thread_name_prefix="leangym-vec")
+        self._reset_failed = np.zeros(self.num_envs, dtype=np.bool_)  # an autoreset hit a server failure
 
     @property
     def sessions(self) -> list[ProofSession | None]:
@@ -86,21 +91,38 @@ class LeanVectorEnv(SyncVectorEnv):
         self._terminations[mask] = False
         self._truncations[mask] = False
         self._autoreset_envs[mask] = False
+        self._reset_failed[mask] = False
         return self._batch(), infos
 
     def _step_one(self, i: int, action: Any) -> tuple[Any, float, bool, bool, dict, dict | None]:
         env, mode = self.envs[i], self.autoreset_mode
-        if mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i]:
-            obs, info = env.reset()
-            return obs, 0.0, False, False, info, None
+        if self._reset_failed[i] or (mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i]):
+            obs, info, ok = self._autoreset(i)
+            return obs, 0.0, False, not ok, info, None
         if mode == AutoresetMode.DISABLED:
             assert not self._autoreset_envs[i], f"sub-env {i} needs a reset (autoreset_mode=DISABLED)"
         obs, reward, terminated, truncated, info = env.step(action)
         final = None
         if mode == AutoresetMode.SAME_STEP and (terminated or truncated):
             final = {"final_obs": obs, "final_info": info}
-            obs, info = env.reset()
+            obs, info, _ = self._autoreset(i)
         return obs, reward, terminated, truncated, info, final
+
+    def _autoreset(self, i: int) -> tuple[Any, dict, bool]:
+        """Reset sub-env ``i`` inside ``step``: (obs, info, whether it worked).
+
+        A server failure does not escape ``step`` here either: the sub-env reports it
+        (empty observation, ``info["error"]``, and ``truncated=True`` in the step that
+        tried) and tries to reset again at its next step, so a vector env outlives a
+        server that is down for a while.
+        """
+        try:
+            obs, info = self.envs[i].reset()
+        except ServerError as e:
+            self._reset_failed[i] = True
+            return "", {"outcome": "server_failure", "error": f"reset failed: {e}"}, False
+        self._reset_failed[i] = False
+        return obs, info, True
 
     def step(self, actions: Any) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         actions = list(iterate(self.action_space, actions))
