@@ -280,6 +280,21 @@ def test_no_server_at_reset_is_one_clear_error():
     env.close()
 
 
+def test_first_reset_before_the_server_starts_then_proving_works(sim_server):
+    """The usual first run: reset() before the server is up (a clear error), start it, go on.
+    (Gymnasium's passive env checker would break the first step after such a reset, so
+    LeanProof-v0 is registered without it; check_env still runs in the tests.)"""
+    port = _free_port()
+    env = gym.make("LeanProof-v0", theorem=ONE, server=f"http://127.0.0.1:{port}")
+    with pytest.raises(ServerUnavailable):
+        env.reset()
+    srv = sim_server(port=port)
+    assert env.reset(seed=0)[0] == ONE_OBS
+    assert env.step("exact hq")[1] == 1.0
+    env.close()
+    assert used(srv) == 0
+
+
 def test_default_server_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("LEANGYM_SERVER", "http://10.0.0.1:9999")
     assert LeanProofEnv(AND).server_url == "http://10.0.0.1:9999"
