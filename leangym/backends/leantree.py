@@ -25,7 +25,9 @@ Design notes
 * Retries (``retries`` extra attempts, short backoff) only where repeating is
   harmless - ``GET /status``, ``proof_from_sorry``, ``try_apply_tactic`` (proof
   states are immutable), ``apply_tactic`` and ``/return`` (idempotent) - and only
-  after a connection-level failure (refused, reset, closed without answer).
+  after a connection-level failure (refused, reset, closed without answer);
+  ``/return`` also after an HTTP 5xx or a garbled answer, since a lease that is
+  not returned holds a Lean process until the server restarts.
   Never for ``/process/get`` or ``/command``, never after a read timeout.
 * Errors: nobody listening -> :class:`ServerUnavailable` (the message names the
   URL and how to start a server); HTTP 4xx/5xx -> :class:`ServerError` built
@@ -99,6 +101,10 @@ class _Dropped(ServerError):
     """Internal: the connection failed after it was established (safe to retry if idempotent)."""
 
 
+class _Malformed(ServerError):
+    """Internal: the answer was not the JSON the protocol promises (a proxy's page, a broken body)."""
+
+
 class HttpStatusError(ServerError):
     """The server answered with an HTTP error status. ``error`` is the body's ``error`` text."""
 
@@ -136,18 +142,29 @@ class LeanTreeClient:
     # ------------------------------------------------------------------ transport
 
     def _request(self, method: str, path: str, payload: Any = None, *, retry: bool,
-                 timeout: tuple[float, float] | None = None) -> Any:
-        """One call; returns the decoded JSON of a 200 answer, raises ServerError otherwise."""
+                 timeout: tuple[float, float] | None = None, idempotent: bool = False) -> Any:
+        """One call; returns the decoded JSON of a 200 answer, raises ServerError otherwise.
+
+        ``retry``: try again after a connection-level failure. ``idempotent`` (with ``retry``):
+        also after an HTTP 5xx or a garbled answer, which repeating cannot make worse.
+        """
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         attempts = 1 + (self.retries if retry else 0)
         for attempt in range(attempts):
+            last = attempt + 1 >= attempts
             try:
                 return self._once(method, path, data, timeout or self._timeout)
             except _Dropped as e:
-                if attempt + 1 >= attempts:
+                if last:
                     raise ServerError(str(e)) from None
             except ServerUnavailable:
-                if attempt + 1 >= attempts:
+                if last:
+                    raise
+            except HttpStatusError as e:
+                if last or not idempotent or e.status < 500:
+                    raise
+            except _Malformed:
+                if last or not idempotent:
                     raise
             time.sleep(0.05 * (2 ** attempt))
         raise AssertionError("unreachable")
@@ -171,7 +188,7 @@ class LeanTreeClient:
         try:
             return json.loads(content)
         except ValueError:
-            raise ServerError(f"LeanTree server at {self.url} sent malformed JSON for {path}: "
+            raise _Malformed(f"LeanTree server at {self.url} sent malformed JSON for {path}: "
                               f"{content[:200]!r}") from None
 
     @staticmethod
@@ -212,27 +229,11 @@ class LeanTreeClient:
         return pid
 
     def return_process(self, pid: int, *, timeout: tuple[float, float] | None = None, retry: bool = True) -> dict:
-        """Give a lease back (idempotent on the server side).
-
-        Being idempotent, it is also retried (``retry``) after an HTTP 5xx or a garbled answer,
-        which a proxy or a struggling server may give once: a lease not returned holds a Lean
-        process until the server restarts.
-        """
-        attempts = 1 + (self.retries if retry else 0)
-        for attempt in range(attempts):
-            try:
-                body = self._request("POST", f"/process/{int(pid)}/return", {}, retry=retry, timeout=timeout)
-                return body if isinstance(body, dict) else {"status": body}
-            except ServerUnavailable:
-                raise  # nobody listens (connection-level retries already ran)
-            except HttpStatusError as e:
-                if e.status < 500 or attempt + 1 >= attempts:
-                    raise
-            except ServerError:
-                if attempt + 1 >= attempts:
-                    raise
-            time.sleep(0.05 * (2 ** attempt))
-        raise AssertionError("unreachable")
+        """Give a lease back (idempotent on the server side, so retried even after an HTTP 5xx or a
+        garbled answer: a lease not returned holds a Lean process until the server restarts)."""
+        body = self._request("POST", f"/process/{int(pid)}/return", {}, retry=retry, timeout=timeout,
+                             idempotent=True)
+        return body if isinstance(body, dict) else {"status": body}
 
     def command(self, pid: int, source: str) -> CommandResult:
         """Run a whole Lean command in the process (``/command``); not retried."""
