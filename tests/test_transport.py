@@ -49,7 +49,7 @@ class RawServer:
     """Loopback TCP server: ``reply(request_bytes, connection_number) -> (bytes to send, close after?)``."""
 
     def __init__(self, reply: Callable[[bytes, int], tuple[list[bytes], bool]]) -> None:
-        self.reply, self.requests, self.connections = reply, [], 0
+        self.reply, self.requests, self.connections, self.closed = reply, [], 0, 0
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         threading.Thread(target=self._accept, daemon=True).start()
@@ -74,7 +74,8 @@ class RawServer:
                     if len(pieces) > 1:
                         time.sleep(0.002)  # separate TCP segments
                 if close:
-                    return
+                    break
+        self.closed += 1
 
     def close(self) -> None:
         self.sock.close()
@@ -157,7 +158,9 @@ def test_idle_connection_closed_by_server_is_replaced(raw_server):
                                             _answer(req)), True))  # closes without saying so
     client = LeanTreeClient(srv.url, retries=0)
     assert client.status()["max_processes"] == 1
-    time.sleep(0.05)  # the close reaches the client
+    deadline = time.monotonic() + 10
+    while not srv.closed and time.monotonic() < deadline:  # the server has closed it
+        time.sleep(0.01)
     assert client.status()["max_processes"] == 1
     assert srv.connections == 2
 
