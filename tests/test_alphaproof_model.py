@@ -182,16 +182,18 @@ def test_kv_cache_generation_equals_no_cache(net):
         refs = [_greedy_without_cache(net, state) for state in STATES]
         for chunk in (16, 3):  # one prefill chunk, or several of different lengths
             h_last, cache, lens, valid = net._prefill(STATES, chunk=chunk)  # different lengths: left padding
-            out, logp, _ = net._decode(h_last, cache, lens, valid, 1, greedy=True)
+            out, logp, origin, _ = net._decode(h_last, cache, lens, valid, torch.ones(len(STATES), dtype=torch.long),
+                                              greedy=True)
+            assert origin.tolist() == list(range(len(STATES)))  # one row per prompt, in order
             for i, (ref, ref_logp) in enumerate(refs):
                 assert len(ref) > 3  # a real comparison, not an immediate <|eos|>
                 assert out[i, :len(ref)].tolist() == ref
                 assert float(logp[i]) == pytest.approx(ref_logp, rel=1e-4, abs=1e-3)
-        # forked rows (several continuations of one prompt) decode exactly like one
+        # n greedy samples of a prompt agree all the way: one row each, decoded exactly like n = 1
         h_last, cache, lens, valid = net._prefill(STATES)
-        out3, logp3, _ = net._decode(h_last, cache, lens, valid, 3, greedy=True)
-        assert torch.equal(out3, out.repeat_interleave(3, 0))
-        assert torch.allclose(logp3, logp.repeat_interleave(3, 0), atol=1e-4)
+        out3, logp3, origin3, _ = net._decode(h_last, cache, lens, valid, torch.full((len(STATES),), 3), greedy=True)
+        assert origin3.tolist() == list(range(len(STATES)))
+        assert torch.equal(out3, out) and torch.allclose(logp3, logp, atol=1e-4)
         # padding does not change a prompt's value either
         batch = [e.value for e in net.evaluate(STATES, 0)]
         alone = [net.evaluate([s], 0)[0].value for s in STATES]
@@ -202,27 +204,32 @@ def test_kv_cache_generation_equals_no_cache(net):
 
 
 @torch.inference_mode()
-def test_dropping_finished_rows_keeps_the_others_exact(net):
-    """Forked decoding where rows finish mid-way: the prompt they leave behind (the longest
-    one) is dropped and the padding columns trimmed; the live rows must not notice."""
+def test_selecting_rows_keeps_them_exact(net):
+    """Forked decoding where rows finish, split and are dropped mid-way: the prompt they leave
+    behind (the longest one) is dropped and the padding columns trimmed; a row that continues
+    another one inherits its keys; the live rows must not notice."""
     states = [STATES[1] + "\nh₂ : y ≤ 10" * 8, STATES[0], STATES[2]]  # the first is much the longest
     prompts = [prompt_ids(net.tok, st, net.max_state_tokens) for st in states]
     h_last, cache, lens, valid = net._prefill(states)
     T = cache.length
-    cache.fork(2, 4, valid)
+    cache.fork(6, 4, valid)
     forced = torch.randint(10, 200, (6, 3))  # any tokens: we compare hidden states, not choices
-    rows, pos = torch.arange(6), lens.repeat_interleave(2)[:, None]
+    seqs = [[] for _ in range(6)]  # each live row's tokens so far
+    prompt, origin = torch.arange(3).repeat_interleave(2), torch.arange(3).repeat_interleave(2)
+    prompt = cache.select(torch.arange(6), prompt)
     for t in range(3):
-        if t == 1:  # both continuations of the long prompt and one of another one finish
-            live = torch.tensor([False, False, True, False, True, True])
-            cache.keep(live)
-            rows, pos = rows[live], pos[live]
+        if t == 1:  # the long prompt's rows finish; row 2 ends, row 3 splits in two, rows 4, 5 go on
+            parent = torch.tensor([3, 3, 4, 5])
+            seqs = [list(seqs[i]) for i in parent.tolist()]
+            prompt, origin = cache.select(parent, prompt[parent]), origin[parent]
             assert cache.k.size(1) == 2 and cache.k.size(3) < T  # prompt dropped, columns trimmed
-        h = net.model(forced[rows, t][:, None], pos=pos + t, cache=cache)[:, -1]
-        for i, r in enumerate(rows.tolist()):
-            seq = prompts[r // 2] + forced[r, :t + 1].tolist()
-            ref = net.model(torch.tensor([seq]))[0, -1]
-            assert torch.allclose(h[i], ref, atol=1e-4), (t, r)
+        tokens = torch.stack([forced[i, t] for i in range(len(seqs))])
+        for s, tok in zip(seqs, tokens.tolist()):
+            s.append(tok)
+        h = net.model(tokens[:, None], pos=(lens[origin] + t)[:, None], cache=cache)[:, -1]
+        for i, (s, o) in enumerate(zip(seqs, origin.tolist())):
+            ref = net.model(torch.tensor([prompts[o] + s]))[0, -1]
+            assert torch.allclose(h[i], ref, atol=1e-4), (t, i)
 
 
 def test_evaluate_batch(net):
@@ -263,6 +270,22 @@ def test_two_level_draw_is_exact_at_block_edges():
     assert draw(last).tolist() == [63, 63, 63]
 
 
+def test_several_draws_from_one_row():
+    """``draw(weights, rows)``: one draw per entry of ``rows``, each from its own row's weights
+    (how the decoder draws a row's count of samples without copying the row)."""
+    from agents.alphaproof.policy import draw
+    torch.manual_seed(0)
+    w = torch.zeros(2, 100)
+    w[0, [3, 40, 99]] = torch.tensor([1.0, 1.0, 2.0])
+    w[1, [0, 64]] = torch.tensor([3.0, 1.0])
+    rows = torch.tensor([1, 0]).repeat_interleave(torch.tensor([20000, 40000]))
+    got = draw(w, rows)
+    for r in (0, 1):
+        freq = torch.bincount(got[rows == r], minlength=100).float() / int((rows == r).sum())
+        assert freq[w[r] == 0].sum() == 0
+        assert freq.tolist() == pytest.approx((w[r] / w[r].sum()).tolist(), abs=0.01)
+
+
 @pytest.fixture(scope="module")
 def trained(tok):
     torch.manual_seed(0)
@@ -288,11 +311,10 @@ def test_evaluate_with_a_k_per_state(trained, monkeypatch):
     states = [r["state"] for r in ROWS[:3]]
     decoded = []
     real = net._decode
-    monkeypatch.setattr(net, "_decode", lambda h, *a, **kw: decoded.append((h.size(0), a[3])) or real(h, *a, **kw))
+    monkeypatch.setattr(net, "_decode", lambda h, *a, **kw: decoded.append(a[3].tolist()) or real(h, *a, **kw))
     torch.manual_seed(0)
     evals = net.evaluate(states, [0, 1, 3])
-    # oversample 2: 0, 2 and 6 samples, drawn as blocks of 2 (the smallest ask): 0 + 1 + 3 prompt rows
-    assert decoded == [(4, 2)]
+    assert decoded == [[0, 2, 6]]  # oversample 2: each state samples what it asks for
     assert evals[0].tactics == () and [len(e.tactics) <= k for e, k in zip(evals, [0, 1, 3])] == [True] * 3
     assert evals[1].tactics == (ROWS[1]["tactic"],)
     # values come from the prompts alone, whatever each state asked for
@@ -311,17 +333,19 @@ def test_sampled_log_priors_match_teacher_forcing(trained):
     old, net.temperature = net.temperature, 1.5
     try:
         h_last, cache, lens, valid = net._prefill(states, chunk=4)
-        out, logp, done = net._decode(h_last, cache, lens, valid, 6, greedy=False)
+        out, logp, origin, done = net._decode(h_last, cache, lens, valid, torch.full((len(states),), 6), greedy=False)
     finally:
         net.temperature = old
-    lengths = set()
+    lengths, seen = set(), set()
     for row in range(out.size(0)):
         if not done[row]:
             continue
         seq = out[row].tolist()
         seq = seq[:seq.index(net.tok.eos_id) + 1]
+        assert (int(origin[row]), tuple(seq)) not in seen  # one entry per distinct sample
+        seen.add((int(origin[row]), tuple(seq)))
         lengths.add(len(seq))
-        prompt = prompt_ids(net.tok, states[row // 6], net.max_state_tokens)
+        prompt = prompt_ids(net.tok, states[origin[row]], net.max_state_tokens)
         lp = torch.log_softmax(net.model.logits(net.model(torch.tensor([prompt + seq[:-1]]))[0]), -1)
         ref = sum(float(lp[len(prompt) - 1 + i, t]) for i, t in enumerate(seq))
         assert float(logp[row]) == pytest.approx(ref, rel=1e-4, abs=1e-3)

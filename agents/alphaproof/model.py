@@ -80,7 +80,7 @@ def rope_tables(cfg: ModelConfig) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    # x: (B, H, T, hd); cos/sin: (B, 1, T, hd/2), rotating the two halves of each head
+    # x: (..., B, H, T, hd); cos/sin: (B, 1, T, hd/2), rotating the two halves of each head
     a, b = x.chunk(2, dim=-1)
     return torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)
 
@@ -89,14 +89,17 @@ class KVCache:
     """Keys and values of every layer, preallocated, in two parts.
 
     The *prefix* part holds the prompts (B rows, filled by ordinary forwards;
-    ``length`` counts its positions). :meth:`fork` then starts ``n``
-    continuations of every prompt: their keys go to a separate *generated*
-    part, one row per continuation, and their queries attend to the prompt
-    through the shared prefix, never copied. Copying each prompt n times would
-    make decoding read n times more memory per token, which is what bounds it.
+    ``length`` counts its positions). :meth:`fork` then makes room for the
+    continuations (samples) of the prompts: their keys go to a separate
+    *generated* part, one row per live continuation, and their queries attend
+    to the prompt through the shared prefix, never copied. Copying a prompt
+    for each of its continuations would make decoding read that many times
+    more memory per token, which is what bounds it.
 
-    :meth:`keep` drops finished continuations, so the tail of a decode (a few
-    long samples among many short ones) costs only what is still running.
+    :meth:`select` sets the live continuations before each decoding step: a
+    row may continue another one (several may continue the same one, when
+    samples that agreed so far part ways) and finished ones are left out, so
+    the tail of a decode costs only what is still running.
     """
 
     def __init__(self, cfg: ModelConfig, batch: int, max_len: int, device, dtype) -> None:
@@ -104,16 +107,10 @@ class KVCache:
         self.k = torch.empty(cfg.n_layer, batch, cfg.n_head, max_len, hd, device=device, dtype=dtype)
         self.v = torch.empty_like(self.k)
         self.length = 0
-        self.n = 0  # continuations per prompt; 0 until fork()
+        self.forked = False  # prompts written; then continuations decode (fork())
 
-    def take(self, rows: torch.Tensor) -> None:
-        """Before :meth:`fork`: keep (and repeat) prefix rows, ``rows`` being their indices."""
-        if self.n:
-            raise RuntimeError("take() rearranges prompts: call it before fork()")
-        self.k, self.v = self.k[:, rows], self.v[:, rows]
-
-    def fork(self, n: int, max_new: int, valid: torch.Tensor | None = None) -> None:
-        """Start ``n`` continuations of each of the B prefix rows (rows b*n ... b*n+n-1 continue row b).
+    def fork(self, capacity: int, max_new: int, valid: torch.Tensor | None = None) -> None:
+        """Room for ``capacity`` continuations of the B prefix rows; :meth:`select` says which are live.
 
         ``valid`` (B, length) bool marks the real (not padding) prefix positions.
         """
@@ -122,10 +119,10 @@ class KVCache:
         self.valid = valid
         # time-major: step t writes one contiguous block, so memory is touched only as decoding
         # gets there (most tactics end long before max_new) and a step's keys are one slice
-        self.gk = torch.empty(L, max_new, B * n, H, hd, device=self.k.device, dtype=self.k.dtype)
+        self.gk = torch.empty(L, max_new, capacity, H, hd, device=self.k.device, dtype=self.k.dtype)
         self.gv = torch.empty_like(self.gk)
-        self.n, self.glen = n, 0
-        self.rows: torch.Tensor | None = None  # slot (b*n + j) of each live row; None: all, in order
+        self.forked, self.width, self.glen = True, 1, 0
+        self.rows: torch.Tensor | None = None  # slot (b*width + j) of each live row; None: all, in order
         self._set_bias()
 
     def _set_bias(self) -> None:
@@ -133,40 +130,45 @@ class KVCache:
         self.bias = None if self.valid is None else torch.zeros(self.valid.shape, device=self.k.device).masked_fill(
             ~self.valid, float("-inf"))[:, None, None, :]
 
-    def keep(self, live: torch.Tensor) -> None:
-        """Keep only the continuations where ``live`` (bool, one per current row) is True.
+    def select(self, parents: torch.Tensor, prompts: torch.Tensor) -> torch.Tensor:
+        """Set the live rows: new row i continues live row ``parents[i]`` and belongs to prompt ``prompts[i]``.
 
-        Prompts left without a live continuation are dropped too, and so are the
-        leading padding columns no remaining prompt needs (positions are explicit,
-        so columns may go), so the prefix attention shrinks with the work left.
+        ``prompts`` (current numbering) must be sorted.
+        Prompts left without a row are dropped (in batches, see below), and so are the
+        leading padding columns no remaining prompt needs (positions are explicit, so
+        columns may go): the prefix attention shrinks with the work left. Returns the
+        rows' prompts in the numbering after this call.
         """
-        self.gk, self.gv = self._kept(self.gk, live), self._kept(self.gv, live)
-        slots = (torch.arange(live.numel(), device=live.device) if self.rows is None else self.rows)[live]
-        prompts, kept = slots // self.n, torch.unique(slots // self.n)
-        if kept.numel() < self.k.size(1):
-            renumber = torch.empty(self.k.size(1), dtype=torch.long, device=kept.device)
-            renumber[kept] = torch.arange(kept.numel(), device=kept.device)
-            slots = renumber[prompts] * self.n + slots % self.n
+        A = prompts.numel()
+        if self.glen:  # the new rows inherit their parents' generated keys
+            self.gk[:, :self.glen, :A] = self.gk[:, :self.glen, parents]
+            self.gv[:, :self.glen, :A] = self.gv[:, :self.glen, parents]
+        kept, inverse, counts = torch.unique_consecutive(prompts, return_inverse=True, return_counts=True)
+        if kept.numel() <= 0.75 * self.k.size(1):
+            # Compacting copies the whole prefix, so it waits until a quarter of the prompts
+            # are gone; until then a prompt without rows only leaves its slots empty.
             self.k, self.v = self.k[:, kept], self.v[:, kept]
             if self.valid is not None:
                 self.valid = self.valid[kept]
                 start = int((~self.valid).sum(1).min())  # left padding common to every kept prompt
                 self.k, self.v, self.valid = self.k[:, :, :, start:], self.v[:, :, :, start:], self.valid[:, start:]
             self._set_bias()
-        self.rows = slots
+            prompts = inverse
+        # as wide as the prompt with the most rows: when rows finish, the grid narrows
+        self.width = int(counts.max())
+        if A == self.k.size(1) * self.width:  # every slot taken, in order
+            self.rows = None
+        else:
+            first = counts.cumsum(0) - counts  # each prompt's first row
+            self.rows = prompts * self.width + torch.arange(A, device=prompts.device) - first[inverse]
+        return prompts
 
-    def _kept(self, g: torch.Tensor, live: torch.Tensor) -> torch.Tensor:
-        """The live rows of a generated cache, copying only the steps written so far."""
-        out = g.new_empty((g.size(0), g.size(1), int(live.sum())) + tuple(g.shape[3:]))
-        out[:, :self.glen] = g[:, :self.glen, live]
-        return out
-
-    # A continuation's query meets its prompt's keys in a (B, n) grid of slots: there a
-    # prompt's n queries are one (n, hd) matrix against its (Tp, hd) keys.
+    # A continuation's query meets its prompt's keys in a (B, width) grid of slots: there a
+    # prompt's queries are one (width, hd) matrix against its (Tp, hd) keys.
     def to_slots(self, x: torch.Tensor) -> torch.Tensor:
         if self.rows is None:
             return x
-        grid = x.new_zeros((self.k.size(1) * self.n,) + x.shape[1:])
+        grid = x.new_zeros((self.k.size(1) * self.width,) + x.shape[1:])
         grid[self.rows] = x
         return grid
 
@@ -177,30 +179,33 @@ class KVCache:
 def forked_attention(q, k, v, cache: KVCache, layer: int) -> torch.Tensor:
     """One decoding step of the live continuations: attend to the shared prefix and to their own tokens.
 
-    Both score blocks go through one softmax, so this is exactly attention over
-    prefix + generated keys. No mask on the generated part: it is all real.
+    Exactly attention over prefix + generated keys, written as two blocks of
+    one softmax: numerators and denominators are summed over both, then
+    divided. No maximum is subtracted first: queries and keys are
+    RMS-normalised (and RoPE is a rotation), so ``|q.k| / sqrt(hd) <= sqrt(hd)``
+    and no ``exp`` can overflow. No mask on the generated part: it is all real.
     """
     A, H, _, hd = q.shape  # one query per live row
-    B, n, t = cache.k.size(1), cache.n, cache.glen
-    cache.gk[layer, t] = k[:, :, 0]
-    cache.gv[layer, t] = v[:, :, 0]
+    B, n, t = cache.k.size(1), cache.width, cache.glen  # n: slots per prompt
+    cache.gk[layer, t, :A] = k[:, :, 0]
+    cache.gv[layer, t, :A] = v[:, :, 0]
     kp, vp = cache.k[layer], cache.v[layer]  # (B, H, Tp, hd)
-    kg, vg = cache.gk[layer, :t + 1], cache.gv[layer, :t + 1]  # (t+1, A, H, hd)
-    Tp = kp.size(2)
+    kg, vg = cache.gk[layer, :t + 1, :A], cache.gv[layer, :t + 1, :A]  # (t+1, A, H, hd)
     q = q[:, :, 0] * hd ** -0.5  # (A, H, hd), scaled once here rather than on every score
     qp = cache.to_slots(q).view(B, n, H, hd).transpose(1, 2)  # (B, H, n, hd)
-    sp = qp @ kp.transpose(-1, -2)  # (B, H, n, Tp)
+    ep = qp @ kp.transpose(-1, -2)  # (B, H, n, Tp) scores, exponentiated in place below
     if cache.bias is not None:
-        sp += cache.bias
-    sp = cache.from_slots(sp.transpose(1, 2).reshape(B * n, H, Tp))  # (A, H, Tp)
-    # the generated part: one query against a few keys per row, elementwise (a batched
+        ep += cache.bias
+    ep = ep.exp_()
+    # the prefix block's numerator and denominator together, back to one row per continuation
+    yz = torch.cat([ep @ vp, ep.sum(-1, keepdim=True)], -1)  # (B, H, n, hd + 1)
+    yz = cache.from_slots(yz.transpose(1, 2).reshape(B * n, H, hd + 1))  # (A, H, hd + 1)
+    # the generated block: one query against a few keys per row, elementwise (a batched
     # matmul of A*H tiny matrices costs several times more on a CPU)
-    sg = (q * kg).sum(-1).permute(1, 2, 0)  # (A, H, t+1)
-    p = F.softmax(torch.cat([sp, sg], -1), dim=-1)
-    pp = cache.to_slots(p[..., :Tp]).view(B, n, H, Tp).transpose(1, 2)  # (B, H, n, Tp)
-    y = cache.from_slots((pp @ vp).transpose(1, 2).reshape(B * n, H, hd))  # (A, H, hd)
-    y = y + (p[..., Tp:].permute(2, 0, 1)[..., None] * vg).sum(0)
-    return y[:, :, None]
+    eg = (q * kg).sum(-1).exp_()  # (t+1, A, H)
+    y = yz[..., :hd] + (eg[..., None] * vg).sum(0)
+    z = yz[..., hd] + eg.sum(0)
+    return (y / z[..., None])[:, :, None]
 
 
 class Attention(nn.Module):
@@ -212,9 +217,10 @@ class Attention(nn.Module):
 
     def forward(self, x, cos, sin, mask, cache: KVCache | None):
         B, T, D = x.shape
-        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, D // self.n_head).permute(2, 0, 3, 1, 4)
-        q, k = apply_rope(norm(q), cos, sin), apply_rope(norm(k), cos, sin)
-        if cache is not None and cache.n:
+        qkv = self.qkv(x).view(B, T, 3, self.n_head, D // self.n_head).permute(2, 0, 3, 1, 4)
+        q, k = apply_rope(norm(qkv[:2]), cos, sin)  # queries and keys together: half the ops
+        v = qkv[2]
+        if cache is not None and cache.forked:
             y = forked_attention(q, k, v, cache, self.layer)
         else:
             if cache is not None:
@@ -286,10 +292,10 @@ class Transformer(nn.Module):
         ``cache`` receives this call's keys and values and advances.
         """
         B, T = idx.shape
-        if cache is not None and cache.n and T != 1:
+        if cache is not None and cache.forked and T != 1:
             raise ValueError("a forked cache decodes one token at a time")
         # the first new position (a forked row continues after the prefix and its own tokens)
-        t0 = 0 if cache is None else cache.length + (cache.glen if cache.n else 0)
+        t0 = 0 if cache is None else cache.length + (cache.glen if cache.forked else 0)
         if pos is None:
             pos = torch.arange(t0, t0 + T, device=idx.device).expand(B, T)
         if mask is None and cache is not None and t0 > 0 and T > 1:
@@ -301,7 +307,7 @@ class Transformer(nn.Module):
         for block in self.blocks:
             x = block(x, cos, sin, mask, cache)
         if cache is not None:
-            if cache.n:
+            if cache.forked:
                 cache.glen += 1
             else:
                 cache.length += T

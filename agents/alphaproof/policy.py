@@ -6,17 +6,17 @@ device, and implements ``interfaces.Evaluator``. One ``evaluate`` call does:
 1. one forward over all prompts, left-padded so that every prompt ends at the
    same column: the last column is then both the value head's input and the
    first tactic token's logits, and decoding appends one column per step;
-2. K distinct tactics per state by *sampling and deduplicating*: the cache
-   is forked into ``oversample * k`` continuations of every prompt (sharing
-   the prompt's keys, see ``KVCache``; K may differ per state: a prompt that
-   wants more samples is repeated, see ``evaluate``) and all states x samples decode
-   together in one loop, one forward per token for the whole batch, dropping
-   finished samples as they accumulate; duplicates are then merged and the k
-   most probable distinct tactics kept. Sampling (rather than beam search)
-   keeps each step one batched draw and gives the search a diverse, unbiased
-   set; the cost is that a peaked policy may yield fewer than k distinct
-   tactics, which is fine: ``Evaluation`` promises *up to* k. Tactics that
-   hit ``max_tactic_tokens`` without ``<|eos|>`` are dropped (cut, not finished).
+2. K distinct tactics per state by *sampling and deduplicating*: ``oversample * k``
+   samples of every prompt, all states decoded together in one loop, one forward
+   per token for the whole batch (see ``_decode``). Samples of a prompt that agree
+   so far are one row of the cache with a count, split when they part ways, and
+   finished samples leave at once: early on most samples agree, so far fewer rows
+   are computed than samples drawn. Duplicates are then merged and the k most
+   probable distinct tactics kept. Sampling (rather than beam search) keeps each
+   step one batched draw and gives the search a diverse, unbiased set; the cost is
+   that a peaked policy may yield fewer than k distinct tactics, which is fine:
+   ``Evaluation`` promises *up to* k. Tactics that hit ``max_tactic_tokens``
+   without ``<|eos|>`` are dropped (cut, not finished).
 
 On a CPU, small models run fastest with ``torch.set_num_threads(1)`` per
 process (their tensors are too small to share, and on a busy machine thread
@@ -46,14 +46,15 @@ def sample(logits: torch.Tensor) -> torch.Tensor:
     return draw(F.softmax(logits, -1))
 
 
-def draw(weights: torch.Tensor, block: int = 32) -> torch.Tensor:
-    """One index per row, with probability proportional to ``weights`` (>= 0, any scale).
+def draw(weights: torch.Tensor, rows: torch.Tensor | None = None, block: int = 32) -> torch.Tensor:
+    """One index per row of ``weights`` (>= 0, any scale), or per entry of ``rows`` (row indices).
 
-    Exact inversion of the CDF with one uniform per row, in two levels: first the
+    Exact inversion of the CDF with one uniform per draw, in two levels: first the
     block of ``block`` entries (a CDF over block sums), then the entry inside that
     block. A vocabulary-long ``cumsum`` per row and step was the slowest op of a
-    CPU decode; this is two short ones. Several times faster than
-    ``torch.multinomial`` too, which draws an exponential for every entry.
+    CPU decode; this is two short ones, and several draws from one row (``rows``
+    repeating it) cost two short ones each too. Several times faster than
+    ``torch.multinomial``, which draws an exponential for every entry.
     """
     N, V = weights.shape
     if V % block:
@@ -61,10 +62,14 @@ def draw(weights: torch.Tensor, block: int = 32) -> torch.Tensor:
     blocks = weights.view(N, -1, block)
     sums = blocks.sum(-1)
     cdf = sums.cumsum(-1)
-    u = torch.rand(N, 1, device=weights.device, dtype=cdf.dtype) * cdf[:, -1:]
+    if rows is None:
+        rows = torch.arange(N, device=weights.device)
+    else:
+        sums, cdf = sums[rows], cdf[rows]
+    u = torch.rand(rows.numel(), 1, device=weights.device, dtype=cdf.dtype) * cdf[:, -1:]
     # right=True: the first entry whose CDF exceeds u, so an empty block or entry is never chosen
     b = torch.searchsorted(cdf, u, right=True).clamp(max=cdf.size(1) - 1)
-    inner = blocks[torch.arange(N, device=weights.device), b.squeeze(1)].cumsum(-1)  # (N, block)
+    inner = blocks[rows, b.squeeze(1)].cumsum(-1)  # (draws, block)
     rest = (u - (cdf.gather(1, b) - sums.gather(1, b))).clamp(min=0.0)
     rest = torch.minimum(rest, inner[:, -1:] * (1.0 - 1e-6))  # rounding must not run past the block
     j = torch.searchsorted(inner, rest, right=True).clamp(max=block - 1)
@@ -120,7 +125,6 @@ class PolicyValueNet:
         lens = torch.tensor([len(p) for p in prompts], device=self.device)
         B, T = len(prompts), int(lens.max())
         cache = self.model.new_cache(B, T)
-        cache.k.zero_(), cache.v.zero_()  # padding columns: finite keys (masked anyway)
         h_last = torch.empty(B, self.model.cfg.d_model, device=self.device)
         order = sorted(range(B), key=lambda i: len(prompts[i]))
         for c in range(0, B, chunk):
@@ -140,47 +144,90 @@ class PolicyValueNet:
             h = self.model(idx.to(self.device), pos=pos, mask=mask, cache=sub)
             r = torch.tensor(rows, device=self.device)
             cache.k[:, r, :, T - Tc:], cache.v[:, r, :, T - Tc:] = sub.k, sub.v
+            cache.k[:, r, :, :T - Tc], cache.v[:, r, :, :T - Tc] = 0.0, 0.0  # padding: finite keys (masked anyway)
             h_last[r] = h[:, -1]
         cache.length = T
         valid = torch.arange(T, device=self.device) >= (T - lens)[:, None]
         return h_last, cache, lens, (None if bool(valid.all()) else valid)
 
-    def _decode(self, h_last, cache, lens, valid, n: int, greedy: bool):
-        """``n`` tactics per prompt, decoded together. Returns (tokens (B*n, L), log-probs, finished)."""
-        N, L = h_last.size(0) * n, self.max_tactic_tokens
+    def _decode(self, h_last, cache, lens, valid, samples: torch.Tensor, greedy: bool):
+        """``samples[b]`` samples of prompt row b, all decoded together; one entry per *distinct* sample.
+
+        Samples of one prompt that agree so far are one row with a count: its next
+        token is drawn count times from the one distribution, and the row splits into
+        one row per distinct token drawn (a multinomial draw, so the samples are
+        exactly independent ones). Early in a decode most samples agree, so this
+        computes far fewer rows than samples. Finished rows leave at once.
+        ``greedy``: the argmax token instead of a draw (one row per prompt).
+
+        Returns (tokens (F, L), log-probs (F,), prompt row (F,), finished (F,)), sorted
+        by prompt row: every distinct sample that ended with ``<|eos|>``, and (not
+        finished) those cut at ``max_tactic_tokens``.
+        """
+        B, L = h_last.size(0), self.max_tactic_tokens
         if lens.max() + L > self.model.cfg.max_seq_len:
             raise ValueError("prompt + tactic exceed the model's max_seq_len")
-        cache.fork(n, L, valid)
-        rows = torch.arange(N, device=self.device)  # which output row each cache row decodes
-        pos = lens.repeat_interleave(n)[:, None]  # each row's first tactic position
-        logits = self.model.logits(h_last).repeat_interleave(n, 0)
-        out = torch.full((N, L), self.tok.pad_id, dtype=torch.long, device=self.device)
-        logp = torch.zeros(N, device=self.device)
-        done = torch.zeros(N, dtype=torch.bool, device=self.device)
+        dev, V = self.device, self.model.cfg.vocab_size
+        count = samples.to(dev)  # samples a row stands for
+        total = int(count.sum())  # of all live rows
+        cache.fork(total, L, valid)
+        # one entry per live row; a row's prompt in the cache's current numbering, and its prompt row
+        prompt = origin = torch.arange(B, device=dev)
+        seq = torch.empty(B, 0, dtype=torch.long, device=dev)
+        logp = torch.zeros(B, device=dev)
+        logits = self.model.logits(h_last)
+        ended = []  # (tokens, log-probs, prompt rows, finished) of rows that left
         for t in range(L):
             probs = F.softmax(logits.float(), -1)
             if self.temperature != 1.0 and not greedy:
-                logits = logits.float()
-                logits[:, self._banned] = float("-inf")
-                nxt = sample(logits / self.temperature)
+                weights = logits.float().index_fill(1, self._banned, float("-inf"))
+                weights = F.softmax(weights / self.temperature, -1)
             else:  # the model's own distribution, banned tokens excluded (zeroed in place:
-                probs[:, self._banned] = 0.0  # a chosen token is never banned, so its prob is intact)
-                nxt = probs.argmax(-1) if greedy else draw(probs)
-            finished = done[rows]  # rows that ended earlier and are still computed (see below)
-            nxt = nxt.masked_fill(finished, self.tok.pad_id)
-            # only the chosen tokens' log-probs are needed: log of one entry, not a log_softmax of all
-            logp[rows] += probs.gather(1, nxt[:, None]).squeeze(1).log().masked_fill(finished, 0.0)
-            out[rows, t] = nxt
-            done[rows] |= nxt == self.tok.eos_id
-            if t == L - 1 or bool(done.all()):
+                weights = probs.index_fill_(1, self._banned, 0.0)  # a drawn token is never banned)
+            rows = probs.size(0)
+            parent = None  # None: row i continues row i (nothing split)
+            if greedy:
+                token = weights.argmax(-1)
+            elif total == rows:  # one sample per row: one draw each
+                token = draw(weights)
+            else:
+                draws = torch.repeat_interleave(torch.arange(rows, device=dev), count)
+                key, count = torch.unique(draws * V + draw(weights, draws), return_counts=True)
+                parent, token = key // V, key % V  # sorted by parent, so still by prompt
+                if parent.numel() == rows and t:  # every row drew one distinct token (at t = 0 a
+                    parent = None  # prompt may ask for no samples, and another split in its place)
+            # only the drawn tokens' log-probs are needed: log of one entry, not a log_softmax of all
+            if parent is None:
+                logp = logp + probs.gather(1, token[:, None]).squeeze(1).log()
+                seq = torch.cat([seq, token[:, None]], 1)
+            else:
+                logp = logp[parent] + probs[parent, token].log()
+                seq = torch.cat([seq[parent], token[:, None]], 1)
+                prompt, origin = prompt[parent], origin[parent]
+            done = token == self.tok.eos_id
+            if t == L - 1:
+                ended.append((seq, logp, origin, done))
                 break
-            live = ~done[rows]
-            if 2 * int(live.sum()) <= rows.numel():  # half are finished: stop computing them
-                cache.keep(live)
-                rows, nxt, pos = rows[live], nxt[live], pos[live]
-            h = self.model(nxt[:, None], pos=pos + t, cache=cache)
+            if bool(done.any()):
+                ended.append((seq[done], logp[done], origin[done], done[done]))
+                live = ~done
+                total -= int(count[done].sum())
+                if not total:
+                    break
+                parent = live.nonzero().squeeze(1) if parent is None else parent[live]
+                token, seq, logp, prompt, origin, count = (x[live] for x in (token, seq, logp, prompt, origin, count))
+            if parent is not None or t == 0:  # the rows changed: tell the cache
+                prompt = cache.select(torch.arange(rows, device=dev) if parent is None else parent, prompt)
+            h = self.model(token[:, None], pos=(lens[origin] + t)[:, None], cache=cache)
             logits = self.model.logits(h[:, -1])
-        return out, logp, done
+        out = torch.full((sum(len(e[0]) for e in ended), L), self.tok.pad_id, dtype=torch.long, device=dev)
+        at = 0
+        for tokens, *_ in ended:
+            out[at:at + len(tokens), :tokens.size(1)] = tokens
+            at += len(tokens)
+        logp, origin, done = (torch.cat([e[i] for e in ended]) for i in (1, 2, 3))
+        order = torch.sort(origin, stable=True).indices
+        return out[order], logp[order], origin[order], done[order]
 
     def _texts(self, out: torch.Tensor) -> list[str]:
         seqs = []
@@ -201,28 +248,17 @@ class PolicyValueNet:
         values = scalar_value(F.softmax(self.model.value_logits(h_last).float(), -1)).clamp(0.0, 1.0).tolist()
         if max(ks) <= 0:
             return [Evaluation((), (), v) for v in values]
-        # Samples come in blocks of n continuations of one prompt row (the forked cache gives
-        # every row the same number). A state that wants more samples than the smallest ask
-        # gets its prompt row repeated, one copy per block: a widened node costs what it asks
-        # for, and the fresh leaves in the same batch do not sample as much as it does.
-        want = [max(x, self.oversample * x) if x > 0 else 0 for x in ks]
-        n = min(w for w in want if w > 0)
-        blocks = [-(-w // n) for w in want]
-        if blocks != [1] * len(blocks):
-            rows = torch.repeat_interleave(torch.arange(len(states), device=self.device),
-                                           torch.tensor(blocks, device=self.device))
-            h_last, lens, valid = h_last[rows], lens[rows], None if valid is None else valid[rows]
-            cache.take(rows)
-        out, logp, done = self._decode(h_last, cache, lens, valid, n, greedy=False)
-        texts, logp, done = self._texts(out), logp.tolist(), done.tolist()
-        evals, start = [], 0
-        for value, want_k, b in zip(values, ks, blocks):
-            best: dict[str, float] = {}
-            for j in range(start * n, (start + b) * n):
-                if done[j] and texts[j]:  # finished and non-empty
-                    best[texts[j]] = max(logp[j], best.get(texts[j], float("-inf")))
-            start += b
-            top = sorted(best.items(), key=lambda kv: -kv[1])[:want_k]
+        # oversampled, then deduplicated: a peaked policy repeats its favourite tactics
+        want = torch.tensor([max(x, self.oversample * x) if x > 0 else 0 for x in ks])
+        out, logp, origin, done = self._decode(h_last, cache, lens, valid, want, greedy=False)
+        best: list[dict[str, float]] = [{} for _ in states]
+        for text, lp, row, ok in zip(self._texts(out), logp.tolist(), origin.tolist(), done.tolist()):
+            if ok and text:  # finished and non-empty
+                d = best[row]
+                d[text] = max(lp, d.get(text, float("-inf")))
+        evals = []
+        for value, want_k, d in zip(values, ks, best):
+            top = sorted(d.items(), key=lambda kv: -kv[1])[:want_k]
             evals.append(Evaluation(tuple(t for t, _ in top), tuple(lp for _, lp in top), value))
         return evals
 
@@ -232,7 +268,8 @@ class PolicyValueNet:
         if not states:
             return []
         h_last, cache, lens, valid = self._prefill(states)
-        out, _, done = self._decode(h_last, cache, lens, valid, 1, greedy=True)
+        out, _, _, done = self._decode(h_last, cache, lens, valid, torch.ones(len(states), dtype=torch.long),
+                                       greedy=True)
         return [t if d else "" for t, d in zip(self._texts(out), done.tolist())]
 
     # ------------------------------------------------------------------ training
