@@ -48,6 +48,7 @@ def train(timesteps: int, save: str | None = None, *, seed: int = 0, n_envs: int
     """A MaskablePPO ``MlpPolicy`` trained on ``n_envs`` PropLogic streams (in-process, one thread)."""
     import torch
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -55,6 +56,9 @@ def train(timesteps: int, save: str | None = None, *, seed: int = 0, n_envs: int
     venv = DummyVecEnv([lambda i=i: Monitor(make_env(seed * 1000 + i, **(env_kwargs or {})))
                         for i in range(n_envs)])
     model = MaskablePPO("MlpPolicy", venv, seed=seed, verbose=verbose, device="cpu", **{**PPO_KWARGS, **ppo_kwargs})
+    if not verbose and "tensorboard_log" not in ppo_kwargs:
+        # SB3's default logger makes an empty /tmp/SB3-<date> folder on every learn(), even when silent
+        model.set_logger(Logger(folder=None, output_formats=[]))
     model.learn(total_timesteps=timesteps)
     if save:
         model.save(save)

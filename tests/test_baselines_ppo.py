@@ -1,6 +1,8 @@
 """The tactic menu, its Gymnasium wrapper (check_env, masks) and MaskablePPO end to end (a few hundred steps)."""
 from __future__ import annotations
 
+import tempfile
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -68,9 +70,13 @@ def test_rejected_actions_are_masked_until_the_state_changes() -> None:
     assert (env.action_masks() | np.eye(len(first), dtype=bool)[exact_h1] == first).all()
 
 
-def test_short_training_then_the_prover_returns_verified_or_none(tmp_path) -> None:
+def test_short_training_then_the_prover_returns_verified_or_none(tmp_path, monkeypatch) -> None:
     path = tmp_path / "ppo.zip"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where SB3's default logger would write
     train(256, str(path), n_envs=2, n_steps=64, batch_size=64, n_epochs=1)
+    assert list(scratch.glob("SB3-*")) == []  # a silent run leaves no SB3-<date> folder behind
     prover = MaskablePPOProver(str(path), episodes=2, max_steps=8)
     for t in heldout_set(3):
         session = ProofSession(LocalProcess(), t.theorem, budget=Budget(16))
