@@ -207,29 +207,33 @@ def test_kv_cache_generation_equals_no_cache(net):
 def test_selecting_rows_keeps_them_exact(net):
     """Forked decoding where rows finish, split and are dropped mid-way: the prompt they leave
     behind (the longest one) is dropped and the padding columns trimmed; a row that continues
-    another one inherits its keys; the live rows must not notice."""
+    another one inherits its keys; the cache grows past the room fork() gave it; the live rows
+    must not notice."""
     states = [STATES[1] + "\nh₂ : y ≤ 10" * 8, STATES[0], STATES[2]]  # the first is much the longest
     prompts = [prompt_ids(net.tok, st, net.max_state_tokens) for st in states]
     h_last, cache, lens, valid = net._prefill(states)
     T = cache.length
-    cache.fork(6, 4, valid)
-    forced = torch.randint(10, 200, (6, 3))  # any tokens: we compare hidden states, not choices
+    cache.fork(3, 4, valid)  # room for 3 rows: the 6 below make it grow
+    forced = torch.randint(10, 200, (7, 3))  # any tokens: we compare hidden states, not choices
     seqs = [[] for _ in range(6)]  # each live row's tokens so far
-    prompt, origin = torch.arange(3).repeat_interleave(2), torch.arange(3).repeat_interleave(2)
+    prompt = origin = torch.arange(3).repeat_interleave(2)
     prompt = cache.select(torch.arange(6), prompt)
     for t in range(3):
-        if t == 1:  # the long prompt's rows finish; row 2 ends, row 3 splits in two, rows 4, 5 go on
-            parent = torch.tensor([3, 3, 4, 5])
+        if t:
+            # t = 1: the long prompt's rows finish, row 2 ends, row 3 splits in two, rows 4, 5 go on;
+            # t = 2: rows split again, to more rows than the cache had room for
+            parent = torch.tensor([3, 3, 4, 5] if t == 1 else [0, 1, 1, 2, 3, 3, 3])
             seqs = [list(seqs[i]) for i in parent.tolist()]
             prompt, origin = cache.select(parent, prompt[parent]), origin[parent]
             assert cache.k.size(1) == 2 and cache.k.size(3) < T  # prompt dropped, columns trimmed
-        tokens = torch.stack([forced[i, t] for i in range(len(seqs))])
+        tokens = forced[:len(seqs), t]
         for s, tok in zip(seqs, tokens.tolist()):
             s.append(tok)
         h = net.model(tokens[:, None], pos=(lens[origin] + t)[:, None], cache=cache)[:, -1]
         for i, (s, o) in enumerate(zip(seqs, origin.tolist())):
             ref = net.model(torch.tensor([prompts[o] + s]))[0, -1]
             assert torch.allclose(h[i], ref, atol=1e-4), (t, i)
+    assert cache.gk.size(2) >= 7
 
 
 def test_evaluate_batch(net):

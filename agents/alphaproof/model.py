@@ -110,7 +110,7 @@ class KVCache:
         self.forked = False  # prompts written; then continuations decode (fork())
 
     def fork(self, capacity: int, max_new: int, valid: torch.Tensor | None = None) -> None:
-        """Room for ``capacity`` continuations of the B prefix rows; :meth:`select` says which are live.
+        """Room for ``capacity`` live continuations (more grow it); :meth:`select` says which are live.
 
         ``valid`` (B, length) bool marks the real (not padding) prefix positions.
         """
@@ -140,6 +140,11 @@ class KVCache:
         rows' prompts in the numbering after this call.
         """
         A = prompts.numel()
+        if A > self.gk.size(2):  # more rows than room: grow (rare; fork() sizes for the usual peak)
+            grown = [g.new_empty(g.shape[:2] + (max(A, 2 * g.size(2)),) + g.shape[3:]) for g in (self.gk, self.gv)]
+            for new, old in zip(grown, (self.gk, self.gv)):
+                new[:, :self.glen, :old.size(2)] = old[:, :self.glen]
+            self.gk, self.gv = grown
         if self.glen:  # the new rows inherit their parents' generated keys
             self.gk[:, :self.glen, :A] = self.gk[:, :self.glen, parents]
             self.gv[:, :self.glen, :A] = self.gv[:, :self.glen, parents]

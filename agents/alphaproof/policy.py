@@ -170,7 +170,9 @@ class PolicyValueNet:
         dev, V = self.device, self.model.cfg.vocab_size
         count = samples.to(dev)  # samples a row stands for
         total = int(count.sum())  # of all live rows
-        cache.fork(total, L, valid)
+        # room for the rows, not the samples: samples that agree share a row, and a decode's
+        # peak is early, at a few distinct first tokens per prompt (the cache grows if needed)
+        cache.fork(min(total, 4 * B), L, valid)
         # one entry per live row; a row's prompt in the cache's current numbering, and its prompt row
         prompt = origin = torch.arange(B, device=dev)
         seq = torch.empty(B, 0, dtype=torch.long, device=dev)
