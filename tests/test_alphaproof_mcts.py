@@ -244,6 +244,24 @@ def test_widening_keeps_subtree():
     assert search.tree.root.steps == 2  # found via the tactic added by widening
 
 
+def test_widening_sends_widen_tactics_new_tactics():
+    """However many untried tactics the policy's top k holds, a widened node sends
+    ``widen_tactics`` of them (the most probable), a new leaf ``num_tactics``."""
+
+    class Fresh(FakeEvaluator):  # k tactics never proposed before, on every call
+        def evaluate(self, states, k):
+            self.calls += 1
+            return [Evaluation(tuple(f"intro h{self.calls}_{i}" for i in range(n)),
+                               tuple(-0.1 * i for i in range(n)), 0.5) for n in per_state(k, len(states))]
+
+    cfg = SearchConfig(num_simulations=80, num_tactics=3, widen_tactics=2, widen_c=0.5, max_lean_calls=None)
+    res = run_search(ProofSession(FakeLean(), ENDLESS), Fresh(), cfg)
+    sent = [len(n.tried) for n in res.tree.table.values() if n.expanded]
+    assert max(sent) > 3  # some node was widened, several times
+    assert all((s - 3) % 2 == 0 for s in sent)
+    assert all(t.endswith(("_0", "_1", "_2")) for n in res.tree.table.values() for t in n.tried)  # the best ones
+
+
 def test_failed_tactics_are_never_sent_twice():
     # ⊢ r is reached by `left` and by `right` (one node) and asked again on every widening.
     sess = session("r ∨ r")

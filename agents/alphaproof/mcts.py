@@ -146,10 +146,16 @@ class SearchTree:
 
     # ------------------------------------------------------------------ expansion
     def new_tactics(self, leaf: Leaf, evaluation: Evaluation) -> list[tuple[str, float]]:
-        """The policy's tactics for ``leaf`` not tried before and not known to fail."""
+        """The policy's tactics for ``leaf`` not tried before and not known to fail, best first.
+
+        A new leaf gets ``num_tactics`` of them, a widened node ``widen_tactics`` more: the
+        policy is asked for ``tried + widen_tactics`` so that ``widen_tactics`` new ones can
+        be found among them, but its top k of a fresh sample may hold many more untried
+        ones, and sending them all would spend the Lean budget on one node.
+        """
         node = leaf.node
         fresh = [(t, lp) for t, lp in zip(evaluation.tactics[: leaf.k], evaluation.log_priors)
-                 if t not in node.tried and (node.text, t) not in self.failed]
+                 if t not in node.tried and (node.text, t) not in self.failed][: leaf.k - len(node.tried)]
         if not fresh or len(node.tried) + len(fresh) >= self.config.max_tactics:
             node.exhausted = True  # widening cannot help any more
         return fresh
