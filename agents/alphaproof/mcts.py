@@ -35,8 +35,8 @@ class SearchConfig:
     num_simulations: int = 256  # per theorem; one simulation = one leaf evaluated and its tactics tried
     max_lean_calls: int | None = 2048  # per theorem (the session's own Budget applies as well)
     max_seconds: float | None = None  # per theorem, wall clock
-    num_tactics: int = 8  # k asked of the policy at a new leaf
-    widen_tactics: int = 8  # extra tactics asked each time a node is widened
+    num_tactics: int = 8  # tactics tried at a new leaf (the policy's k most probable)
+    widen_tactics: int = 8  # new tactics tried each time a node is widened (see new_tactics)
     max_tactics: int = 64  # a node never asks for more than this many
     widen_c: float = 2.0  # widen a node once its visits > widen_c * tactics_tried ** widen_alpha
     widen_alpha: float = 1.5
