@@ -107,7 +107,7 @@ class KVCache:
         self.k = torch.empty(cfg.n_layer, batch, cfg.n_head, max_len, hd, device=device, dtype=dtype)
         self.v = torch.empty_like(self.k)
         self.length = 0
-        self.forked = False  # prompts written; then continuations decode (fork())
+        self.forked = False  # True once fork() has set up the continuations: then forwards decode them
 
     def fork(self, capacity: int, max_new: int, valid: torch.Tensor | None = None) -> None:
         """Room for ``capacity`` live continuations (more grow it); :meth:`select` says which are live.
