@@ -92,6 +92,7 @@ class FakeLean:
     """A deterministic LeanProcess over the toy logic; counts every (goal text, tactic) sent."""
 
     process_id = 1
+    in_process = True
 
     def __init__(self, factorized: bool = True, final_check_fails: bool = False):
         self.factorized, self.final_check_fails = factorized, final_check_fails
@@ -367,6 +368,24 @@ def test_a_raising_backend_fails_its_tactics_not_the_batch():
     sessions = [ProofSession(Raising(), thm(PQ, "p ∧ q")), session("q ∧ p")]
     results = run_batched_search(sessions, FakeEvaluator(["boom"] + VOCAB), SearchConfig(num_simulations=20))
     assert all(r.verified for r in results)
+
+
+def test_in_process_lean_runs_inline():
+    """An in-process kernel holds the interpreter while it works: its calls run in the search's
+    own thread (threads would only add switching). A server's calls get threads (below)."""
+    import threading
+
+    threads = set()
+
+    class Recording(FakeLean):
+        def apply_tactic(self, state, tactic, timeout_ms=1000):
+            threads.add(threading.get_ident())
+            return super().apply_tactic(state, tactic, timeout_ms)
+
+    sessions = [ProofSession(Recording(), thm(PQ, "p ∧ q")) for _ in range(4)]
+    results = run_batched_search(sessions, FakeEvaluator(), SearchConfig(num_simulations=30))
+    assert all(r.verified for r in results)
+    assert threads == {threading.get_ident()}
 
 
 def test_batched_search_keeps_every_lean_process_busy(sim_server):

@@ -182,7 +182,7 @@ def test_kv_cache_generation_equals_no_cache(net):
         refs = [_greedy_without_cache(net, state) for state in STATES]
         for chunk in (16, 3):  # one prefill chunk, or several of different lengths
             h_last, cache, lens, valid = net._prefill(STATES, chunk=chunk)  # different lengths: left padding
-            out, logp, origin, _ = net._decode(h_last, cache, lens, valid, torch.ones(len(STATES), dtype=torch.long),
+            out, logp, origin, *_ = net._decode(h_last, cache, lens, valid, torch.ones(len(STATES), dtype=torch.long),
                                               greedy=True)
             assert origin.tolist() == list(range(len(STATES)))  # one row per prompt, in order
             for i, (ref, ref_logp) in enumerate(refs):
@@ -191,7 +191,7 @@ def test_kv_cache_generation_equals_no_cache(net):
                 assert float(logp[i]) == pytest.approx(ref_logp, rel=1e-4, abs=1e-3)
         # n greedy samples of a prompt agree all the way: one row each, decoded exactly like n = 1
         h_last, cache, lens, valid = net._prefill(STATES)
-        out3, logp3, origin3, _ = net._decode(h_last, cache, lens, valid, torch.full((len(STATES),), 3), greedy=True)
+        out3, logp3, origin3, *_ = net._decode(h_last, cache, lens, valid, torch.full((len(STATES),), 3), greedy=True)
         assert origin3.tolist() == list(range(len(STATES)))
         assert torch.equal(out3, out) and torch.allclose(logp3, logp, atol=1e-4)
         # padding does not change a prompt's value either
@@ -337,7 +337,8 @@ def test_sampled_log_priors_match_teacher_forcing(trained):
     old, net.temperature = net.temperature, 1.5
     try:
         h_last, cache, lens, valid = net._prefill(states, chunk=4)
-        out, logp, origin, done = net._decode(h_last, cache, lens, valid, torch.full((len(states),), 6), greedy=False)
+        out, logp, origin, done, _ = net._decode(h_last, cache, lens, valid, torch.full((len(states),), 6),
+                                                  greedy=False)
     finally:
         net.temperature = old
     lengths, seen = set(), set()
@@ -354,6 +355,57 @@ def test_sampled_log_priors_match_teacher_forcing(trained):
         ref = sum(float(lp[len(prompt) - 1 + i, t]) for i, t in enumerate(seq))
         assert float(logp[row]) == pytest.approx(ref, rel=1e-4, abs=1e-3)
     assert len(lengths) >= 4  # rows really finished at different steps
+
+
+def _stratified_draw(weights, rows=None):
+    """A deterministic stand-in for ``draw``: a row's c draws at the quantiles (j + 0.5) / c.
+
+    What a row draws then depends on that row alone (its weights and count), not on
+    which other rows exist, so two decodes that drop different rows stay comparable."""
+    if rows is None:
+        rows = torch.arange(weights.size(0))
+    _, inverse, counts = torch.unique_consecutive(rows, return_inverse=True, return_counts=True)
+    j = torch.arange(rows.numel()) - (counts.cumsum(0) - counts)[inverse]
+    cdf = weights.cumsum(-1)
+    u = (j + 0.5) / counts[inverse] * cdf[rows, -1]
+    return torch.searchsorted(cdf[rows], u[:, None], right=True).clamp(max=weights.size(1) - 1).squeeze(1)
+
+
+@torch.inference_mode()
+def test_pruning_rows_that_cannot_be_kept_changes_no_result(trained, monkeypatch):
+    """With ``keep``, a row whose log-prob is already below the last of the k best finished
+    tactics of its prompt is dropped. Same draws both ways: the k best are the same, and
+    fewer rows are computed."""
+    net, _ = trained
+    monkeypatch.setattr("agents.alphaproof.policy.draw", _stratified_draw)
+    states = [r["state"] for r in ROWS] + STATES
+    ks = [1, 2, 3, 1, 2, 3, 2, 4, 1, 3]
+    old, net.temperature = net.temperature, 2.0  # hot: long, varied samples that reach the cap
+    rows_computed = []
+    real_forward = net.model.forward
+    monkeypatch.setattr(net.model, "forward", lambda idx, *a, **kw: rows_computed.append(idx.size(0))
+                        or real_forward(idx, *a, **kw))
+    try:
+        results = []
+        for keep in (None, ks):
+            rows_computed.clear()
+            h_last, cache, lens, valid = net._prefill(states, chunk=4)
+            _, logp, origin, done, texts = net._decode(h_last, cache, lens, valid, torch.tensor(ks) * 4,
+                                                       greedy=False, keep=keep)
+            best = [{} for _ in states]
+            for text, lp, b, ok in zip(texts, logp.tolist(), origin.tolist(), done.tolist()):
+                if ok and text:
+                    best[b][text] = max(lp, best[b].get(text, float("-inf")))
+            top = [sorted(d.items(), key=lambda kv: -kv[1])[:k] for d, k in zip(best, ks)]
+            results.append((top, sum(rows_computed[2:])))  # decoding rows (the prefill's chunks first)
+    finally:
+        net.temperature = old
+    (full, full_rows), (pruned, pruned_rows) = results
+    assert sum(len(t) for t in full) >= 15  # most prompts had several finished tactics to choose from
+    for a, b in zip(full, pruned):
+        assert [t for t, _ in a] == [t for t, _ in b]
+        assert [lp for _, lp in a] == pytest.approx([lp for _, lp in b], abs=1e-5)
+    assert pruned_rows < 0.8 * full_rows
 
 
 def test_losses_with_missing_targets(net):

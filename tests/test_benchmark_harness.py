@@ -80,6 +80,7 @@ class TinyLean:
     """A LeanProcess whose only theorem is ``h : P ⊢ P``; ``exact h`` proves it, the final check is honest."""
 
     process_id = 1
+    in_process = True
 
     def __init__(self) -> None:
         self.closed = False

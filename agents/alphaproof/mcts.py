@@ -43,7 +43,7 @@ class SearchConfig:
     c_puct: float = 1.5
     fpu_reduction: float = 0.2  # Q of an unvisited edge = the node's value estimate - this (see puct)
     leaves_per_round: int = 4  # leaves selected per tree per round, kept apart by virtual loss
-    lean_threads: int | None = None  # sessions talking to Lean at once (None: all of them)
+    lean_threads: int | None = None  # sessions talking to Lean at once (None: all; in-process Lean runs inline)
 
 
 _EMPTY_F, _EMPTY_I, _EMPTY_B = np.zeros(0), np.zeros(0, np.int64), np.zeros(0, bool)

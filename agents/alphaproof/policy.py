@@ -150,7 +150,8 @@ class PolicyValueNet:
         valid = torch.arange(T, device=self.device) >= (T - lens)[:, None]
         return h_last, cache, lens, (None if bool(valid.all()) else valid)
 
-    def _decode(self, h_last, cache, lens, valid, samples: torch.Tensor, greedy: bool):
+    def _decode(self, h_last, cache, lens, valid, samples: torch.Tensor, greedy: bool,
+                keep: Sequence[int] | None = None):
         """``samples[b]`` samples of prompt row b, all decoded together; one entry per *distinct* sample.
 
         Samples of one prompt that agree so far are one row with a count: its next
@@ -160,9 +161,16 @@ class PolicyValueNet:
         computes far fewer rows than samples. Finished rows leave at once.
         ``greedy``: the argmax token instead of a draw (one row per prompt).
 
-        Returns (tokens (F, L), log-probs (F,), prompt row (F,), finished (F,)), sorted
-        by prompt row: every distinct sample that ended with ``<|eos|>``, and (not
-        finished) those cut at ``max_tactic_tokens``.
+        ``keep[b]``: the caller keeps only prompt b's ``keep[b]`` most probable distinct
+        finished tactics. Once it has that many, a row whose log-prob is already below
+        the last of them leaves too: log-probs only fall, so nothing it could still
+        finish would be kept. This changes no result and ends most decodes at half the
+        steps (the last steps would only run a few rambling samples to the cap).
+
+        Returns (tokens (F, L), log-probs (F,), prompt row (F,), finished (F,), texts),
+        sorted by prompt row: the distinct samples that ended with ``<|eos|>``, and (not
+        finished, text "") those cut at ``max_tactic_tokens``; pruned rows are not
+        returned. A finished sample's text is its tokens before ``<|eos|>``, stripped.
         """
         B, L = h_last.size(0), self.max_tactic_tokens
         if lens.max() + L > self.model.cfg.max_seq_len:
@@ -178,7 +186,10 @@ class PolicyValueNet:
         seq = torch.empty(B, 0, dtype=torch.long, device=dev)
         logp = torch.zeros(B, device=dev)
         logits = self.model.logits(h_last)
-        ended = []  # (tokens, log-probs, prompt rows, finished) of rows that left
+        ended = []  # (tokens, log-probs, prompt rows, finished, texts) of rows that left
+        kept: list[dict[str, float]] = [{} for _ in range(B)]  # per prompt: finished text -> best log-prob
+        floor = torch.full((B,), float("-inf"), device=dev)  # per prompt: the log-prob a row must keep
+        pruning = False  # whether any prompt has its keep[b] tactics yet
         for t in range(L):
             probs = F.softmax(logits.float(), -1)
             if self.temperature != 1.0 and not greedy:
@@ -207,13 +218,23 @@ class PolicyValueNet:
                 seq = torch.cat([seq[parent], token[:, None]], 1)
                 prompt, origin = prompt[parent], origin[parent]
             done = token == self.tok.eos_id
-            if t == L - 1:
-                ended.append((seq, logp, origin, done))
+            if t == L - 1:  # the cap: what has not finished is cut
+                done_list = done.tolist()
+                texts = self._texts(seq[done]) if any(done_list) else []
+                it = iter(texts)
+                ended.append((seq, logp, origin, done, [next(it) if d else "" for d in done_list]))
                 break
+            live = None  # None: every row goes on
             if bool(done.any()):
-                ended.append((seq[done], logp[done], origin[done], done[done]))
+                texts = self._texts(seq[done])
+                ended.append((seq[done], logp[done], origin[done], done[done], texts))
+                if keep is not None:
+                    pruning |= self._raise_floors(kept, floor, keep, texts, origin[done], logp[done])
                 live = ~done
-                total -= int(count[done].sum())
+            if pruning:
+                live = (logp >= floor[origin]) if live is None else live & (logp >= floor[origin])
+            if live is not None and not bool(live.all()):
+                total -= int(count[~live].sum())
                 if not total:
                     break
                 parent = live.nonzero().squeeze(1) if parent is None else parent[live]
@@ -228,8 +249,25 @@ class PolicyValueNet:
             out[at:at + len(tokens), :tokens.size(1)] = tokens
             at += len(tokens)
         logp, origin, done = (torch.cat([e[i] for e in ended]) for i in (1, 2, 3))
+        texts = [text for e in ended for text in e[4]]
         order = torch.sort(origin, stable=True).indices
-        return out[order], logp[order], origin[order], done[order]
+        return out[order], logp[order], origin[order], done[order], [texts[i] for i in order.tolist()]
+
+    @staticmethod
+    def _raise_floors(kept, floor, keep, texts, origins, logps) -> bool:
+        """Record finished tactics; a prompt with ``keep[b]`` distinct ones gets the last one's log-prob as floor.
+
+        Returns whether any floor was set.
+        """
+        raised = False
+        for text, b, lp in zip(texts, origins.tolist(), logps.tolist()):
+            if text:  # an empty tactic is never kept
+                best = kept[b]
+                best[text] = max(lp, best.get(text, float("-inf")))
+                if 0 < keep[b] <= len(best):
+                    floor[b] = sorted(best.values())[-keep[b]]
+                    raised = True
+        return raised
 
     def _texts(self, out: torch.Tensor) -> list[str]:
         seqs = []
@@ -252,9 +290,9 @@ class PolicyValueNet:
             return [Evaluation((), (), v) for v in values]
         # oversampled, then deduplicated: a peaked policy repeats its favourite tactics
         want = torch.tensor([max(x, self.oversample * x) if x > 0 else 0 for x in ks])
-        out, logp, origin, done = self._decode(h_last, cache, lens, valid, want, greedy=False)
+        _, logp, origin, done, texts = self._decode(h_last, cache, lens, valid, want, greedy=False, keep=ks)
         best: list[dict[str, float]] = [{} for _ in states]
-        for text, lp, row, ok in zip(self._texts(out), logp.tolist(), origin.tolist(), done.tolist()):
+        for text, lp, row, ok in zip(texts, logp.tolist(), origin.tolist(), done.tolist()):
             if ok and text:  # finished and non-empty
                 d = best[row]
                 d[text] = max(lp, d.get(text, float("-inf")))
@@ -270,9 +308,7 @@ class PolicyValueNet:
         if not states:
             return []
         h_last, cache, lens, valid = self._prefill(states)
-        out, _, _, done = self._decode(h_last, cache, lens, valid, torch.ones(len(states), dtype=torch.long),
-                                       greedy=True)
-        return [t if d else "" for t, d in zip(self._texts(out), done.tolist())]
+        return self._decode(h_last, cache, lens, valid, torch.ones(len(states), dtype=torch.long), greedy=True)[4]
 
     # ------------------------------------------------------------------ training
     def collate(self, rows: Sequence[Mapping[str, Any]]) -> Batch:

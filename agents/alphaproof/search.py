@@ -5,7 +5,8 @@ Each round, for all B trees together:
 1. select up to ``leaves_per_round`` leaves per tree (virtual loss keeps them apart);
 2. evaluate every leaf state in ONE ``evaluator.evaluate`` call;
 3. send each leaf's new tactics to Lean (``session.apply_many``), one thread
-   per session, all sessions concurrently;
+   per session, all sessions concurrently (an in-process kernel runs inline:
+   its calls hold the interpreter, so threads would only add switching);
 4. add the results to the trees and back the values up.
 
 A search leaves the batch when its root is solved or dead, or a budget
@@ -141,7 +142,20 @@ class _Search:
             targets=tree.targets(), verify_error=error, tree=tree)
 
 
-def search_round(searches: list[_Search], evaluator: Evaluator, pool: ThreadPoolExecutor) -> int:
+class _Inline:
+    """The executor's ``map`` in the calling thread, for in-process Lean."""
+
+    def __enter__(self) -> "_Inline":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def map(self, fn, items):
+        return [fn(x) for x in items]
+
+
+def search_round(searches: list[_Search], evaluator: Evaluator, pool: ThreadPoolExecutor | _Inline) -> int:
     """One round over the active searches: select, evaluate (one call), Lean (concurrent), back up.
 
     Returns the number of simulations completed.
@@ -179,7 +193,9 @@ def run_batched_search(sessions: Sequence[ProofSession], evaluator: Evaluator,
     """
     searches = [_Search(s, config) for s in sessions]
     threads = len(searches) if config.lean_threads is None else min(config.lean_threads, len(searches))
-    with ThreadPoolExecutor(max(1, threads)) as pool:
+    if all(s.process.in_process for s in sessions):
+        threads = 0
+    with (ThreadPoolExecutor(threads) if threads else _Inline()) as pool:
         for s in searches:
             s.check_budgets()
         while active := [s for s in searches if s.stop_reason is None]:

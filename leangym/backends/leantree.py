@@ -411,6 +411,8 @@ class HttpLease:
     without ``close()``, and at interpreter exit.
     """
 
+    in_process = False  # calls wait on the server: callers overlap them in threads
+
     def __init__(self, client: LeanTreeClient, process_id: int) -> None:
         self.client = client
         self.process_id = int(process_id)

@@ -233,6 +233,9 @@ class LeanProcess(Protocol):
     """
 
     process_id: int
+    # True when calls run in this interpreter (the simulated kernel): they hold the GIL while they
+    # work, so a caller gains nothing by threads and runs them inline. False when they wait on a server.
+    in_process: bool
 
     def start_proof(self, theorem_with_sorry: str) -> ProofState: ...
 

@@ -17,6 +17,8 @@ from leangym.sim.process import SimProcess
 class LocalProcess:
     """One simulated Lean process used in-process (implements ``LeanProcess``)."""
 
+    in_process = True
+
     def __init__(self, factorized: bool = False, process_id: int = 0):
         self.process_id = process_id
         self.factorized = factorized
