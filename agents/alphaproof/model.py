@@ -5,9 +5,9 @@ and keys, which keeps attention logits tame without tuning), SwiGLU MLPs,
 input and output embeddings tied, attention through
 ``F.scaled_dot_product_attention``, and a preallocated KV cache for decoding.
 
-Positions are explicit (``pos``, one per token) and attention takes an
-optional boolean mask, so a batch may be left-padded: each row's real tokens
-sit at positions 0, 1, ... whatever its padding, exactly as in training.
+Positions are explicit (``pos``, one per token): a decoded token sits right
+after its own prompt, whatever the padding of the batch, exactly as in training.
+Batches are right-padded, so plain causal attention is exact for real tokens.
 
 The value head reads the hidden state at the last prompt token and predicts a
 distribution over "tactic steps still needed" 0..B-1 plus a last bin for "not
@@ -155,8 +155,8 @@ class KVCache:
             self.k, self.v = self.k[:, kept], self.v[:, kept]
             if self.valid is not None:
                 self.valid = self.valid[kept]
-                start = int((~self.valid).sum(1).min())  # left padding common to every kept prompt
-                self.k, self.v, self.valid = self.k[:, :, :, start:], self.v[:, :, :, start:], self.valid[:, start:]
+                end = int(self.valid.sum(1).max())  # the longest kept prompt: later columns are all padding
+                self.k, self.v, self.valid = self.k[:, :, :, :end], self.v[:, :, :, :end], self.valid[:, :end]
             self._set_bias()
             prompts = inverse
         # as wide as the prompt with the most rows: when rows finish, the grid narrows
@@ -288,13 +288,12 @@ class Transformer(nn.Module):
     def n_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
-    def forward(self, idx, pos=None, mask=None, cache: KVCache | None = None) -> torch.Tensor:
-        """Final hidden states (B, T, d_model), normalised.
+    def forward(self, idx, pos=None, cache: KVCache | None = None) -> torch.Tensor:
+        """Final hidden states (B, T, d_model), normalised; attention is causal.
 
         ``pos`` (B, T) positions (default 0..T-1, after the cache's length);
-        ``mask`` (B, 1, T, keys) bool, True = may attend (default: causal; unused once
-        the cache is forked, which keeps its own prefix mask);
-        ``cache`` receives this call's keys and values and advances.
+        ``cache`` receives this call's keys and values and advances (a forked cache
+        keeps its own mask of the prefix's padding).
         """
         B, T = idx.shape
         if cache is not None and cache.forked and T != 1:
@@ -303,7 +302,8 @@ class Transformer(nn.Module):
         t0 = 0 if cache is None else cache.length + (cache.glen if cache.forked else 0)
         if pos is None:
             pos = torch.arange(t0, t0 + T, device=idx.device).expand(B, T)
-        if mask is None and cache is not None and t0 > 0 and T > 1:
+        mask = None
+        if cache is not None and t0 > 0 and T > 1:
             # causal, with queries starting at t0 (SDPA's is_causal would align them at 0)
             q, k = torch.arange(t0, t0 + T, device=idx.device), torch.arange(t0 + T, device=idx.device)
             mask = (k[None, :] <= q[:, None]).expand(B, 1, T, t0 + T)

@@ -3,9 +3,9 @@
 :class:`PolicyValueNet` wraps a :class:`Transformer`, its tokenizer and a
 device, and implements ``interfaces.Evaluator``. One ``evaluate`` call does:
 
-1. one forward over all prompts, left-padded so that every prompt ends at the
-   same column: the last column is then both the value head's input and the
-   first tactic token's logits, and decoding appends one column per step;
+1. one forward over all prompts (right-padded, in chunks of similar length):
+   each prompt's last token gives the value head's input and the first tactic
+   token's logits;
 2. K distinct tactics per state by *sampling and deduplicating*: ``oversample * k``
    samples of every prompt, all states decoded together in one loop, one forward
    per token for the whole batch (see ``_decode``). Samples of a prompt that agree
@@ -112,14 +112,14 @@ class PolicyValueNet:
 
     # ------------------------------------------------------------------ inference
     def _prefill(self, states: Sequence[str], chunk: int = 16):
-        """The prompts through the model, into one cache, left-padded to a common length.
+        """The prompts through the model, into one cache, right-padded to a common length.
 
         Prompts are sorted by length and run ``chunk`` at a time, each chunk padded
         only to its own longest prompt (goal states vary a lot in length: padding
-        everything to the longest would multiply the work); their keys land
-        right-aligned in the shared cache, which positions make harmless.
-        Returns the last hidden states, the cache, the prompt lengths and which
-        prompt columns are real tokens (None when no prompt is padded).
+        everything to the longest would multiply the work). Right padding keeps each
+        chunk a plain causal batch, exact for the real tokens, with no mask to build.
+        Returns the hidden states at each prompt's last token, the cache, the prompt
+        lengths and which cache columns are real tokens (None when no prompt is padded).
         """
         prompts = [prompt_ids(self.tok, s, self.max_state_tokens) for s in states]
         lens = torch.tensor([len(p) for p in prompts], device=self.device)
@@ -130,24 +130,15 @@ class PolicyValueNet:
         for c in range(0, B, chunk):
             rows = order[c:c + chunk]
             Tc = len(prompts[rows[-1]])
-            idx = torch.full((len(rows), Tc), self.tok.pad_id, dtype=torch.long)
-            for i, r in enumerate(rows):
-                idx[i, Tc - len(prompts[r]):] = torch.tensor(prompts[r])
-            valid = torch.arange(Tc, device=self.device) >= (Tc - lens[rows])[:, None]
-            pos = (valid.long().cumsum(1) - 1).clamp(min=0)  # each row's real tokens at 0, 1, ...
-            mask = None
-            if not bool(valid.all()):
-                causal = torch.ones(Tc, Tc, dtype=torch.bool, device=self.device).tril()
-                # padding queries attend to themselves only, so no row of the softmax is empty
-                mask = (causal & valid[:, None, None, :]) | torch.eye(Tc, dtype=torch.bool, device=self.device)
+            idx = torch.tensor([prompts[r] + [self.tok.pad_id] * (Tc - len(prompts[r])) for r in rows])
             sub = self.model.new_cache(len(rows), Tc)
-            h = self.model(idx.to(self.device), pos=pos, mask=mask, cache=sub)
+            h = self.model(idx.to(self.device), cache=sub)
             r = torch.tensor(rows, device=self.device)
-            cache.k[:, r, :, T - Tc:], cache.v[:, r, :, T - Tc:] = sub.k, sub.v
-            cache.k[:, r, :, :T - Tc], cache.v[:, r, :, :T - Tc] = 0.0, 0.0  # padding: finite keys (masked anyway)
-            h_last[r] = h[:, -1]
+            cache.k[:, r, :, :Tc], cache.v[:, r, :, :Tc] = sub.k, sub.v
+            cache.k[:, r, :, Tc:], cache.v[:, r, :, Tc:] = 0.0, 0.0  # padding: finite keys (masked anyway)
+            h_last[r] = h[torch.arange(len(rows), device=self.device), lens[r] - 1]
         cache.length = T
-        valid = torch.arange(T, device=self.device) >= (T - lens)[:, None]
+        valid = torch.arange(T, device=self.device) < lens[:, None]
         return h_last, cache, lens, (None if bool(valid.all()) else valid)
 
     def _decode(self, h_last, cache, lens, valid, samples: torch.Tensor, greedy: bool,
