@@ -193,7 +193,8 @@ def run_batched_search(sessions: Sequence[ProofSession], evaluator: Evaluator,
     """
     searches = [_Search(s, config) for s in sessions]
     threads = len(searches) if config.lean_threads is None else min(config.lean_threads, len(searches))
-    if all(s.process.in_process for s in sessions):
+    # (a LeanProcess written before ``in_process`` existed counts as a server: threads, as before)
+    if all(getattr(s.process, "in_process", False) for s in sessions):
         threads = 0
     with (ThreadPoolExecutor(threads) if threads else _Inline()) as pool:
         for s in searches:
