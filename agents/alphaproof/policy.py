@@ -210,17 +210,16 @@ class PolicyValueNet:
                 prompt, origin = prompt[parent], origin[parent]
             done = token == self.tok.eos_id
             if t == L - 1:  # the cap: what has not finished is cut
-                done_list = done.tolist()
-                texts = self._texts(seq[done]) if any(done_list) else []
-                it = iter(texts)
-                ended.append((seq, logp, origin, done, [next(it) if d else "" for d in done_list]))
+                texts = [text if d else "" for text, d in zip(self._texts(seq), done.tolist())]
+                ended.append((seq, logp, origin, done, texts))
                 break
             live = None  # None: every row goes on
             if bool(done.any()):
-                texts = self._texts(seq[done])
-                ended.append((seq[done], logp[done], origin[done], done[done], texts))
+                finished = (seq[done], logp[done], origin[done], done[done])
+                texts = self._texts(finished[0])
+                ended.append((*finished, texts))
                 if keep is not None:
-                    pruning |= self._raise_floors(kept, floor, keep, texts, origin[done], logp[done])
+                    pruning |= self._raise_floors(kept, floor, keep, texts, finished[2], finished[1])
                 live = ~done
             if pruning:
                 live = (logp >= floor[origin]) if live is None else live & (logp >= floor[origin])
