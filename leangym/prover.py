@@ -13,8 +13,9 @@ returns a proof or ``None``::
 
     python -m scripts.benchmark --agent mypkg.mod:MyProver --agent-kwargs '{"k": 1}' ...
 
-The harness never trusts the answer: it re-checks it with ``session.verify``
-(one command on a clean state, ``#print axioms``) and only then counts it.
+The harness never trusts the answer: it re-checks it whole (one command with
+``#print axioms``, on a process fresh from the pool, so nothing the prover ran
+on its own process counts) and only then counts it.
 The session enforces the budget: a call beyond it raises
 :class:`~leangym.session.BudgetExhausted`, which the harness treats as "not
 solved" (not as an error). Optional: a ``set_seed(seed: int)`` method is

@@ -5,14 +5,22 @@ rejects escape hatches (``sorry``, ``admit``, ``native_decide``, the
 ``exact?`` family) and anything that would leave tactic mode (a new command
 such as ``theorem``/``axiom``/``#exit``/``end`` on a line of its own). After
 the goals are closed, :func:`verify` assembles the whole proof, checks it as
-one command on a clean state together with ``#print axioms``, and accepts it
-only with no error, no ``sorry`` and no axiom outside the allowed set. Every
-rule is a field of the policy; none is silent.
+one command together with ``#print axioms``, and accepts it only with no
+error, no ``sorry`` and no axiom outside the allowed set. Every rule is a
+field of the policy; none is silent.
+
+The check declares the theorem inside a namespace of its own, named with a
+random nonce. A process may keep what earlier commands declared (the protocol
+does not say it forgets them), and a proof must not cite an earlier check of
+its own theorem, or of another one: those names are unguessable. The same
+statement can also be checked again on the same process without Lean
+answering "already declared".
 """
 from __future__ import annotations
 
 import functools
 import re
+import secrets
 from dataclasses import dataclass
 
 from leangym.backends.types import LeanProcess, ServerError
@@ -30,14 +38,17 @@ COMMAND_KEYWORDS = (
     "elab_rules notation infix infixl infixr prefix postfix mutual deriving initialize"
 ).split()
 _COMMAND_LINE = re.compile(r"^\s*(?:(?:" + "|".join(COMMAND_KEYWORDS) + r")(?![\w.'?!])|@\[|#[A-Za-z]\w*)", re.M)
-_HASH_COMMAND = re.compile(r"(?<![\w#])#[A-Za-z]\w*")
+_HASH_COMMAND = re.compile(r"(?<![\w#])#\s*[A-Za-z]\w*")
 _AXIOMS_MSG = re.compile(r"depends on axioms: \[(.*?)\]", re.S)
 
 
 @functools.lru_cache(maxsize=256)
 def _banned_pattern(word: str) -> re.Pattern[str]:
-    # A word, not a substring: `sorry` is banned, `sorry_free_h` is a fine hypothesis name.
-    return re.compile(r"(?<![\w.'])" + re.escape(word) + (r"(?![\w'])" if word[-1].isalnum() else ""))
+    # A word, not a substring: `sorry` is banned, `sorry_free_h` and `mysorry` are fine names.
+    # Only ASCII letters, `_` and `'` join it into a longer name: after a digit (`0sorry`), a
+    # symbol (`ℕsorry`) or a dot (`_root_.sorryAx`) some tokenizer may still read the word, so
+    # it is banned there too (a false alarm costs one rejected tactic, a miss costs soundness).
+    return re.compile(r"(?<![A-Za-z_'])" + re.escape(word) + (r"(?![A-Za-z0-9_'])" if word[-1].isalnum() else ""))
 
 
 @dataclass(frozen=True)
@@ -68,7 +79,7 @@ class SoundnessPolicy:
 @dataclass(frozen=True)
 class Verification:
     ok: bool
-    source: str  # the complete Lean source that was checked
+    source: str  # the whole proof as Lean source (checked as is, inside a namespace of its own)
     axioms: tuple[str, ...] = ()
     error: str | None = None
     server_failure: bool = False  # the check could not run: not a verdict on the proof
@@ -83,7 +94,10 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
         if why:
             return Verification(False, "", error=why)
     source = theorem.source_with_proof(script)
-    command = source + (f"\n#print axioms {theorem.decl_name}\n" if policy.check_axioms else "")
+    scope = f"LeangymCheck{secrets.token_hex(8)}"  # see the module docstring
+    checked = (f"{theorem.preamble}namespace {scope}\n{source[len(theorem.preamble):]}end {scope}\n")
+    name = f"{scope}.{theorem.decl_name}"
+    command = checked + (f"\n#print axioms {name}\n" if policy.check_axioms else "")
     try:
         result = process.run_command(command)
     except ServerError as e:
@@ -98,10 +112,10 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
     # (`trace`, `logInfo`), including a forged "does not depend on any axioms", but only at
     # its own lines. (`> last_line`, not `== last_line + 2`, so that a server counting lines
     # from 0 works too; a message without a position is taken as the command's.)
-    last_line = source.count("\n")
+    last_line = checked.count("\n")
     infos = [m.text for m in result.messages
              if m.severity == "info" and (m.line is None or m.line > last_line)
-             and f"'{theorem.decl_name}'" in m.text and "axioms" in m.text]
+             and f"'{name}'" in m.text and "axioms" in m.text]
     if len(infos) != 1:  # none: the check did not run; several: someone forged one
         return Verification(False, source, error=f"final check failed: '#print axioms' gave {len(infos)} answers, "
                                                  "expected exactly one")

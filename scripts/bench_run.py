@@ -1,7 +1,10 @@
 """Running a prover over a theorem set: one leased Lean process per worker thread, resumable.
 
 Each attempt gets a fresh :class:`ProofSession` with the run's budget. The
-prover's answer counts only if ``session.verify`` accepts it; an exception
+prover's answer counts only if the final check accepts it, run on a clean
+process: the worker gives its process back (the server rolls it back to its
+post-import state) and leases one for the check, because a prover holds the
+process and could have declared lemmas on it to cite. An exception
 from the prover is a failed attempt with the error recorded, never a crash of
 the run. Server trouble (cannot lease, cannot start the proof, the final
 check did not get an answer) is recorded as ``infra_error``: it says nothing
@@ -23,6 +26,7 @@ from leangym.datasets import category_of
 from leangym.proof import ProofTree, assemble
 from leangym.prover import Prover
 from leangym.session import Budget, BudgetExhausted, ProofSession
+from leangym.soundness import verify
 from leangym.theorem import Theorem
 from scripts.bench_records import AttemptResult
 
@@ -52,8 +56,11 @@ def script_of(proof: object) -> str:
 
 
 def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget, *, run_seed: int = 0,
-                timeout_ms: int = 1000) -> AttemptResult:
-    """One proof attempt; never raises for prover or server failures (they are in the result)."""
+                timeout_ms: int = 1000, clean_process: Callable[[], LeanProcess] | None = None) -> AttemptResult:
+    """One proof attempt; never raises for prover or server failures (they are in the result).
+
+    ``clean_process``: gives the process the final check runs on (default: the prover's own).
+    """
     theorem = task.theorem
     seed = attempt_seed(run_seed, theorem.name, task.attempt)
     result = AttemptResult(theorem.name, task.attempt, category_of(theorem), "failed", seed=seed)
@@ -80,19 +87,28 @@ def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget
         tb = traceback.format_exception(type(e), e, e.__traceback__)
         result.status, result.error = "error", f"{type(e).__name__}: {e}\n{''.join(tb[-3:])}"
     if proof is not None and result.status != "error":
-        _check(session, proof, result)
+        _check(session, proof, result, clean_process)
     _record_stats(session, result)
     result.wall_s = time.monotonic() - t0
     return result
 
 
-def _check(session: ProofSession, proof: object, result: AttemptResult) -> None:
+def _check(session: ProofSession, proof: object, result: AttemptResult,
+           clean_process: Callable[[], LeanProcess] | None) -> None:
     try:
         script = script_of(proof)
     except TypeError as e:
         result.status, result.error = "error", str(e)
         return
-    verdict = session.verify(script)
+    process = session.process
+    if clean_process is not None:
+        try:
+            process = clean_process()
+        except ServerError as e:
+            result.status, result.candidate = "infra_error", script
+            result.error = f"could not lease a clean process for the final check: {e}"
+            return
+    verdict = verify(process, session.theorem, script, session.policy)
     if verdict.ok:
         result.status, result.proof = "proved", script
         return
@@ -137,6 +153,14 @@ def run_tasks(tasks: Sequence[Task], make_prover: Callable[[], Prover], lease: C
     def worker() -> None:
         prover = make_prover()  # one per worker: provers need not be thread-safe
         process: LeanProcess | None = None
+
+        def renew() -> LeanProcess:
+            """The prover's process back to the pool, and a clean one for the check (and what follows)."""
+            nonlocal process
+            process.close()
+            process = None
+            process = lease()
+            return process
         try:
             while not stop.is_set():
                 try:
@@ -152,8 +176,8 @@ def run_tasks(tasks: Sequence[Task], make_prover: Callable[[], Prover], lease: C
                         _after(r)
                         continue
                 r = run_attempt(prover, process, task, config.budget, run_seed=config.run_seed,
-                                timeout_ms=config.timeout_ms)
-                if r.status == "infra_error":  # the process may be dead: lease a fresh one
+                                timeout_ms=config.timeout_ms, clean_process=renew)
+                if r.status == "infra_error" and process is not None:  # it may be dead: lease a fresh one
                     process.close()
                     process = None
                 _after(r)

@@ -125,6 +125,9 @@ class FakeLean:
     def run_command(self, source: str) -> CommandResult:
         """Replays the script line by line on the first goal, as Lean runs a ``by`` block."""
         self.commands.append(source)
+        # the check wraps the theorem in `namespace ...` / `end ...` (column 0; tactics are indented)
+        checked = source
+        source = "\n".join(line for line in source.splitlines() if not line.startswith(("namespace ", "end ")))
         head, body = source.split(":= by\n")
         goals = [parse_theorem(head + ":= by sorry")]
         for line in body.split("\n#print")[0].splitlines():
@@ -135,8 +138,9 @@ class FakeLean:
             goals = new + goals[1:]
         if goals or self.final_check_fails:
             return CommandResult((ReplMessage("error", "unsolved goals"),))
-        line = source[:source.index("#print")].count("\n") + 1  # the REPL reports the command's line
-        return CommandResult((ReplMessage("info", "'t' does not depend on any axioms", line, 0),))
+        line = checked[:checked.index("#print")].count("\n") + 1  # the REPL reports the command's line
+        name = checked[checked.index("#print axioms "):].split()[2]
+        return CommandResult((ReplMessage("info", f"'{name}' does not depend on any axioms", line, 0),))
 
     def identity(self) -> ServerIdentity:
         return ServerIdentity("fake://toy", "factorized" if self.factorized else "single-branch")

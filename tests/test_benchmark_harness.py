@@ -102,7 +102,8 @@ class TinyLean:
     def run_command(self, source: str) -> CommandResult:
         name = re.search(r"#print axioms (\S+)", source).group(1)
         body = source.split(":= by", 1)[1].split("#print", 1)[0]
-        lines = [line.strip() for line in body.splitlines() if line.strip()]
+        # the check wraps the theorem in `namespace ...` / `end ...` (column 0; tactics are indented)
+        lines = [line.strip() for line in body.splitlines() if line.strip() and not line.startswith("end ")]
         if "sorry" in lines:
             return CommandResult((ReplMessage("warning", "declaration uses 'sorry'"),), 1)
         if lines and lines[-1] == "exact h" and set(lines) <= {"exact h", "skip"}:
@@ -176,7 +177,8 @@ def test_only_verified_proofs_count(prover, status: str, why: str | None) -> Non
     ok = run_tasks([Task(t, 0) for t in theorems], lambda: prover, lease,
                    RunConfig(Budget(max_lean_calls=5), workers=2), out.append)
     assert ok and sorted(r.theorem for r in out) == ["t1", "t2"]
-    assert all(p.closed for p in procs) and 1 <= len(procs) <= 2
+    # a lease per worker, plus one per checked answer (the check runs on a clean process)
+    assert all(p.closed for p in procs) and 1 <= len(procs) <= 2 + len(theorems)
     for r in out:
         assert r.status == status and r.solved == (status == "proved")
         assert r.proof == ("exact h" if r.solved else None)
@@ -323,6 +325,27 @@ def test_unsound_agent_never_counts_end_to_end(tmp_path: Path, agent_pkg: Path) 
     results = read_results(tmp_path / "cheat.jsonl").attempts
     assert len(results) == 4 and not any(r.solved for r in results)
     assert all(r.verify_error and r.candidate for r in results) and all(r.policy_rejected == 1 for r in results)
+
+
+class CitesItsOwnLemma:
+    """Declares a lemma on the process it was handed, then cites it: no standalone proof."""
+
+    def prove(self, theorem, session, budget):
+        session.process.run_command("theorem helper (P : Prop) (h : P) : P := by\n  exact h")
+        return "exact helper P h"
+
+
+def test_the_check_runs_on_a_clean_process() -> None:
+    from leangym.sim.local import LocalProcess
+    from scripts.bench_run import run_attempt
+
+    task = Task(Theorem("theorem t (P : Prop) (h : P) : P := by sorry"), 0)
+    # on the prover's own process the lemma it declared is there, and the proof goes through ...
+    assert run_attempt(CitesItsOwnLemma(), LocalProcess(), task, Budget(5)).status == "proved"
+    # ... but the harness checks on a process fresh from the pool
+    out: list[AttemptResult] = []
+    assert run_tasks([task], CitesItsOwnLemma, LocalProcess, RunConfig(Budget(5)), out.append)
+    assert out[0].status == "failed" and "unknown identifier 'helper'" in out[0].verify_error
 
 
 def test_server_trouble_is_infra_error_and_stops_the_run() -> None:

@@ -419,3 +419,16 @@ def test_render_modes(sim_server, capsys):
     env.reset(seed=0)
     assert env.render() is None and "⊢ q" in capsys.readouterr().out
     env.close()
+
+
+def test_a_later_episode_cannot_cite_an_earlier_proof():
+    """Episodes share the process by default; the theorem proven in the first is not citable in the second."""
+    env = LeanProofEnv(AND, process_factory=LocalProcess)
+    env.reset(seed=0)
+    assert env.step("exact ⟨hp, hq⟩")[1] == 1.0
+    env.reset(seed=1)
+    obs, reward, terminated, truncated, info = env.step("exact t_and p q hp hq")
+    assert reward == 0.0 and info["outcome"] == "rejected" and "unknown identifier 't_and'" in info["error"]
+    env.reset(seed=2)
+    assert env.step("exact ⟨hp, hq⟩")[1] == 1.0  # the same proof checks again on the same process
+    env.close()

@@ -307,6 +307,7 @@ def test_kernel_rejects_broken_reference_proofs(kernel_sample):
     for t in longer:
         res = parse_command(proc.command(t.theorem.source_with_proof("\n".join(t.proof[:-1]))))
         assert res.errors, t.proof
+        proc.reset()  # the command declared the theorem (with its error), as Lean does
         broken = PropTheorem(t.theorem, t.proof[:-1] + ("exact True.intro",), t.difficulty, t.depth)
         assert _step_through(proc, broken) is not None or t.proof[-1] == "trivial"
 
@@ -318,6 +319,7 @@ def test_kernel_accepts_whole_reference_proofs(kernel_sample):
     proc = SimProcess()
     failures = []
     for t in kernel_sample:
+        proc.reset()  # sample names repeat across seeds, and an environment never redeclares a name
         res = parse_command(proc.command(t.source))
         if res.errors or res.uses_sorry:
             failures.append((t.formal_statement, t.proof, [m.text for m in res.messages]))

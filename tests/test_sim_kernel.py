@@ -348,12 +348,33 @@ def test_command_messages():
     assert [m["data"].split("\n")[0] for m in r["messages"]] == ["type mismatch", "type mismatch"]
     r = p.command("theorem x : 1 = 1 := rfl\ntheorem x : 1 = 1 := rfl")
     assert r["messages"][-1]["data"] == "'x' has already been declared"
+    r = p.command("theorem x : 2 = 2 := rfl")  # nor in a later command: the environment keeps x
+    assert r["messages"][-1]["data"] == "'x' has already been declared"
+
+
+def test_namespaces():
+    p = SimProcess()
+    r = p.command("namespace A.B\ntheorem t (p : Prop) (hp : p) : p := hp\n#print axioms t\nend A.B\n"
+                  "#print axioms A.B.t\n#print axioms t")
+    assert [m["data"] for m in r["messages"]] == ["'A.B.t' does not depend on any axioms",
+                                                   "'A.B.t' does not depend on any axioms", "unknown constant 't'"]
+    r = p.command("namespace A\ntheorem t : 1 = 1 := rfl\nend B")
+    assert r["messages"][-1]["data"] == "invalid 'end', name mismatch (expected A)"
+    assert p.command("end A")["messages"][-1]["data"] == "invalid 'end', insufficient scopes"
+    assert p.command("# print axioms A.B.t")["messages"][-1]["severity"] == "error"  # `#print` is one token
+
+
+def test_a_reused_prop_variable_name_is_refused():
+    # Lean keeps the two apart (`hp : p✝`); the kernel's formulas name variables, so it refuses
+    r = SimProcess().proof_from_sorry("theorem t (p : Prop) (hp : p) (p : Prop) : p := by sorry")
+    assert "reusing the name 'p'" in r["error"]
 
 
 def test_check_proof_and_helpers():
     assert check_proof(T_OR, "intro h\nrcases h with h | h\n· exact Or.inr h\n· exact Or.inl h")
     assert not check_proof(T_OR, "intro h\nsorry")
     assert not check_proof(T_OR, "intro h\nexact h")
+    assert not check_proof("theorem t : False := by sorry", "exact (by\n  · skip)")  # an error in a nested `by`
     f = statement_formula("theorem t (p q : Prop) (h : p) : q → p := by sorry")
     assert f == ("imp", ("var", "p"), ("imp", ("var", "q"), ("var", "p")))
     assert is_tautology(f)

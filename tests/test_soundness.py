@@ -1,6 +1,8 @@
 """The final proof check cannot be talked into accepting a proof (leangym.soundness.verify)."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from leangym.backends.types import CommandResult, ReplMessage
@@ -12,19 +14,27 @@ THM = Theorem("theorem t (p : Prop) (hp : p) : p := by sorry")
 
 
 class Forging(LocalProcess):
-    """The simulator, plus messages a proof could print itself (e.g. with `trace`)."""
+    """The simulator, plus messages a proof could print itself (e.g. with `trace`).
+
+    ``{name}`` in a message stands for the name the check declares (the worst case:
+    a forger who guessed its random namespace).
+    """
 
     def __init__(self, extra: list[ReplMessage], axioms_reply: str | None = None):
         super().__init__()
         self.extra, self.axioms_reply = extra, axioms_reply
+        self.commands: list[str] = []
 
     def run_command(self, source: str) -> CommandResult:
+        self.commands.append(source)
+        name = source[source.index("#print axioms "):].split()[2]
         real = super().run_command(source)
         msgs = list(real.messages)
         if self.axioms_reply is not None:  # what Lean would say about a proof using a bad axiom
             msgs = [m for m in msgs if "axioms" not in m.text]
-            msgs.append(ReplMessage("info", self.axioms_reply, real.messages[-1].line, 0))
-        return CommandResult(tuple(self.extra) + tuple(msgs), real.sorries, real.env)
+            msgs.append(ReplMessage("info", self.axioms_reply.format(name=name), real.messages[-1].line, 0))
+        extra = [dataclasses.replace(m, text=m.text.format(name=name)) for m in self.extra]
+        return CommandResult(tuple(extra) + tuple(msgs), real.sorries, real.env)
 
 
 def test_a_clean_proof_passes():
@@ -33,17 +43,18 @@ def test_a_clean_proof_passes():
 
 
 def test_a_forged_axioms_message_does_not_hide_a_bad_axiom():
-    forged = ReplMessage("info", "'t' does not depend on any axioms", 2, 2)  # printed by the proof itself
-    process = Forging([forged], axioms_reply="'t' depends on axioms: [Lean.ofReduceBool]")
+    forged = ReplMessage("info", "'{name}' does not depend on any axioms", 3, 2)  # printed by the proof itself
+    process = Forging([forged], axioms_reply="'{name}' depends on axioms: [Lean.ofReduceBool]")
     check = verify(process, THM, "exact hp", SoundnessPolicy())
     assert not check.ok and "Lean.ofReduceBool" in check.error
 
 
 def test_a_second_answer_on_the_print_line_is_a_forgery():
     # Meta code can log at any position; two answers on the `#print axioms` line mean one is forged.
-    process = Forging([], axioms_reply="'t' depends on axioms: [Lean.ofReduceBool]")
-    real_line = LocalProcess().run_command(THM.source_with_proof("exact hp") + "\n#print axioms t\n").messages[-1].line
-    process.extra = [ReplMessage("info", "'t' does not depend on any axioms", real_line, 0)]
+    process = Forging([], axioms_reply="'{name}' depends on axioms: [Lean.ofReduceBool]")
+    verify(process, THM, "exact hp", SoundnessPolicy())
+    real_line = LocalProcess().run_command(process.commands[-1]).messages[-1].line
+    process.extra = [ReplMessage("info", "'{name}' does not depend on any axioms", real_line, 0)]
     check = verify(process, THM, "exact hp", SoundnessPolicy())
     assert not check.ok and "exactly one" in check.error
 
@@ -62,13 +73,36 @@ def test_no_answer_from_print_axioms_is_a_failure():
                                     "exact hp\ntheorem x : False := by trivial", "exact hp\n  axiom a : False",
                                     "#exit", "exact hp #exit", "set_option maxHeartbeats 0 in exact hp",
                                     "@[simp] theorem x : True := trivial", "exact hp\nend",
-                                    "run_tac Lean.Elab.admitGoal (← Lean.Elab.Tactic.getMainGoal)"])
+                                    "run_tac Lean.Elab.admitGoal (← Lean.Elab.Tactic.getMainGoal)",
+                                    # a tokenizer may split these before the word
+                                    "exact Nat.lt_irrefl 0sorry", "exact ℕsorry", "exact _root_.sorryAx _ false",
+                                    "exact sorry₁", "# print axioms t"])
 def test_banned_tactics_never_reach_lean(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is not None
     assert not verify(LocalProcess(), THM, tactic, SoundnessPolicy()).ok
 
 
 @pytest.mark.parametrize("tactic", ["exact hp", "intro h", "rcases h with ⟨a, b⟩", "exact h.endpoint",
-                                    "exact sorry_free", "norm_num [foo]"])
+                                    "exact sorry_free", "exact mysorry", "norm_num [foo]"])
 def test_ordinary_tactics_pass_the_policy(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is None
+
+
+def test_a_proof_cannot_cite_an_earlier_check():
+    """Earlier checks on the same process (which may keep their declarations) cannot be cited."""
+    process = LocalProcess()
+    assert verify(process, THM, "exact hp", SoundnessPolicy()).ok
+    cite = verify(process, THM, "exact t p hp", SoundnessPolicy())
+    assert not cite.ok and "unknown identifier 't'" in cite.error
+    assert verify(process, THM, "exact hp", SoundnessPolicy()).ok  # and no "already declared" either
+    small = Theorem("example (p : Prop) (hp : p) : p := by sorry")
+    other = Theorem("example (p q : Prop) (hp : p) (hq : q) : q := by sorry")
+    assert verify(process, small, "exact hp", SoundnessPolicy()).ok
+    assert not verify(process, other, "exact leangym_example q hq", SoundnessPolicy()).ok
+
+
+def test_an_error_inside_a_nested_by_is_reported():
+    """Not only the axioms check catches it: the kernel reports the error itself."""
+    false = Theorem("theorem f : False := by sorry")
+    check = verify(LocalProcess(), false, "exact (by\n  · skip)", SoundnessPolicy(check_axioms=False))
+    assert not check.ok and "final check failed" in check.error

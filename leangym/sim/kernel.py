@@ -51,7 +51,13 @@ def _msg(severity: str, text: str, span) -> dict:
 
 
 class Kernel:
-    """The environment of one process plus command execution."""
+    """The environment of one process plus command execution.
+
+    Declarations stay until :meth:`reset` (the protocol leaves open whether a Lean
+    process keeps them, so the simulator takes the case that matters for soundness),
+    and, as in Lean, a name is never declared twice. ``namespace N`` ... ``end N``
+    puts ``N.`` before the names declared inside.
+    """
 
     def __init__(self):
         self.env: dict[str, Const] = dict(BUILTINS)
@@ -75,10 +81,11 @@ class Kernel:
         p = Parser(toks)
         p.command_keywords = COMMANDS
         declared_here: set[str] = set()
+        namespaces: list[str] = []  # open `namespace`s, innermost last (they end with the command)
         while p.peek().kind != "eof":
             start = p.i
             try:
-                self._command(p, source, messages, sorries, declare, declared_here)
+                self._command(p, source, messages, sorries, declare, declared_here, namespaces)
             except LeanSyntaxError as e:
                 messages.append(_msg("error", e.msg, (e.line, e.col, e.line, e.col)))
                 if p.i == start:
@@ -87,9 +94,22 @@ class Kernel:
                     p.next()
         return messages, sorries
 
-    def _command(self, p: Parser, source, messages, sorries, declare, declared_here):
+    def _command(self, p: Parser, source, messages, sorries, declare, declared_here, namespaces):
         t = p.peek()
         w = t.text
+        if w in ("namespace", "end"):
+            p.next()
+            named = w == "namespace" or (p.peek().kind == "id" and not p.peek().bol)
+            name = p.ident("namespace name").text if named else None
+            if w == "namespace":
+                namespaces.append(name)
+            elif not namespaces:
+                raise LeanSyntaxError("invalid 'end', insufficient scopes", t.line, t.col)
+            elif name != namespaces[-1]:
+                raise LeanSyntaxError(f"invalid 'end', name mismatch (expected {namespaces[-1]})", t.line, t.col)
+            else:
+                namespaces.pop()
+            return
         if w in ("import", "open", "set_option", "universe"):
             p.next()
             # the rest of the line (or `... in` prefix) is accepted as a no-op
@@ -101,31 +121,39 @@ class Kernel:
             return
         if w == "#":
             p.next()
-            if not (p.peek().kind == "id" and p.peek().text == "print" and p.peek(1).text == "axioms"):
+            word = p.peek()
+            if not (word.kind == "id" and word.text == "print" and p.peek(1).text == "axioms"
+                    and (word.line, word.col) == (t.line, t.col + 1)):  # `#print` is one token
                 raise LeanSyntaxError("(sim) only '#print axioms NAME' is supported", t.line, t.col)
             p.next()
             p.next()
             n = p.ident()
-            const = self.env.get(n.text)
+            # relative to the open namespaces first, as Lean resolves names
+            scoped = [".".join(namespaces[:i] + [n.text]) for i in range(len(namespaces), -1, -1)]
+            full = next((c for c in scoped if c in self.env), None)
             span = (t.line, t.col, n.eline, n.ecol)
-            if const is None:
+            if full is None:
                 messages.append(_msg("error", f"unknown constant '{n.text}'", (n.line, n.col, n.eline, n.ecol)))
-            elif const.axioms:
-                messages.append(_msg("info", f"'{n.text}' depends on axioms: [{', '.join(const.axioms)}]", span))
+            elif self.env[full].axioms:
+                messages.append(_msg("info", f"'{full}' depends on axioms: [{', '.join(self.env[full].axioms)}]", span))
             else:
-                messages.append(_msg("info", f"'{n.text}' does not depend on any axioms", span))
+                messages.append(_msg("info", f"'{full}' does not depend on any axioms", span))
             return
         if w in ("private", "protected", "noncomputable"):
             p.next()
-            return self._command(p, source, messages, sorries, declare, declared_here)
+            return self._command(p, source, messages, sorries, declare, declared_here, namespaces)
         if w in ("theorem", "lemma", "example", "axiom"):
-            return self._declaration(p, source, messages, sorries, declare, declared_here)
+            return self._declaration(p, source, messages, sorries, declare, declared_here, namespaces)
         raise LeanSyntaxError(f"(sim) command '{w}' is not supported by the simulated kernel", t.line, t.col)
 
-    def _declaration(self, p: Parser, source, messages, sorries, declare, declared_here):
+    def _declaration(self, p: Parser, source, messages, sorries, declare, declared_here, namespaces):
         decl = parse_header(p)
-        name = decl.name
-        if name is not None and (name in declared_here or (name in BUILTINS)):
+        # Declared under the open namespaces. Names inside a proof are still resolved from the root
+        # only (the fragment has no use for namespace-relative lookup).
+        name = None if decl.name is None else ".".join(namespaces + [decl.name])
+        if name is not None and (name in declared_here or name in self.env):
+            # as in Lean: an environment never redefines a name (a proof could otherwise cite
+            # an earlier declaration of its own theorem, or the theorem itself)
             messages.append(_msg("error", f"'{name}' has already been declared", _tok_span(decl.name_tok)))
             name = None
         if decl.kind == "axiom":
@@ -234,10 +262,11 @@ def parse_header(p: Parser) -> Decl:
         is_prop = ty_node[0] == "id" and ty_node[2] == "Prop"
         is_nat = ty_node[0] == "id" and ty_node[2] in ("ℕ", "Nat")
         for n in names:
-            if any(h.name == n.text and (is_nat or h.type == NAT) for h in hyps):
-                # terms refer to ℕ variables by name: a shadowed one would be confused with its shadower
-                raise LeanSyntaxError(f"(sim) reusing the name '{n.text}' of a ℕ variable is outside the "
-                                      "simulated fragment", n.line, n.col)
+            if any(h.name == n.text and (is_nat or is_prop or h.type in SORTS) for h in hyps):
+                # formulas refer to Prop and ℕ variables by name: a shadowed one would be confused with
+                # its shadower (Lean keeps them apart, `p✝` and `p`)
+                raise LeanSyntaxError(f"(sim) reusing the name '{n.text}' of a Prop or ℕ variable is outside "
+                                      "the simulated fragment", n.line, n.col)
             if is_prop or is_nat:
                 hyps.append(Hyp(n.text, PROP if is_prop else NAT))
                 binders.append(("P" if is_prop else "N", n.text, explicit, nprops))
@@ -312,10 +341,16 @@ def with_proof(theorem_with_sorry: str, script: str) -> str:
 
 
 def check_proof(theorem_with_sorry: str, script: str) -> bool:
-    """True iff ``script`` (a tactic block) proves the statement with no error and no ``sorry``."""
-    source = with_proof(theorem_with_sorry, script)
-    messages, _ = Kernel().run_command(source, declare=False)
-    return not any(m["severity"] == "error" or "declaration uses 'sorry'" in m["data"] for m in messages)
+    """True iff ``script`` (a tactic block) proves the statement with no error and no ``sorry``.
+
+    Also asks the kernel which axioms the declaration used (``#print axioms``'s answer),
+    so that a ``sorry`` that reported nothing still fails.
+    """
+    kernel = Kernel()
+    messages, _ = kernel.run_command(with_proof(theorem_with_sorry, script))
+    if any(m["severity"] == "error" or "declaration uses 'sorry'" in m["data"] for m in messages):
+        return False
+    return not any("sorryAx" in c.axioms for name, c in kernel.env.items() if name not in BUILTINS)
 
 
 def statement_formula(theorem_with_sorry: str):

@@ -49,8 +49,16 @@ class Engine(ClosingTactics):
         return Elaborator(self.env, self.src, self.run_by, self.tick, holes=holes, mvars=mvars)
 
     def run_by(self, seq, hyps, target) -> tuple:
-        """A nested ``by`` block: must close its goal; returns the axioms it used."""
+        """A nested ``by`` block: must close its goal; returns the axioms it used.
+
+        An error the block recovered from (``recover``: a failed bullet admitted, as Lean
+        goes on after an error) fails the enclosing term: only the axioms leave this
+        block, so an error left in its log would never be reported.
+        """
         st = self.run(seq, State((Goal(hyps, target),)))
+        for entry in st.log:
+            if entry[0] == "error":
+                raise ElabError(entry[1], entry[2])
         if st.goals:
             raise ElabError("unsolved goals\n" + goals_text(st.goals), seq[1])
         return st.axioms
