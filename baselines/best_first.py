@@ -79,13 +79,11 @@ class BestFirstProver:
     def __init__(self, evaluator: Any = None, checkpoint: str | None = None, k: int = 8, batch: int = 4,
                  max_expansions: int = 512, seed: int = 0, size: str = "tiny", device: str = "cpu") -> None:
         if evaluator is None:
+            from agents.alphaproof.policy import PolicyValueNet
+
             if checkpoint is not None:
-                from agents.alphaproof.prove import load_net
-
-                evaluator = load_net(checkpoint, device)
+                evaluator = PolicyValueNet.load(checkpoint, device)
             else:
-                from agents.alphaproof.policy import PolicyValueNet
-
                 evaluator = PolicyValueNet.create(size, seed=seed, device=device)
         self.evaluator = evaluator
         self.k, self.batch, self.max_expansions = k, max(1, batch), max_expansions

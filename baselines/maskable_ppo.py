@@ -18,6 +18,7 @@ training (:class:`baselines.menu_env.TacticMenuEnv`).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Any, Sequence
@@ -27,6 +28,7 @@ import gymnasium as gym
 from baselines.menu_env import TacticMenuEnv, allowed
 from baselines.tactic_menu import TacticMenu
 from baselines.text_tokens import GoalCodec
+from leangym.cli import run_cli
 from leangym.proof import LinearWalk
 from leangym.session import Budget, BudgetExhausted, ProofSession
 from leangym.theorem import Theorem
@@ -76,6 +78,8 @@ class MaskablePPOProver:
                 raise ValueError("MaskablePPOProver needs a path (or a model)")
             from sb3_contrib import MaskablePPO
 
+            if not os.path.exists(path) and not os.path.exists(path + ".zip"):  # SB3 adds ".zip" itself
+                raise FileNotFoundError(f"no MaskablePPO model at {path} (train one: python -m baselines.maskable_ppo --save PATH)")
             model = MaskablePPO.load(path, device="cpu")
         self.model = model
         self.menu, self.codec = TacticMenu(n_slots), GoalCodec(n_slots, target_len, hyp_len)
@@ -146,4 +150,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)

@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # also runnable as
 
 import torch  # noqa: E402
 
+from leangym.cli import run_cli  # noqa: E402
 from scripts import benchmark  # noqa: E402
 from scripts.bench_records import ResultSet, read_results  # noqa: E402
 from scripts.bench_report import plot, summary_of  # noqa: E402
@@ -148,4 +149,4 @@ def report(argv: list[str], args: argparse.Namespace, results: dict[str, tuple[R
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)

@@ -35,6 +35,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from leangym.cli import run_cli
 from leangym.datasets import DatasetError, load_theorems
 from leangym.prover import AgentSpecError, load_agent
 from leangym.session import Budget
@@ -161,6 +162,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         client = LeanTreeClient(url)
         stack.callback(client.close)
         try:
+            client.status()  # identity() below tolerates a silent server; a run must not start on one
             server = _server_identity(client, simulated)
         except Exception as e:  # noqa: BLE001
             print(f"error: cannot reach the server: {e}", file=sys.stderr)
@@ -250,4 +252,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)

@@ -20,6 +20,7 @@ import sys
 from typing import Iterable, Iterator
 
 from agents.alphaproof.tokenizer import DEFAULT_PATH, LEAN_SYMBOLS, train_tokenizer
+from leangym.cli import run_cli
 
 TEXT_FIELDS = ("state", "tactic", "formal_statement")
 
@@ -219,4 +220,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_cli(main)

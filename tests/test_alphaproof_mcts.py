@@ -208,7 +208,7 @@ def test_and_node_needs_every_branch():
     root = res.tree.root
     left, right = root.children[root.tactics.index("constructor")]
     assert left.steps == 1 and right.dead and root.dead
-    assert not res.solved and res.stop_reason == "unprovable" and res.proof is None
+    assert not res.solved and res.stop_reason == "exhausted" and res.proof is None
     assert {t.state: t.steps_to_go for t in res.targets}[root.text] is None
 
 
@@ -273,7 +273,7 @@ def test_failed_tactics_are_never_sent_twice():
     res = run_search(sess, FakeEvaluator(VOCAB + ["skip"]), SearchConfig(num_simulations=50, num_tactics=3,
                                                                          widen_tactics=2, widen_c=0.5))
     fake = sess.process
-    assert res.stop_reason == "unprovable"
+    assert res.stop_reason == "exhausted"
     assert max(fake.sent.values()) == 1
     assert ("⊢ r", "exact hp") in {(text.splitlines()[-1], t) for text, t in res.tree.failed}
     # the cache is consulted before anything is sent

@@ -257,6 +257,42 @@ def test_train_over_a_leantree_server(tmp_path, sim_server):
     assert out["history"][0]["lean_latency_p50_ms"] >= 0.0 and len(out["evals"]) == 2
 
 
+def test_a_server_too_small_or_away_stops_the_run_before_it_saves(tmp_path, sim_server):
+    from agents.alphaproof.train import train
+    from leangym.backends.types import ServerUnavailable
+
+    srv = sim_server(max_processes=2)
+    with pytest.raises(ValueError, match="--max-processes 4"):
+        train(tiny_args(tmp_path, "small", server=srv.url, actors=4))
+    with pytest.raises(ServerUnavailable):
+        train(tiny_args(tmp_path, "away", server="http://127.0.0.1:1"))
+    assert not list(tmp_path.rglob("latest.pt"))  # an earlier checkpoint there would have been kept
+
+
+def test_resume_says_which_settings_changed(tmp_path, capsys):
+    from agents.alphaproof.train import train
+
+    train(tiny_args(tmp_path, "run", iterations=1, eval_every=0))
+    train(tiny_args(tmp_path, "run", iterations=1, eval_every=0, model_size="small", lr=1e-2,
+                    resume=str(tmp_path / "run" / "ck")))
+    err = capsys.readouterr().err
+    assert "--model-size is 'small', the checkpoint's run had 'tiny' (ignored" in err
+    assert "--lr is 0.01" in err and "applies from now on" in err
+
+
+def test_a_training_checkpoint_loads_as_a_net(tmp_path):
+    from agents.alphaproof.policy import PolicyValueNet
+    from agents.alphaproof.train import train
+
+    out = train(tiny_args(tmp_path, "ck", iterations=1, eval_every=0))
+    net = PolicyValueNet.load(str(tmp_path / "ck" / "ck" / "latest.pt"))  # what `sft --init` and `prove` do
+    for k, v in net.model.state_dict().items():
+        assert torch.equal(v, out["net"].model.state_dict()[k]), k
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(Exception):
+        PolicyValueNet.load(str(tmp_path / "junk.pt"))
+
+
 def test_prove_cli_runs_as_a_module(tmp_path):
     from agents.alphaproof.policy import PolicyValueNet
 

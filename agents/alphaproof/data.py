@@ -43,10 +43,15 @@ def load_rows(path: str) -> list[Row]:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue
-            row = json.loads(line)
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{lineno}: not JSON ({e}); expected one row per line") from None
             if not isinstance(row, dict) or not isinstance(row.get("state"), str):
                 raise ValueError(f"{path}:{lineno}: expected an object with a string 'state'")
             rows.append(row)
+    if not rows:
+        raise ValueError(f"{path}: no rows (expected JSONL rows {{state, tactic[, steps_to_go]}})")
     return rows
 
 

@@ -47,6 +47,8 @@ class ModelConfig:
     @classmethod
     def named(cls, name: str, **overrides) -> "ModelConfig":
         """A size by name (``tiny`` for CI ... ``1b`` for one GPU node); keyword args override."""
+        if name not in SIZES:
+            raise ValueError(f"unknown model size {name!r}; known sizes: {', '.join(SIZES)}")
         return cls(**{**SIZES[name], **overrides})
 
     def to_dict(self) -> dict:

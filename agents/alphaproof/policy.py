@@ -33,6 +33,7 @@ from typing import Any, Mapping, Sequence
 import torch
 import torch.nn.functional as F
 
+from agents.alphaproof import checkpoint
 from agents.alphaproof.data import Batch, collate, prompt_ids
 from agents.alphaproof.interfaces import Evaluation, per_state
 from agents.alphaproof.model import ModelConfig, Transformer, scalar_value
@@ -349,5 +350,11 @@ class PolicyValueNet:
 
     @classmethod
     def load(cls, path: str, device="cpu", **overrides) -> "PolicyValueNet":
+        """A net saved by :meth:`save`, or the net of a training checkpoint (``train.py``)."""
         # weights_only: tensors and plain containers only, so a checkpoint cannot run code
-        return cls.from_payload(torch.load(path, map_location="cpu", weights_only=True), device, **overrides)
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+        if isinstance(payload, dict) and payload.get("format") == checkpoint.FORMAT:
+            payload = payload["net"]
+        if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+            raise ValueError(f"{path} is neither a {FORMAT} net nor a {checkpoint.FORMAT} training checkpoint")
+        return cls.from_payload(payload, device, **overrides)

@@ -16,24 +16,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 from typing import Sequence
 
 import torch
 
-from agents.alphaproof import checkpoint
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.search import SearchConfig, SearchResult, run_search
+from leangym.cli import run_cli
 from leangym.session import Budget, ProofSession
 from leangym.theorem import Theorem
-
-
-def load_net(path: str | Path, device: str = "cpu") -> PolicyValueNet:
-    """The network of a training checkpoint (``train.py``) or of a bare ``PolicyValueNet.save`` file."""
-    payload = torch.load(Path(path), map_location="cpu", weights_only=True)  # never unpickles code
-    if isinstance(payload, dict) and payload.get("format") == checkpoint.FORMAT:
-        payload = payload["net"]
-    return PolicyValueNet.from_payload(payload, device=device)
 
 
 class AlphaProofProver:
@@ -43,7 +34,7 @@ class AlphaProofProver:
                  num_tactics: int = 4, device: str = "cpu") -> None:
         if net is None and checkpoint is None:
             raise ValueError("AlphaProofProver needs a checkpoint or a net")
-        self.net = net or load_net(checkpoint, device)
+        self.net = net or PolicyValueNet.load(checkpoint, device)
         self.sims, self.num_tactics = sims, num_tactics
         self.last: SearchResult | None = None
 
@@ -73,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = p.parse_args(argv)
 
     torch.manual_seed(a.seed)
-    net = load_net(a.checkpoint, a.device)
+    net = PolicyValueNet.load(a.checkpoint, a.device)
     theorem = Theorem(a.theorem, header=a.header)
     if a.server:
         from leangym.backends.leantree import LeanTreeClient
@@ -98,9 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(theorem.source_with_proof(result.proof))
         return 0
     why = f"the proof failed the final check: {result.verify_error}" if result.solved else "no proof found"
+    if result.stop_reason == "exhausted":
+        why += " (every tactic the network proposed failed or led nowhere)"
     print(f"-- {why} ({stats})", file=sys.stderr)
     return 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)

@@ -39,7 +39,7 @@ class SearchResult:
     simulations: int
     lean_calls: int
     wall_s: float
-    stop_reason: str  # "solved" | "unprovable" | "simulations" | "lean_calls" | "time"
+    stop_reason: str  # "solved" | "exhausted" (every proposed tactic failed) | "simulations" | "lean_calls" | "time"
     targets: list[Target]  # one per expanded OR node (training data)
     verify_error: str | None = None
     tree: SearchTree | None = field(default=None, repr=False, compare=False)
@@ -76,7 +76,7 @@ class _Search:
         if root.steps is not None:
             self.stop("solved")
         elif root.dead:
-            self.stop("unprovable")
+            self.stop("exhausted")
         elif self.simulations >= cfg.num_simulations:
             self.stop("simulations")
         elif self.calls_left() == 0:

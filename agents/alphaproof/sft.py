@@ -22,6 +22,7 @@ from tqdm import tqdm
 from agents.alphaproof.data import Row, batches, load_rows
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.tokenizer import load_tokenizer
+from leangym.cli import run_cli
 
 
 def make_optimizer(net: PolicyValueNet, lr: float = 3e-4, weight_decay: float = 0.1) -> torch.optim.AdamW:
@@ -164,4 +165,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_cli(main)

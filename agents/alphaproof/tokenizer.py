@@ -88,7 +88,7 @@ def load_tokenizer(path: str | None = None) -> LeanTokenizer:
 _BYTES = set(pre_tokenizers.ByteLevel.alphabet())
 _MERGED = [sym for sym in LEAN_SYMBOLS if set(sym) <= _BYTES]  # the exception of the module doc
 # longest first, so that the Python split below agrees with the tokenizer's longest match
-_ADDED = sorted({s for sym in LEAN_SYMBOLS for s in (sym, " " + sym)} - set(_MERGED), key=len, reverse=True)
+_ADDED = sorted({s for sym in LEAN_SYMBOLS for s in (sym, " " + sym)} - set(_MERGED), key=lambda s: (-len(s), s))
 _ADDED_RE = re.compile("|".join(map(re.escape, _ADDED)))
 
 

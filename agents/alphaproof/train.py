@@ -43,12 +43,14 @@ import torch
 
 from agents.alphaproof import checkpoint
 from agents.alphaproof.curriculum import Curriculum
+from agents.alphaproof.model import SIZES
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.search import SearchConfig, SearchResult, run_batched_search
 from agents.alphaproof.theorem_source import Task, make_source
 from leangym.backends.types import LeanProcess, NoProcessAvailable, ServerError, ServerUnavailable
+from leangym.cli import run_cli
 from leangym.session import Budget, ProofSession
 
 
@@ -89,11 +91,21 @@ class Args:
 
 # ============================================================================ processes and sessions
 def process_factory(args: Args) -> Callable[[], LeanProcess]:
-    """A fresh Lean process per theorem: the simulator in-process, or a lease from the server."""
+    """A fresh Lean process per theorem: the simulator in-process, or a lease from the server.
+
+    A server is asked first whether it can serve the run at all, so that a wrong URL or a
+    pool smaller than ``--actors`` stops the run before it trains (and saves) anything:
+    actors beyond the pool would wait a minute for a process and then count as unsolved.
+    """
     if args.server:
         from leangym.backends.leantree import LeanTreeClient
 
         client = LeanTreeClient(args.server)
+        size = client.status().get("max_processes")  # ServerUnavailable (with a hint) if nobody answers
+        if isinstance(size, int) and args.actors > size:
+            raise ValueError(f"--actors {args.actors} searches {args.actors} theorems at once, each on its own Lean "
+                             f"process, but the server at {args.server} runs at most {size}: restart it with "
+                             f"--max-processes {args.actors} (or more), or pass --actors {size}")
         return lambda: client.lease()
     from leangym.sim.local import LocalProcess
 
@@ -134,7 +146,7 @@ def close_sessions(sessions: Sequence[ProofSession]) -> None:
     for s in sessions:
         try:
             s.process.close()
-        except Exception:  # a dead lease cannot be given back; the server reclaims it
+        except Exception:  # a lease on a dead server cannot be given back (a restart frees it)
             pass
 
 
@@ -296,6 +308,22 @@ def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dic
     })
 
 
+# What a resumed run takes from its checkpoint whatever the command line says (its network is the
+# checkpoint's), and what only changes how the run goes on from here.
+_FIXED_BY_CHECKPOINT = ("model_size", "max_tactic_tokens", "device")
+_NOT_SETTINGS = ("resume", "progress", "iterations", "max_minutes", "logdir", "checkpoint_dir", "threads")
+
+
+def warn_changed_settings(saved: dict[str, Any], args: Args) -> None:
+    """Say which settings of a resumed run differ from the checkpoint's, and which of them take effect."""
+    changed = [f.name for f in dataclasses.fields(Args) if f.name in saved and f.name not in _NOT_SETTINGS
+               and saved[f.name] != getattr(args, f.name)]
+    for name in changed:
+        effect = "ignored: the checkpoint's network is kept" if name in _FIXED_BY_CHECKPOINT else "applies from now on"
+        print(f"--resume: --{name.replace('_', '-')} is {getattr(args, name)!r}, the checkpoint's run had "
+              f"{saved[name]!r} ({effect}; the run no longer continues exactly)", file=sys.stderr)
+
+
 def train(args: Args) -> dict[str, Any]:
     """Run (or resume) training; returns the progress record (also stored in every checkpoint)."""
     from tqdm import tqdm
@@ -307,6 +335,9 @@ def train(args: Args) -> dict[str, Any]:
     started = time.monotonic()
     _seed_everything(args.seed)
     source = make_source(args.theorems, args.eval_size, args.seed)
+    if args.server and not args.theorems:
+        print("theorems: the PropLogic generator's, proved on the server (--theorems FILE.jsonl for your own)",
+              file=sys.stderr)
     heldout = source.heldout(args.eval_size)
     new_process = process_factory(args)
     net = PolicyValueNet.create(args.model_size, device=args.device, seed=args.seed,
@@ -332,6 +363,7 @@ def train(args: Args) -> dict[str, Any]:
         checkpoint.set_rng_state(state["rng"], rng)
         progress = state["progress"]
         print(f"resumed from {resume_path} at iteration {progress['iteration']}", file=sys.stderr)
+        warn_changed_settings(state.get("args", {}), args)
 
     # Reference rows are rebuilt (deterministically) rather than stored: they are a pure function of the seed.
     sft_rows = reference_rows(source, args) if (args.warmup_steps > 0 or args.sft_mix > 0) else []
@@ -416,6 +448,9 @@ def train(args: Args) -> dict[str, Any]:
 
 
 # ============================================================================ CLI
+_CHOICES = {"env": ("PropLogic-v0", "LeanProof-v0"), "model_size": tuple(SIZES)}
+
+
 def parse_args(argv: Sequence[str] | None = None) -> Args:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     for f in dataclasses.fields(Args):
@@ -427,7 +462,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
             kind = {int: int, float: float}.get(type(default), str)
             if f.name in ("time_per_theorem", "max_minutes"):
                 kind = float
-            p.add_argument(flag, type=kind, default=default, help=f"(default: {default})")
+            p.add_argument(flag, type=kind, default=default, choices=_CHOICES.get(f.name),
+                           help=f"(default: {default})")
     ns = p.parse_args(argv)
     return Args(**vars(ns))
 
@@ -436,7 +472,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
-    progress = train(args)
+    try:
+        progress = train(args)
+    except KeyboardInterrupt:
+        if args.checkpoint_dir and (Path(args.checkpoint_dir) / "latest.pt").exists():
+            print(f"stopped; the last checkpoint is {Path(args.checkpoint_dir) / 'latest.pt'}: "
+                  f"go on with --resume {args.checkpoint_dir}", file=sys.stderr)
+        raise
     evals = progress["evals"]
     if evals:
         print(f"held-out solve rate: {evals[0]['solve_rate']:.3f} (after warm start) -> "
@@ -446,4 +488,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -1,0 +1,57 @@
+"""Running a command-line tool: a user's mistake is one clear line, not a traceback.
+
+Every ``python -m ...`` entry point of the project ends with ``run_cli(main)``.
+A missing or unreadable file, a bad theorem, an unreachable server or a value
+the tool refused becomes ``error: ...`` on stderr and exit status 2 (as for a
+bad flag); Ctrl-C and SIGTERM stop the run through the ordinary ``finally``
+blocks (so Lean leases are given back) with status 130 / 143. Anything else is
+a bug and keeps its traceback. ``LEANGYM_DEBUG=1`` shows the traceback of user
+errors too.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+import traceback
+from typing import Callable
+
+from leangym.backends.types import LeanError, ServerError
+
+# What a user can cause: files, statements, servers, and values our own code checks.
+# (ValueError covers json.JSONDecodeError and TheoremError.)
+USER_ERRORS = (OSError, ValueError, LeanError, ServerError, pickle.UnpicklingError)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so that it unwinds like Ctrl-C."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
+def run_cli(main: Callable[[], object]) -> None:
+    """Call ``main()`` and exit with its status (see the module docstring)."""
+    try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave signals alone
+        pass
+    try:
+        status = main()
+    except Terminated:
+        print("terminated (SIGTERM)", file=sys.stderr)
+        sys.exit(143)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except USER_ERRORS as e:
+        if os.environ.get("LEANGYM_DEBUG"):
+            traceback.print_exc()
+        what = str(e) or type(e).__name__
+        if isinstance(e, pickle.UnpicklingError):  # torch's safe (weights-only) loader refused the file
+            what = "not a checkpoint this tool can read (only tensors and plain values are loaded, never code)"
+        print(f"error: {what}", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(status if isinstance(status, int) else 0)
