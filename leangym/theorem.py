@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 _DECL = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)?(?:private\s+|protected\s+)?(theorem|lemma|example)\b\s*([^\s(\[{:]*)", re.M)
 _TAIL = re.compile(r":=\s*by(\s+sorry)?\s*$")
+_OTHER_DECL = re.compile(r"^\s*(?:axiom|def|abbrev|instance|#\w+)\b", re.M)
 
 
 class TheoremError(ValueError):
@@ -34,6 +35,9 @@ class Theorem:
             raise TheoremError(f"expected a 'theorem NAME ... := by sorry' statement, got {stmt[:120]!r}")
         if not _TAIL.search(stmt):
             raise TheoremError(f"statement must end with ':= by sorry' (or ':= by'): {stmt[-80:]!r}")
+        if len(_DECL.findall(stmt)) > 1 or _OTHER_DECL.search(stmt):
+            raise TheoremError("a statement holds exactly one theorem; put definitions and lemmas it needs "
+                               f"in `header`: {stmt[:120]!r}")
         stmt = _TAIL.sub(":= by sorry", stmt)
         kind, name = decl.group(1), decl.group(2)
         if kind == "example" or not name:

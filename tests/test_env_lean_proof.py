@@ -432,3 +432,28 @@ def test_a_later_episode_cannot_cite_an_earlier_proof():
     env.reset(seed=2)
     assert env.step("exact ⟨hp, hq⟩")[1] == 1.0  # the same proof checks again on the same process
     env.close()
+
+
+def test_an_empty_or_odd_theorem_argument_is_a_clear_error(tmp_path, monkeypatch):
+    (tmp_path / "Evil.lean").write_text("theorem evil : True := by sorry\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # an empty string once meant "every .lean file here"
+    with pytest.raises(ValueError, match="theorem is empty"):
+        LeanProofEnv("", process_factory=LocalProcess)
+    with pytest.raises(TypeError, match="not int"):
+        LeanProofEnv(42, process_factory=LocalProcess)
+
+
+def test_a_hung_server_costs_one_read_timeout(sim_server, monkeypatch):
+    """A server slower than ``read_timeout_s``: reset raises ServerTimeout after one attempt, not four."""
+    from leangym.backends.leantree import LeanTreeClient
+    from leangym.backends.types import ServerTimeout
+
+    starts = []
+    real = LeanTreeClient.proof_from_sorry
+    monkeypatch.setattr(LeanTreeClient, "proof_from_sorry", lambda self, *a: starts.append(a) or real(self, *a))
+    srv = sim_server(latency_ms=1500)
+    env = LeanProofEnv(AND, server=srv.url, read_timeout_s=0.3)
+    with pytest.raises(ServerTimeout, match="read timeout"):
+        env.reset(seed=0)
+    assert len(starts) == 1 and env.reset_attempts == 4
+    env.close()

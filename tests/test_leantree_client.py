@@ -486,3 +486,35 @@ def test_first_call_on_a_new_connection_gets_the_read_timeout(sim_server):
     pid = LeanTreeClient(srv.url).get_process()
     fresh = LeanTreeClient(srv.url, connect_timeout=0.2, read_timeout=10)
     assert fresh.proof_from_sorry(pid, THM).proof_state_id == 0
+
+
+def test_a_command_reply_of_the_wrong_shape_is_a_server_error():
+    """The final check's reply: a wrong shape is the server's failure, never a crash of ``step``."""
+    from leangym.backends.types import parse_command
+
+    for bad in ({"messages": 7}, {"sorries": 3}, {"messages": [{"pos": [1, 2]}]}, {"messages": ["x"]}, []):
+        with pytest.raises(ServerError, match="malformed server reply"):
+            parse_command(bad)
+    # a position that is not a number is no position (a message of the whole command), not a crash
+    m = parse_command({"messages": [{"severity": "info", "pos": {"line": "3", "column": None}, "data": "x"}]})
+    assert m.messages[0].line is None and m.messages[0].column is None
+
+
+def test_sigterm_gives_the_leases_back(sim_server):
+    """``kill`` / ``timeout`` / a batch scheduler stop a client with SIGTERM: its leases still go back."""
+    import signal
+    import subprocess
+    import sys
+
+    srv = sim_server(max_processes=2)
+    script = ("import sys, time\nfrom leangym.backends.leantree import LeanTreeClient\n"
+              "lease = LeanTreeClient(sys.argv[1]).lease()\nprint('leased', flush=True)\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, srv.url], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "leased"
+        assert LeanTreeClient(srv.url).status()["used_processes"] == 1
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+    assert LeanTreeClient(srv.url).status()["used_processes"] == 0

@@ -320,3 +320,33 @@ def test_a_process_serves_one_request_at_a_time_with_injected_latency(monkeypatc
         with sim.faults(slot):
             pass
     assert slept == [0.05, 0.1, 0.05]
+
+
+def _raw(url: str, request: bytes) -> bytes:
+    host, port = url.rsplit("/", 1)[-1].split(":")
+    with socket.create_connection((host, int(port)), timeout=T) as s:
+        s.sendall(request)
+        s.shutdown(socket.SHUT_WR)
+        out = b""
+        while chunk := s.recv(65536):
+            out += chunk
+    return out
+
+
+def test_malformed_requests_get_an_answer_and_the_server_goes_on(srv):
+    for length in (b"abc", b"-1", b"999999999999"):
+        answer = _raw(srv.url, b"POST /process/get HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + b"\r\n\r\n{}")
+        assert answer.startswith(b"HTTP/1.1 400") and b"Content-Length must be" in answer, answer[:200]
+    short = _raw(srv.url, b"POST /process/get HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{}")
+    assert short.startswith(b"HTTP/1.1 400") and b"ended after 2 of 50 bytes" in short
+    r = requests.post(srv.url + "/process/get", data=b"[" * 100_000, timeout=T)
+    assert r.status_code == 400 and "Invalid JSON" in r.json()["error"]
+    pid = lease(srv.url)
+    for body, text in [({"tactic": 5}, "'tactic' must be a string, got int"),
+                       ({"tactic": None}, "'tactic' must be a string, got NoneType"),
+                       ({"tactic": "skip", "timeout": "soon"}, "'timeout' must be a finite number")]:
+        r = post(srv.url, f"/process/{pid}/proof/0/try_apply_tactic", body)
+        assert r.status_code == 500 and text in r.json()["error"], r.json()["error"]
+    r = requests.post(srv.url + "/process/get", data=b'{"timeout": Infinity}', timeout=T)
+    assert r.status_code == 500 and "'timeout' must be a finite number" in r.json()["error"]
+    assert requests.get(srv.url + "/status", timeout=T).status_code == 200

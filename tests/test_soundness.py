@@ -106,3 +106,23 @@ def test_an_error_inside_a_nested_by_is_reported():
     false = Theorem("theorem f : False := by sorry")
     check = verify(LocalProcess(), false, "exact (by\n  · skip)", SoundnessPolicy(check_axioms=False))
     assert not check.ok and "final check failed" in check.error
+
+
+def test_a_malformed_check_reply_is_a_server_failure_not_a_verdict():
+    class Garbled(LocalProcess):
+        def run_command(self, source):
+            from leangym.backends.types import parse_command
+
+            return parse_command({"messages": [{"severity": "error", "pos": "1:2", "data": "x"}]})
+
+    check = verify(Garbled(), THM, "exact hp", SoundnessPolicy())
+    assert not check.ok and check.server_failure and "malformed" in check.error
+
+
+def test_statements_hold_exactly_one_theorem():
+    from leangym.theorem import TheoremError
+
+    for stmt in ("theorem a (p : Prop) (hp : p) : p := by sorry\ntheorem b : True := by sorry",
+                 "axiom x : False\ntheorem b : False := by sorry"):
+        with pytest.raises(TheoremError, match="exactly one theorem"):
+            Theorem(stmt)

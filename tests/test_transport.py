@@ -20,7 +20,7 @@ import requests
 
 from leangym.backends.leantree import LeanTreeClient
 from leangym.backends.transport import ConnectFailed, Dropped, ReadTimedOut, Transport
-from leangym.backends.types import Outcome, ServerError, ServerUnavailable
+from leangym.backends.types import Outcome, ServerError, ServerTimeout, ServerUnavailable
 
 STATUS = {"available_processes": 1, "used_processes": 0, "max_processes": 1}
 BRANCHES = {"value": [{"proof_state_id": 3, "goals": [{"type": "q", "hypotheses": [{"user_name": "hq", "type": "q"}]}]}]}
@@ -197,7 +197,7 @@ def test_garbage_status_line_is_server_error(raw_server):
 def test_read_timeout(raw_server):
     srv = raw_server(lambda req, n: (time.sleep(0.5), ([], True))[1])
     client = LeanTreeClient(srv.url, read_timeout=0.1)
-    with pytest.raises(ServerError, match="read timeout"):
+    with pytest.raises(ServerTimeout, match="read timeout"):
         client.status()
     with pytest.raises(ReadTimedOut):
         Transport(requests.Session(), srv.url).exchange("GET", "/status", None, 1.0, 0.1)
@@ -248,3 +248,22 @@ def test_return_is_retried_after_a_5xx_or_garbled_answer(raw_server):
     with pytest.raises(ServerError, match="HTTP 404"):
         LeanTreeClient(srv404.url).return_process(3)
     assert len(srv404.requests) == 1  # a 4xx is not retried
+
+
+def test_answers_that_would_exhaust_memory_or_the_stack_are_server_errors(raw_server):
+    """A claimed length, a compression bomb or deeply nested JSON: a ServerError, never MemoryError/RecursionError."""
+    huge = raw_server(lambda req, n: ([b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000000\r\n\r\n{}"], True))
+    with pytest.raises(ServerError, match="at most"):
+        LeanTreeClient(huge.url, retries=0).status()
+    bomb = gzip.compress(b" " * (300 * 2**20))  # 300 MB of spaces, about 300 kB packed
+    packed = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
+                                               f"Content-Length: {len(bomb)}", bomb), True))
+    with pytest.raises(ServerError, match="at most"):
+        LeanTreeClient(packed.url, retries=0).status()
+    nested = b"[" * 100_000 + b"]" * 100_000
+    deep = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(nested)}", nested), False))
+    with pytest.raises(ServerError, match="malformed JSON"):
+        LeanTreeClient(deep.url, retries=0).status()
+    err = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 500 Oops\r\nContent-Length: {len(nested)}", nested), False))
+    with pytest.raises(ServerError, match="HTTP 500"):
+        LeanTreeClient(err.url, retries=0).status()

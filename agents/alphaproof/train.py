@@ -404,8 +404,9 @@ def train(args: Args) -> dict[str, Any]:
             print(f"held-out solve rate after warm start: {ev['solve_rate']:.2f}", file=sys.stderr)
         save()
 
+    # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
     bar = tqdm(range(progress["iteration"], args.iterations), desc="self-play", disable=not args.progress,
-               initial=progress["iteration"], total=args.iterations)
+               initial=progress["iteration"], total=args.iterations if args.max_minutes is None else None)
     for it in bar:
         tasks = [source.sample(curriculum.sample_level(rng), rng, curriculum) for _ in range(args.actors)]
         out = run_searches(tasks, net, new_process, args)

@@ -47,6 +47,8 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import signal
+import sys
 import threading
 import time
 import weakref
@@ -65,6 +67,7 @@ from leangym.backends.types import (
     ProofState,
     ServerError,
     ServerIdentity,
+    ServerTimeout,
     ServerUnavailable,
     TacticResult,
     TIMEOUT_TEXT,
@@ -77,7 +80,7 @@ from leangym.backends.types import (
 __all__ = [
     "LeanTreeClient", "HttpLease", "HttpStatusError", "live_leases", "START_HINT",
     # re-exported so callers can catch everything from one module
-    "ServerError", "ServerUnavailable", "NoProcessAvailable", "LeanError",
+    "ServerError", "ServerUnavailable", "ServerTimeout", "NoProcessAvailable", "LeanError",
 ]
 
 log = logging.getLogger(__name__)
@@ -173,8 +176,8 @@ class LeanTreeClient:
         try:
             status, content = self._transport.exchange(method, path, data, timeout[0], timeout[1])
         except ReadTimedOut:
-            raise ServerError(f"LeanTree server at {self.url} did not answer {path} within {timeout[1]:g} s "
-                              "(read timeout)") from None
+            raise ServerTimeout(f"LeanTree server at {self.url} did not answer {path} within {timeout[1]:g} s "
+                                "(read timeout)") from None
         except ConnectFailed as e:
             self.last_unreachable = time.monotonic()
             raise ServerUnavailable(f"No LeanTree server answers at {self.url} ({e}). " + START_HINT) from None
@@ -187,7 +190,7 @@ class LeanTreeClient:
                                   status, err)
         try:
             return json.loads(content)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python's stack
             raise _Malformed(f"LeanTree server at {self.url} sent malformed JSON for {path}: "
                               f"{content[:200]!r}") from None
 
@@ -197,7 +200,7 @@ class LeanTreeClient:
         # the network: it is never decoded or unpickled (doing so could run arbitrary code).
         try:
             body = json.loads(content)
-        except ValueError:  # not JSON (a proxy's HTML page, ...): show its beginning
+        except (ValueError, RecursionError):  # not JSON (a proxy's HTML page, ...): show its beginning
             return content[:200].decode("utf-8", "replace") or "(empty body)"
         if isinstance(body, Mapping) and body.get("error") is not None:
             return str(body["error"])
@@ -395,6 +398,20 @@ def live_leases() -> list["HttpLease"]:
     return [x for x in list(_LIVE_LEASES) if not x.closed]
 
 
+def _exit_on_sigterm() -> None:
+    """Make SIGTERM (``kill``, ``timeout``, batch schedulers) exit through the atexit hook below.
+
+    Python's default SIGTERM ends the process without running ``atexit``, so every lease it held
+    would stay taken until the server restarts. Only a default handler is replaced, and only
+    from the main thread; a program that handles SIGTERM itself keeps its handler.
+    """
+    try:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    except ValueError:  # not the main thread
+        pass
+
+
 @atexit.register
 def _return_all_leases() -> None:
     for lease in live_leases():
@@ -420,6 +437,7 @@ class HttpLease:
         # The finalizer must not reference self: it holds the client, the pid and a shared dict.
         self._finalizer = weakref.finalize(self, _give_back, client, self.process_id, self._state)
         _LIVE_LEASES.add(self)
+        _exit_on_sigterm()
 
     @property
     def closed(self) -> bool:

@@ -18,7 +18,6 @@ response wrappers, email-style header parsing), 0.18 ms through bare
 """
 from __future__ import annotations
 
-import gzip
 import http.client
 import socket
 import zlib
@@ -43,6 +42,15 @@ class Dropped(Exception):
     """The connection broke after it was established, without a complete answer."""
 
 
+# No LeanTree answer comes near this (a goal list of a few MB is already extreme); a bigger one
+# is refused rather than read into memory, whatever its Content-Length or compression claims.
+MAX_BODY = 256 * 2**20
+
+
+def _too_big(n: int) -> http.client.HTTPException:
+    return http.client.HTTPException(f"answer of more than {n} bytes (the client reads at most {MAX_BODY})")
+
+
 def _read_answer(sock: socket.socket, method: str) -> tuple[int, bytes, bool]:
     """Read one answer: (status, body, whether the connection may be reused)."""
     fp = sock.makefile("rb")
@@ -52,7 +60,10 @@ def _read_answer(sock: socket.socket, method: str) -> tuple[int, bytes, bool]:
             return simple
         response = http.client.HTTPResponse(_Premade(fp), method=method)  # type: ignore[arg-type]
         response.begin()
-        content = _decoded(response.read(), response.getheader("Content-Encoding"))
+        raw = response.read(MAX_BODY + 1)
+        if len(raw) > MAX_BODY:
+            raise _too_big(MAX_BODY)
+        content = _decoded(raw, response.getheader("Content-Encoding"))
         return response.status, content, not response.will_close
     finally:
         fp.close()
@@ -87,6 +98,8 @@ def _read_simple_answer(fp: Any) -> tuple[int, bytes, bool] | None:
             close = "close" in value or (version == "HTTP/1.0" and "keep-alive" not in value)
     if length is None:
         return None
+    if length > MAX_BODY:
+        raise _too_big(length)
     fp.read(end + 4)
     body = fp.read(length)
     if len(body) < length:
@@ -98,15 +111,23 @@ def _decoded(content: bytes, encoding: str | None) -> bytes:
     """The body without its ``Content-Encoding`` (never asked for, but a proxy may compress anyway)."""
     encoding = (encoding or "identity").strip().lower()
     if encoding in ("gzip", "x-gzip"):
-        return gzip.decompress(content)
+        return _inflate(content, 16 + zlib.MAX_WBITS)
     if encoding == "deflate":
         try:
-            return zlib.decompress(content)
+            return _inflate(content, zlib.MAX_WBITS)
         except zlib.error:  # raw deflate without the zlib header, as some servers send it
-            return zlib.decompress(content, -zlib.MAX_WBITS)
+            return _inflate(content, -zlib.MAX_WBITS)
     if encoding != "identity":
         raise http.client.HTTPException(f"unsupported Content-Encoding {encoding!r}")
     return content
+
+
+def _inflate(content: bytes, wbits: int) -> bytes:
+    """Decompress at most MAX_BODY bytes (a small compressed body can claim gigabytes)."""
+    out = zlib.decompressobj(wbits).decompress(content, MAX_BODY + 1)
+    if len(out) > MAX_BODY:
+        raise _too_big(MAX_BODY)
+    return out
 
 
 class _Premade:

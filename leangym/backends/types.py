@@ -27,6 +27,10 @@ class NoProcessAvailable(ServerError):
     """Every Lean process of the pool stayed leased until the timeout."""
 
 
+class ServerTimeout(ServerError):
+    """The server did not answer within the client's read timeout (hung, or far too busy)."""
+
+
 class LeanError(RuntimeError):
     """Lean rejected a theorem statement (it does not elaborate, or has no ``sorry``)."""
 
@@ -207,17 +211,28 @@ def parse_tactic_reply(process_id: int, tactic: str, payload: Any, elapsed_s: fl
     return TacticResult(tactic, outcome, open_states, None, elapsed_s)
 
 
+def _position(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def parse_command(payload: Any) -> CommandResult:
+    """``/command`` reply (the REPL's JSON) -> :class:`CommandResult`; a wrong shape is a :class:`ServerError`."""
     _require(isinstance(payload, Mapping), "a REPL response object", payload)
+    raw_messages, sorries = payload.get("messages") or [], payload.get("sorries") or []
+    _require(isinstance(raw_messages, list), "a message list", payload)
+    _require(isinstance(sorries, list), "a list of sorries", payload)
     msgs = []
-    for m in payload.get("messages") or []:
+    for m in raw_messages:
         _require(isinstance(m, Mapping), "a message object", m)
         pos = m.get("pos") or {}
-        msgs.append(ReplMessage(str(m.get("severity", "error")), str(m.get("data", "")), pos.get("line"), pos.get("column")))
+        _require(isinstance(pos, Mapping), "a position object", m)
+        # a position that is not a number counts as none (a message of the whole command)
+        msgs.append(ReplMessage(str(m.get("severity", "error")), str(m.get("data", "")),
+                                _position(pos.get("line")), _position(pos.get("column"))))
     if "error" in payload and not msgs:  # a REPL-level error (e.g. unparsable input)
         msgs.append(ReplMessage("error", str(payload["error"])))
     env = payload.get("env")
-    return CommandResult(tuple(msgs), len(payload.get("sorries") or []), env if isinstance(env, int) else None)
+    return CommandResult(tuple(msgs), len(sorries), env if isinstance(env, int) else None)
 
 
 # --------------------------------------------------------------------------- the backend seam

@@ -53,8 +53,8 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from leangym.backends.types import (
-    Goal, LeanProcess, NoProcessAvailable, Outcome, ProofState, ServerError, ServerIdentity, ServerUnavailable,
-    goals_to_text,
+    Goal, LeanProcess, NoProcessAvailable, Outcome, ProofState, ServerError, ServerIdentity, ServerTimeout,
+    ServerUnavailable, goals_to_text,
 )
 from leangym.proof import LinearWalk, ProofTree, assemble
 from leangym.session import Budget, BudgetExhausted, ProofSession
@@ -133,12 +133,18 @@ def resolve_theorems(spec: TheoremSpec, header: str = "") -> list[Theorem]:
         if header and not row.get("header"):
             row["header"] = header
         return [Theorem.from_row(row)]
+    if isinstance(spec, str) and not spec.strip():
+        raise ValueError("theorem is empty: give a Lean statement ending in ':= by sorry', a theorem set "
+                         "('minif2f', 'proplogic-heldout:N'), or a JSONL file or directory of statements")
     if isinstance(spec, str) and (":=" in spec or _STATEMENT.match(spec)):
         return [Theorem(spec, header=header)]
     if isinstance(spec, (str, Path)):
         from leangym.datasets import load_theorems as load_set
 
         return load_set(spec)
+    if not isinstance(spec, Iterable):
+        raise TypeError(f"theorem must be a statement, a row, a theorem set or a list of these, "
+                        f"not {type(spec).__name__}")
     out = [t for item in spec for t in resolve_theorems(item, header)]
     if not out:
         raise ValueError("the theorem list is empty")
@@ -150,14 +156,14 @@ def resolve_theorems(spec: TheoremSpec, header: str = "") -> list[Theorem]:
 class _ServerLeaser:
     """``process_factory`` for a LeanTree server URL (a plain object: no reference back to the env)."""
 
-    def __init__(self, url: str, lease_timeout_s: float = 60.0) -> None:
-        self.url, self.lease_timeout_s, self._client = url, lease_timeout_s, None
+    def __init__(self, url: str, lease_timeout_s: float = 60.0, read_timeout_s: float = 120.0) -> None:
+        self.url, self.lease_timeout_s, self.read_timeout_s, self._client = url, lease_timeout_s, read_timeout_s, None
 
     def __call__(self) -> LeanProcess:
         from leangym.backends.leantree import LeanTreeClient
 
         if self._client is None:
-            self._client = LeanTreeClient(self.url)
+            self._client = LeanTreeClient(self.url, read_timeout=self.read_timeout_s)
         # No server: ONE ServerUnavailable naming the URL and how to start a server (the client's text).
         return self._client.lease(blocking=True, timeout=self.lease_timeout_s)
 
@@ -215,6 +221,9 @@ class LeanProofEnv(gym.Env[str, str]):
         render_mode: ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints it).
         max_text_length: longest observation; longer goal text is cut with a ``… [truncated]`` marker.
         lease_timeout_s: how long to wait for a free Lean process at ``reset``.
+        read_timeout_s: how long to wait for any answer of the server (beyond the lease wait);
+            a server that takes longer counts as hung: ``step`` truncates, ``reset`` raises
+            :class:`ServerTimeout` at once instead of trying again.
         fresh_process: lease a new process at every ``reset`` (returning the previous one,
             which ends the previous session) instead of keeping one across episodes.
         reset_attempts: how often ``reset`` tries to start the proof when the server fails
@@ -243,6 +252,7 @@ class LeanProofEnv(gym.Env[str, str]):
         render_mode: str | None = None,
         max_text_length: int = 8192,
         lease_timeout_s: float = 60.0,
+        read_timeout_s: float = 120.0,
         fresh_process: bool = False,
         reset_attempts: int = 4,
     ) -> None:
@@ -251,7 +261,7 @@ class LeanProofEnv(gym.Env[str, str]):
         self.theorems = resolve_theorems(theorem, header)
         self.header = header
         self.server_url = None if process_factory is not None else (server or default_server_url())
-        self._process_factory = process_factory or _ServerLeaser(self.server_url, lease_timeout_s)
+        self._process_factory = process_factory or _ServerLeaser(self.server_url, lease_timeout_s, read_timeout_s)
         self.max_steps = max_steps
         self.tactic_timeout_ms = int(tactic_timeout_ms)
         self.reward_proved, self.reward_rejected, self.reward_step = reward_proved, reward_rejected, reward_step
@@ -341,8 +351,8 @@ class LeanProofEnv(gym.Env[str, str]):
         for attempt in range(self.reset_attempts):
             try:
                 return ProofSession(self._lease(), theorem, **kw)
-            except (ServerUnavailable, NoProcessAvailable):
-                raise  # nothing a retry can mend soon; the message says what to do
+            except (ServerUnavailable, NoProcessAvailable, ServerTimeout):
+                raise  # nothing a retry can mend soon (a hung server would hang again); the message says what to do
             except ServerError:
                 # A transient failure, or the kept lease went stale (server restarted,
                 # process died): lease again. Inside a vector env's autoreset, raising here

@@ -31,6 +31,7 @@ def _error_body(message: str, exc: BaseException) -> dict[str, Any]:
 
 
 _MAX_HEADERS, _MAX_LINE = 100, 65536  # the standard library's limits
+MAX_REQUEST_BODY = 16 * 2**20  # a tactic or a whole proof is a few kB; refuse what cannot be one
 
 
 class _Headers(dict):
@@ -121,16 +122,29 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         _shutdown(self.connection)
 
-    def _read_body(self) -> bytes:
+    def _read_body(self) -> bytes | None:
+        """The request body; None (after a 400 answer, and the connection marked to close) if unusable."""
         length = self.headers.get("Content-Length")
         if not length:
             return b""
-        return self.rfile.read(int(length))
+        if not length.strip().isdigit() or int(length) > MAX_REQUEST_BODY:
+            self.close_connection = True  # the body's end is unknown, or not worth reading
+            self._send(400, {"error": f"Content-Length must be a number of bytes up to {MAX_REQUEST_BODY}, "
+                                      f"got {length[:40]!r}"})
+            return None
+        body = self.rfile.read(int(length))
+        if len(body) < int(length):
+            self.close_connection = True
+            self._send(400, {"error": f"request body ended after {len(body)} of {int(length)} bytes"})
+            return None
+        return body
 
     def _dispatch(self, method: str) -> None:
         sim = self.server.sim
         path = self.path.split("?", 1)[0]
         body_raw = self._read_body() if method == "POST" else b""
+        if body_raw is None:
+            return
         rid = sim.begin_request(path, self.arrived)
         if rid is None:  # crashed: never answer
             self._drop()
@@ -183,7 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(body_raw.decode("utf-8")) if body_raw.strip() else {}
             if not isinstance(body, dict):
                 raise ValueError("Request body must be a JSON object")
-        except (ValueError, UnicodeDecodeError) as e:
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:
             self._send(400, {"error": f"Invalid JSON body: {e}"})
             return
         try:

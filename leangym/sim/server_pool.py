@@ -7,6 +7,7 @@ method; :mod:`leangym.sim.server_http` routes HTTP requests to them and
 from __future__ import annotations
 
 import contextlib
+import math
 
 import os
 import random
@@ -41,6 +42,28 @@ class SimServerConfig:
 
 class SimFault(RuntimeError):
     """The exception pickled into an injected HTTP 500 answer."""
+
+
+class BadRequest(ValueError):
+    """A request body the server refuses (a 500 with this text, as the real server answers bad fields)."""
+
+
+def _string(body: dict[str, Any], name: str, limit: int = 1_000_000) -> str:
+    value = body.get(name)
+    if not isinstance(value, str):
+        raise BadRequest(f"'{name}' must be a string, got {type(value).__name__}")
+    if len(value) > limit:
+        raise BadRequest(f"'{name}' is {len(value)} characters long; the limit is {limit}")
+    return value
+
+
+def _seconds(value: Any, name: str, default: float | None) -> float | None:
+    """A finite, non-negative number (``None``: the default)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise BadRequest(f"'{name}' must be a finite number >= 0, got {value!r}")
+    return float(value)
 
 
 class Drop(Exception):
@@ -198,7 +221,8 @@ class SimLeanServer:
         }
 
     def get_process(self, blocking: bool, timeout: float | None) -> int | None:
-        deadline = None if timeout is None else time.monotonic() + max(0.0, float(timeout))
+        timeout = _seconds(timeout, "timeout", None)
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while not self._free:
                 if not blocking:
@@ -242,22 +266,21 @@ class SimLeanServer:
 
     def command(self, pid: int, body: dict[str, Any]) -> dict[str, Any]:
         slot = self.slot(pid)
-        source = body["command"]
+        source = _string(body, "command")
         with self.faults(slot), slot.lock:
             return slot.process.command(source)
 
     def proof_from_sorry(self, pid: int, body: dict[str, Any]) -> dict[str, Any]:
         slot = self.slot(pid)
-        theorem = body["theorem_with_sorry"]
+        theorem = _string(body, "theorem_with_sorry")
         with self.faults(slot), slot.lock:
             return slot.process.proof_from_sorry(theorem)
 
     def _tactic(self, slot: Slot, pid: int, psid: int, body: dict[str, Any],
                 apply: Callable[[int, str, int], dict[str, Any]]) -> dict[str, Any]:
         """``apply(psid, tactic, timeout_ms)`` on ``slot``'s process, after the injected faults."""
-        tactic = body["tactic"]
-        timeout = body.get("timeout")
-        timeout_ms = 1000 if timeout is None else int(timeout)
+        tactic = _string(body, "tactic", limit=100_000)  # the kernel's parse is not bounded by the timeout
+        timeout_ms = int(min(_seconds(body.get("timeout"), "timeout", 1000.0), 3_600_000.0))
         with self.faults(slot), slot.lock:
             try:
                 return apply(psid, tactic, timeout_ms)
