@@ -350,3 +350,20 @@ def test_malformed_requests_get_an_answer_and_the_server_goes_on(srv):
     r = requests.post(srv.url + "/process/get", data=b'{"timeout": Infinity}', timeout=T)
     assert r.status_code == 500 and "'timeout' must be a finite number" in r.json()["error"]
     assert requests.get(srv.url + "/status", timeout=T).status_code == 200
+
+
+def test_a_waiter_that_left_does_not_take_a_process(srv):
+    """A client that gave up on a blocking /process/get must not leave a lease nobody will return."""
+    pids = [lease(srv.url), lease(srv.url)]  # the pool (2) is empty now
+    host, port = srv.url.rsplit("/", 1)[-1].split(":")
+    waiter = socket.create_connection((host, int(port)), timeout=T)
+    body = b'{"blocking": true, "timeout": 30}'
+    waiter.sendall(b"POST /process/get HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    time.sleep(0.3)  # it is waiting on the server now
+    waiter.close()  # ... and gives up
+    time.sleep(0.3)
+    post(srv.url, f"/process/{pids[0]}/return")
+    deadline = time.monotonic() + T
+    while requests.get(srv.url + "/status", timeout=T).json()["used_processes"] != 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert requests.get(srv.url + "/status", timeout=T).json()["used_processes"] == 1

@@ -170,7 +170,12 @@ class _Handler(BaseHTTPRequestHandler):
         route: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         if path == "/process/get":
             def route(b: dict[str, Any]) -> dict[str, Any]:
-                return {"process_id": sim.get_process(bool(b.get("blocking", True)), b.get("timeout", 60.0))}
+                pid = sim.get_process(bool(b.get("blocking", True)), b.get("timeout", 60.0))
+                if pid is not None and _peer_gone(self.connection):
+                    # The client gave up waiting and left: nobody would ever return this lease.
+                    sim.return_process(pid)
+                    raise Drop()
+                return {"process_id": pid}
         elif len(parts) >= 3 and parts[0] == "process" and parts[1].isdigit():
             pid = int(parts[1])
             action = tuple(parts[2:])
@@ -243,6 +248,23 @@ class HTTPServer(ThreadingHTTPServer):
             conns = list(self._conns)
         for c in conns:
             _shutdown(c)
+
+
+def _peer_gone(conn: socket.socket) -> bool:
+    """Whether the client closed its end (an orderly EOF is waiting), without consuming anything."""
+    timeout = conn.gettimeout()
+    try:
+        conn.setblocking(False)
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except (BlockingIOError, InterruptedError):
+        return False  # nothing to read: still connected
+    except OSError:
+        return True
+    finally:
+        try:
+            conn.settimeout(timeout)
+        except OSError:
+            pass
 
 
 def _shutdown(conn: socket.socket) -> None:
