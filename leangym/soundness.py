@@ -95,7 +95,8 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
             return Verification(False, "", error=why)
     source = theorem.source_with_proof(script)
     scope = f"LeangymCheck{secrets.token_hex(8)}"  # see the module docstring
-    checked = (f"{theorem.preamble}namespace {scope}\n{source[len(theorem.preamble):]}end {scope}\n")
+    # the header inside too: an `open ... in` there must apply to the theorem, not to `namespace`
+    checked = f"namespace {scope}\n{source}end {scope}\n"
     name = f"{scope}.{theorem.decl_name}"
     command = checked + (f"\n#print axioms {name}\n" if policy.check_axioms else "")
     try:
