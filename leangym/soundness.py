@@ -9,12 +9,15 @@ one command together with ``#print axioms``, and accepts it only with no
 error, no ``sorry`` and no axiom outside the allowed set. Every rule is a
 field of the policy; none is silent.
 
-The check declares the theorem inside a namespace of its own, named with a
-random nonce. A process may keep what earlier commands declared (the protocol
-does not say it forgets them), and a proof must not cite an earlier check of
-its own theorem, or of another one: those names are unguessable. The same
-statement can also be checked again on the same process without Lean
-answering "already declared".
+The check declares the theorem under a name of its own: its name plus a random
+suffix (``t`` is checked as ``t_leangym_3fa9…``). A process may keep what
+earlier commands declared (the protocol does not say it forgets them), and a
+proof must not cite an earlier check of its own theorem, or of another one:
+those names are unguessable. The same statement can be checked again on the
+same process without Lean answering "already declared", and so can a theorem
+that the environment already has (one extracted from Mathlib). The name keeps
+its namespace (``Nat.foo``: ``Nat.foo_leangym_…``), so the proof sees the
+namespace-relative names it would see under the original name.
 """
 from __future__ import annotations
 
@@ -79,7 +82,7 @@ class SoundnessPolicy:
 @dataclass(frozen=True)
 class Verification:
     ok: bool
-    source: str  # the whole proof as Lean source (checked as is, inside a namespace of its own)
+    source: str  # the whole proof as Lean source (checked as is, under a name of its own)
     axioms: tuple[str, ...] = ()
     error: str | None = None
     server_failure: bool = False  # the check could not run: not a verdict on the proof
@@ -94,10 +97,8 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
         if why:
             return Verification(False, "", error=why)
     source = theorem.source_with_proof(script)
-    scope = f"LeangymCheck{secrets.token_hex(8)}"  # see the module docstring
-    # the header inside too: an `open ... in` there must apply to the theorem, not to `namespace`
-    checked = f"namespace {scope}\n{source}end {scope}\n"
-    name = f"{scope}.{theorem.decl_name}"
+    name = f"{theorem.decl_name}_leangym_{secrets.token_hex(8)}"  # see the module docstring
+    checked = theorem.renamed(name).source_with_proof(script)
     command = checked + (f"\n#print axioms {name}\n" if policy.check_axioms else "")
     try:
         result = process.run_command(command)

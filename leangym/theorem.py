@@ -1,6 +1,7 @@
 """A theorem to prove: a Lean statement ending in ``:= by sorry`` plus the header before it."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -46,6 +47,12 @@ class Theorem:
         object.__setattr__(self, "formal_statement", stmt)
         object.__setattr__(self, "name", self.name or name)
         object.__setattr__(self, "decl_name", name)
+
+    def renamed(self, decl_name: str) -> "Theorem":
+        """The same statement, declared as ``decl_name``."""
+        decl = _DECL.search(self.formal_statement)
+        stmt = self.formal_statement[: decl.start(2)] + decl_name + self.formal_statement[decl.end(2):]
+        return dataclasses.replace(self, formal_statement=stmt)
 
     @property
     def preamble(self) -> str:

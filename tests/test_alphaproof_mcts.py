@@ -80,7 +80,7 @@ def step(goal: Goal, tactic: str) -> list[Goal] | None:
 
 
 def parse_theorem(source: str) -> Goal:
-    rest = source.split(":= by")[0].split("theorem t", 1)[1]
+    rest = re.split(r"theorem \S+", source.split(":= by")[0], maxsplit=1)[1]  # `t`, or the name the check gives it
     hyps = []
     while m := re.match(r"\s*\(([^():]+):([^()]+)\)", rest):
         hyps += [Hypothesis(n, m[2].strip()) for n in m[1].split()]
@@ -125,9 +125,6 @@ class FakeLean:
     def run_command(self, source: str) -> CommandResult:
         """Replays the script line by line on the first goal, as Lean runs a ``by`` block."""
         self.commands.append(source)
-        # the check wraps the theorem in `namespace ...` / `end ...` (column 0; tactics are indented)
-        checked = source
-        source = "\n".join(line for line in source.splitlines() if not line.startswith(("namespace ", "end ")))
         head, body = source.split(":= by\n")
         goals = [parse_theorem(head + ":= by sorry")]
         for line in body.split("\n#print")[0].splitlines():
@@ -138,8 +135,8 @@ class FakeLean:
             goals = new + goals[1:]
         if goals or self.final_check_fails:
             return CommandResult((ReplMessage("error", "unsolved goals"),))
-        line = checked[:checked.index("#print")].count("\n") + 1  # the REPL reports the command's line
-        name = checked[checked.index("#print axioms "):].split()[2]
+        line = source[:source.index("#print")].count("\n") + 1  # the REPL reports the command's line
+        name = source[source.index("#print axioms "):].split()[2]  # the name the check declared
         return CommandResult((ReplMessage("info", f"'{name}' does not depend on any axioms", line, 0),))
 
     def identity(self) -> ServerIdentity:

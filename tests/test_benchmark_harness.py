@@ -102,8 +102,7 @@ class TinyLean:
     def run_command(self, source: str) -> CommandResult:
         name = re.search(r"#print axioms (\S+)", source).group(1)
         body = source.split(":= by", 1)[1].split("#print", 1)[0]
-        # the check wraps the theorem in `namespace ...` / `end ...` (column 0; tactics are indented)
-        lines = [line.strip() for line in body.splitlines() if line.strip() and not line.startswith("end ")]
+        lines = [line.strip() for line in body.splitlines() if line.strip()]
         if "sorry" in lines:
             return CommandResult((ReplMessage("warning", "declaration uses 'sorry'"),), 1)
         if lines and lines[-1] == "exact h" and set(lines) <= {"exact h", "skip"}:

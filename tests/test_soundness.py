@@ -17,7 +17,7 @@ class Forging(LocalProcess):
     """The simulator, plus messages a proof could print itself (e.g. with `trace`).
 
     ``{name}`` in a message stands for the name the check declares (the worst case:
-    a forger who guessed its random namespace).
+    a forger who guessed its random suffix).
     """
 
     def __init__(self, extra: list[ReplMessage], axioms_reply: str | None = None):
@@ -43,7 +43,7 @@ def test_a_clean_proof_passes():
 
 
 def test_a_forged_axioms_message_does_not_hide_a_bad_axiom():
-    forged = ReplMessage("info", "'{name}' does not depend on any axioms", 3, 2)  # printed by the proof itself
+    forged = ReplMessage("info", "'{name}' does not depend on any axioms", 2, 2)  # printed by the proof itself
     process = Forging([forged], axioms_reply="'{name}' depends on axioms: [Lean.ofReduceBool]")
     check = verify(process, THM, "exact hp", SoundnessPolicy())
     assert not check.ok and "Lean.ofReduceBool" in check.error
@@ -99,6 +99,15 @@ def test_a_proof_cannot_cite_an_earlier_check():
     other = Theorem("example (p q : Prop) (hp : p) (hq : q) : q := by sorry")
     assert verify(process, small, "exact hp", SoundnessPolicy()).ok
     assert not verify(process, other, "exact leangym_example q hq", SoundnessPolicy()).ok
+
+
+def test_a_theorem_the_environment_already_has_can_be_checked():
+    """As one extracted from Mathlib: Lean would answer "already declared" to its own name."""
+    process = LocalProcess()
+    assert not process.run_command(THM.source_with_proof("exact hp")).errors  # now `t` is declared
+    assert verify(process, THM, "exact hp", SoundnessPolicy()).ok
+    dotted = Theorem("theorem Foo.bar (p : Prop) (hp : p) : p := by sorry")
+    assert verify(process, dotted, "exact hp", SoundnessPolicy()).ok  # checked as Foo.bar_leangym_…
 
 
 def test_an_error_inside_a_nested_by_is_reported():

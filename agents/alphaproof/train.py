@@ -405,7 +405,8 @@ def train(args: Args) -> dict[str, Any]:
         save()
 
     # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
-    bar = tqdm(range(progress["iteration"], args.iterations), desc="self-play", disable=not args.progress,
+    todo = range(progress["iteration"], args.iterations)
+    bar = tqdm(todo if args.max_minutes is None else iter(todo), desc="self-play", disable=not args.progress,
                initial=progress["iteration"], total=args.iterations if args.max_minutes is None else None)
     for it in bar:
         tasks = [source.sample(curriculum.sample_level(rng), rng, curriculum) for _ in range(args.actors)]

@@ -49,7 +49,8 @@ def load_theorems(spec: str | Path, split: str | None = None) -> list[Theorem]:
     if path.suffix in (".jsonl", ".json") or path.exists():
         return select_split(read_jsonl(path), split, str(path))
     raise DatasetError(f"unknown theorem set {text!r}: expected 'minif2f', 'proplogic-heldout[:N]', "
-                       "a .jsonl file, a .lean file, a directory of .lean files, or a URL")
+                       "a .jsonl file, a .lean file, a directory of .lean files, or a URL "
+                       "(a single theorem is a Lean statement ending in ':= by sorry')")
 
 
 def category_of(theorem: Theorem) -> str:
