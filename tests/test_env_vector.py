@@ -11,6 +11,7 @@ import leangym  # noqa: F401  (registers the ids)
 from leangym.envs.vector import LeanVectorEnv
 from leangym.session import ProofSession
 from leangym.soundness import SoundnessPolicy
+from leangym.theorem import Theorem
 
 from conftest import ScriptedProcess
 
@@ -147,3 +148,22 @@ def test_autoreset_during_a_server_outage_does_not_raise(sim_server, mode):
     assert term.all() and rew.tolist() == [1.0, 1.0]
     envs.close()
     assert used(srv) == 0
+
+
+def test_a_statement_lean_rejects_at_autoreset_does_not_raise():
+    """A theorem set with a statement outside what the server can elaborate: that draw fails, the run goes on."""
+    from leangym.sim.local import LocalProcess
+
+    bad = "theorem r (x : ℝ) : x = x := by sorry"  # the simulator has no ℝ
+    envs = LeanVectorEnv([lambda: gym.make("LeanProof-v0", theorem=AND, process_factory=LocalProcess)])
+    envs.reset(seed=0)
+    _, _, term, _, _ = envs.step(["exact ⟨hp, hq⟩"])
+    assert term.all()
+    envs.envs[0].unwrapped.theorems = [Theorem(bad)]
+    obs, _, _, trunc, infos = envs.step(["skip"])  # the autoreset draws `bad`
+    assert obs == ("",) and trunc.all() and infos["outcome"][0] == "statement_rejected"
+    assert "outside the simulated fragment" in infos["error"][0]
+    envs.envs[0].unwrapped.theorems = [Theorem(AND)]
+    obs, _, _, trunc, infos = envs.step(["skip"])  # the next reset draws again
+    assert obs == (START,) and not trunc.any()
+    envs.close()

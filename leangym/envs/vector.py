@@ -30,7 +30,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import concatenate, iterate
 from gymnasium.wrappers import TimeLimit
 
-from leangym.backends.types import ServerError
+from leangym.backends.types import LeanError, ServerError
 from leangym.session import ProofSession
 
 __all__ = ["LeanVectorEnv", "make_lean_proof_vector", "make_prop_logic_vector"]
@@ -114,13 +114,18 @@ class LeanVectorEnv(SyncVectorEnv):
         A server failure does not escape ``step`` here either: the sub-env reports it
         (empty observation, ``info["error"]``, and ``truncated=True`` in the step that
         tried) and tries to reset again at its next step, so a vector env outlives a
-        server that is down for a while.
+        server that is down for a while. So does a drawn statement that Lean rejects
+        (outcome ``statement_rejected``): the next reset draws again.
         """
         try:
             obs, info = self.envs[i].reset()
         except ServerError as e:
             self._reset_failed[i] = True
             return "", {"outcome": "server_failure", "error": f"reset failed: {e}"}, False
+        except LeanError as e:
+            self._reset_failed[i] = True
+            error = f"reset failed: Lean rejected the statement: {e}"
+            return "", {"outcome": "statement_rejected", "error": error}, False
         self._reset_failed[i] = False
         return obs, info, True
 
