@@ -20,7 +20,10 @@ from typing import Any, Iterable
 
 FORMAT = 1
 # Header fields that must match for a resumed run to append to the same file.
-RESUME_KEYS = ("agent", "agent_kwargs", "dataset", "split", "budget_calls", "budget_seconds", "seed", "timeout_ms")
+# ("agent_resolved": `hammer` and `baselines.hammer:HammerProver` are one agent; "server.*": a run on
+# the simulator must not be continued on real Lean, nor one server generation on the other.)
+RESUME_KEYS = ("agent_resolved", "agent_kwargs", "dataset", "split", "budget_calls", "budget_seconds", "seed",
+               "timeout_ms", "server.simulated", "server.generation")
 STATUSES = ("proved", "failed", "error", "infra_error")
 
 
@@ -65,8 +68,15 @@ class AttemptResult:
 
     @classmethod
     def from_json(cls, row: dict[str, Any]) -> "AttemptResult":
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in row.items() if k in names})
+        """A result line back; a field of the wrong type is a ValueError (the file is not ours, or damaged)."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        r = cls(**{k: v for k, v in row.items() if k in fields})
+        numbers = ("attempt", "tactics_tried", "lean_calls", "rejected", "policy_rejected", "timeouts",
+                   "server_failures", "wall_s", "seed")
+        if not isinstance(r.theorem, str) or r.status not in STATUSES or \
+                any(not isinstance(getattr(r, n), (int, float)) or isinstance(getattr(r, n), bool) for n in numbers):
+            raise ValueError(f"a field has the wrong type or value: {str(row)[:200]}")
+        return r
 
 
 @dataclass
@@ -92,7 +102,11 @@ def read_results(path: Path | str) -> ResultSet:
     header: dict[str, Any] | None = None
     results: dict[tuple[str, int], AttemptResult] = {}
     events: list[dict[str, Any]] = []
-    lines = path.read_text(encoding="utf-8").splitlines()
+    # "\n" only: lines are written with ensure_ascii=False, so a text field may hold U+2028 or
+    # \x85, which str.splitlines() would also split on
+    lines = path.read_text(encoding="utf-8").split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
     for i, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -102,11 +116,16 @@ def read_results(path: Path | str) -> ResultSet:
             if i == len(lines):
                 break
             raise ValueError(f"{path}:{i}: not a JSON line") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}:{i}: expected a JSON object, got {type(row).__name__}")
         kind = row.get("type")
         if kind == "header":
             header = header or row
         elif kind == "result":
-            r = AttemptResult.from_json(row)
+            try:
+                r = AttemptResult.from_json(row)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"{path}:{i}: not a result line ({e})") from None
             results[r.key] = r
         else:
             events.append(row)
@@ -139,7 +158,10 @@ class ResultsWriter:
 
 
 def _drop_partial_line(path: Path) -> None:
-    """Cut a last line that has no newline (a write interrupted mid-way), so appends stay line-aligned."""
+    """Cut a last line that has no newline (a write interrupted mid-way), so appends stay line-aligned.
+
+    A file holding only part of its header line is cut to nothing: the run starts afresh.
+    """
     if not path.exists() or path.stat().st_size == 0:
         return
     data = path.read_bytes()
@@ -149,6 +171,14 @@ def _drop_partial_line(path: Path) -> None:
         f.truncate(data.rfind(b"\n") + 1)
 
 
+def _field(header: dict[str, Any], key: str) -> Any:
+    value: Any = header
+    for part in key.split("."):  # "server.simulated": a field of the header's server entry
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
 def mismatches(old: dict[str, Any], new: dict[str, Any], keys: Iterable[str] = RESUME_KEYS) -> list[str]:
     """The header fields that differ between an existing results file and this run."""
-    return [f"{k}: file has {old.get(k)!r}, this run {new.get(k)!r}" for k in keys if old.get(k) != new.get(k)]
+    return [f"{k}: file has {_field(old, k)!r}, this run {_field(new, k)!r}"
+            for k in keys if _field(old, k) != _field(new, k)]

@@ -75,7 +75,8 @@ def plot(runs: Mapping[str, ResultSet], path: Path | str) -> Path:
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for label, rs in runs.items():
         cap = rs.header.get("budget_calls") or max((r.lean_calls for r in rs.attempts), default=1)
-        budgets = list(range(0, int(cap) + 1))
+        # the curves only step where some solved attempt's call count is: evaluate there, not at every budget
+        budgets = sorted({0, int(cap)} | {r.lean_calls for r in rs.attempts if r.solved and r.lean_calls <= cap})
         any_, one = solved_within(rs.attempts, budgets)
         line, = ax.step(budgets, [100 * x for x in any_], where="post", label=f"{label}: solved (any attempt)")
         if (rs.header.get("attempts") or 1) > 1:

@@ -123,8 +123,8 @@ def _record_stats(session: ProofSession, result: AttemptResult) -> None:
     result.timeouts, result.server_failures = st.timeouts, st.server_failures
     result.tactics_tried = st.lean_calls + st.policy_rejected
     result.latencies_ms = [round(1000 * x, 3) for x in st.latencies_s]
-    if (cap := session.budget.max_lean_calls) is not None and st.lean_calls >= cap:
-        result.budget_exhausted = True
+    if (cap := session.budget.max_lean_calls) is not None and st.lean_calls >= cap and not result.solved:
+        result.budget_exhausted = True  # (a proof found with the last allowed call did not run out)
 
 
 @dataclass

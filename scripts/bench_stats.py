@@ -119,12 +119,9 @@ def summarize(results: Iterable[AttemptResult], expected: int | None = None) -> 
     by = per_theorem(results)
     done = [r for rs in by.values() for r in rs]
     counts = {name: (len(rs), sum(r.solved for r in rs)) for name, rs in by.items()}
-    max_n = max((n for n, _ in counts.values()), default=0)
-    pass_at: dict[int, float] = {}
-    for k in ks_for(max_n):
-        vals = [pass_at_k(n, c, k) for n, c in counts.values() if n >= k]
-        if vals:
-            pass_at[k] = sum(vals) / len(vals)
+    # up to the fewest attempts any theorem has (a run cut short): every pass@k is then over all theorems
+    min_n = min((n for n, _ in counts.values()), default=0)
+    pass_at = {k: sum(pass_at_k(n, c, k) for n, c in counts.values()) / len(counts) for k in ks_for(min_n)}
     cats: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for name, rs in by.items():
         row = cats[rs[0].category]

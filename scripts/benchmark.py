@@ -177,6 +177,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.restart and args.out.exists():
             args.out.unlink()
         done: set = set()
+        if args.out.exists() and b"\n" not in args.out.read_bytes():
+            args.out.write_bytes(b"")  # only part of a header: the run never wrote a result; start afresh
         if args.out.exists() and args.out.stat().st_size > 0:
             old = read_results(args.out)
             bad = mismatches(old.header, header)
@@ -243,9 +245,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "compare":
         a, b = read_results(args.a), read_results(args.b)
-        print(compare(a, b, args.a.stem, args.b.stem))
+        la, lb = args.a.stem, args.b.stem
+        if la == lb:  # a/run.jsonl vs b/run.jsonl: name them by their paths
+            la, lb = str(args.a.with_suffix("")), str(args.b.with_suffix(""))
+        print(compare(a, b, la, lb))
         if args.plot:
-            print(f"\nplot: {plot({args.a.stem: a, args.b.stem: b}, args.plot)}")
+            print(f"\nplot: {plot({la: a, lb: b}, args.plot)}")
         return 0
     build_parser().print_help()
     return 2

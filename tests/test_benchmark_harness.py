@@ -310,6 +310,10 @@ def test_resume_after_interruption_has_no_duplicates(tmp_path: Path) -> None:
     assert len([r for r in rows(out) if r["type"] == "result"]) == 16
     # a different run must not append to this file
     assert run_cli(tmp_path, "r.jsonl", "--agent", "random", "--budget-calls", "30", "--attempts", "2") == 2
+    # a run cut short while writing its header starts afresh
+    (tmp_path / "h.jsonl").write_text('{"type": "header", "format": 1, "cre', encoding="utf-8")
+    assert run_cli(tmp_path, "h.jsonl", *args, "--limit", "1") == 0
+    assert [r["type"] for r in rows(tmp_path / "h.jsonl")] == ["header", "result", "result", "run_end"]
 
 
 def test_unsound_agent_never_counts_end_to_end(tmp_path: Path, agent_pkg: Path) -> None:
@@ -368,3 +372,25 @@ def test_factorized_server_tree_proofs_verify(tmp_path: Path) -> None:
     assert rs.header["server"]["generation"] == "factorized"
     assert any(r.solved for r in rs.attempts)
     assert not any(r.verify_error for r in rs.attempts)  # assembled trees (with · bullets) pass the final check
+
+
+def test_results_files_survive_odd_text_and_odd_runs(tmp_path: Path) -> None:
+    from scripts.bench_records import ResultsWriter, mismatches, read_results
+    from scripts.bench_stats import summarize
+
+    path = tmp_path / "r.jsonl"
+    w = ResultsWriter(path)
+    w.write({"type": "header", "agent_resolved": "x", "server": {"simulated": True, "generation": "single-branch"}})
+    w.write_result(AttemptResult("t", 0, "c", "failed", error="a\u2028b\x85c"))  # raw in the file
+    w.close()
+    assert read_results(path).results[("t", 0)].error == "a\u2028b\x85c"
+    old = read_results(path).header
+    assert mismatches(old, {**old, "server": {"simulated": False, "generation": "single-branch"}}) == [
+        "server.simulated: file has True, this run False"]
+    # pass@k only up to the fewest attempts a theorem has: a run cut short cannot make pass@2 < pass@1
+    cut = [AttemptResult("a", 0, "c", "proved"), AttemptResult("b", 0, "c", "failed"),
+           AttemptResult("b", 1, "c", "failed")]
+    assert summarize(cut).pass_at == {1: 0.5}
+    path.write_text('{"type": "header"}\n["not", "a", "row"]\n{"type": "result"}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"r\.jsonl:2: expected a JSON object"):
+        read_results(path)

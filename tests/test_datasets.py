@@ -193,3 +193,35 @@ def test_shared_minif2f_copy() -> None:
     valid = load_minif2f(_shared_minif2f(), split="valid")
     assert len(test) == 244 and len(valid) == 244
     assert {category(t.name) for t in test} >= {"mathd_algebra", "mathd_numbertheory", "amc12", "aime", "imo"}
+
+
+def test_a_line_separator_inside_a_row_does_not_split_it(tmp_path: Path) -> None:
+    row = dict(ROWS[1], informal="two\u2028lines\x85here")  # written raw (ensure_ascii=False)
+    (t,) = load_theorems(write_jsonl(tmp_path / "sep.jsonl", [row]))
+    assert t.extra["informal"] == "two\u2028lines\x85here"
+
+
+def test_a_download_that_is_not_theorems_is_never_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LEANGYM_CACHE", str(tmp_path / "cache"))
+    page = tmp_path / "page.jsonl"
+    page.write_text("<html><body>rate limited</body></html>\n", encoding="utf-8")  # served with 200
+    with pytest.raises(DownloadError, match="not cached"):
+        load_theorems(page.resolve().as_uri())
+    assert list((tmp_path / "cache").iterdir()) == []  # neither the page nor a .part file
+    good = write_jsonl(tmp_path / "good.jsonl", ROWS)
+    cached = fetch(good.resolve().as_uri(), cache=tmp_path / "c", validate=load_theorems)
+    assert cached.stat().st_mode & 0o044 == 0o044  # readable by others too: caches may be shared
+
+
+def test_lean_files_comments_and_project_files(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "MiniF2F" / "Test").mkdir(parents=True)
+    (root / "Main.lean").write_text("import MiniF2F\n\ndef main : IO Unit := pure ()\n", encoding="utf-8")
+    (root / "lakefile.lean").write_text("import Lake\nopen Lake DSL\npackage minif2f\n", encoding="utf-8")
+    (root / "MiniF2F" / "Test" / "a.lean").write_text(
+        "import Mathlib\n/- theorem old : False := by sorry\n  /- nested -/ -/\n"
+        "theorem a (n : ℕ) : n + 0 = n := by sorry -- theorem later, maybe\n", encoding="utf-8")
+    (t,) = load_theorems(root)  # Main.lean and lakefile.lean hold no theorem: skipped
+    assert t.name == "a" and t.split == "test" and t.formal_statement == "theorem a (n : ℕ) : n + 0 = n := by sorry"
+    with pytest.raises(DatasetError, match="a directory"):
+        load_minif2f(root)

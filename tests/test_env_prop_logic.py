@@ -104,3 +104,19 @@ def test_bad_arguments():
         PropLogicEnv(split="test")
     with pytest.raises(TypeError, match="LeanProof-v0"):
         PropLogicEnv(server="http://x")
+
+
+def test_argument_mistakes_are_clear_errors():
+    import numpy as np
+
+    for bad in ("2", 2.0, (0, 2), (1, 2, 3)):
+        with pytest.raises(ValueError, match="difficulty must be a level"):
+            gym.make("leangym:PropLogic-v0", difficulty=bad)
+    assert gym.make("leangym:PropLogic-v0", difficulty=np.int64(2)).unwrapped.difficulty == 2
+    with pytest.raises(ValueError, match="has none at difficulty 5"):
+        gym.make("leangym:PropLogic-v0", split="heldout", difficulty=5, heldout_size=1)
+    env = gym.make("leangym:PropLogic-v0", split="heldout")
+    for index in (10**6, -1, "3"):
+        with pytest.raises(ValueError, match=r"options\['index'\] must be a whole number"):
+            env.reset(options={"index": index})
+    env.close()

@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Callable
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
@@ -46,11 +47,13 @@ def sha256_of(path: Path) -> str:
 
 
 def fetch(url: str, *, sha256: str | None = None, cache: Path | None = None, force: bool = False,
-          timeout: float = 60.0) -> Path:
+          timeout: float = 60.0, validate: Callable[[Path], None] | None = None) -> Path:
     """The local path of ``url``'s content, downloading it into the cache unless already there.
 
     ``http(s)://`` is streamed with requests; ``file://`` is copied (handy for mirrors and tests).
     A cached file is reused unless ``force``; with ``sha256`` it is re-checked and re-fetched on mismatch.
+    ``validate(path)`` may raise on a download that is not what was wanted (an HTML error page
+    served with 200, a body cut short): it then never becomes the cached file.
     """
     target = cached_path(url, cache)
     if target.exists() and not force:
@@ -66,6 +69,12 @@ def fetch(url: str, *, sha256: str | None = None, cache: Path | None = None, for
             got = sha256_of(tmp)
             if got != sha256.lower():
                 raise DownloadError(f"{url}: sha256 mismatch (expected {sha256.lower()}, got {got})")
+        if validate is not None:
+            try:
+                validate(tmp)
+            except Exception as e:  # noqa: BLE001 - whatever the check found, the download is refused
+                raise DownloadError(f"{url}: the download is not usable, so it was not cached: {e}") from None
+        os.chmod(tmp, 0o644)  # mkstemp made it private; a shared cache must be readable
         os.replace(tmp, target)  # atomic on one file system: readers see the old file or the whole new one
     finally:
         tmp.unlink(missing_ok=True)

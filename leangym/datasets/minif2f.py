@@ -77,6 +77,10 @@ def load_minif2f(source: str | Path | None = None, split: str | None = None, *,
     if source is None:
         source = local_copy() or DEFAULT_URL
     text = str(source)
-    path = fetch(text, sha256=sha256, cache=cache) if "://" in text else Path(source)
+    if "://" in text:
+        path = fetch(text, sha256=sha256, cache=cache,
+                     validate=lambda p: read_jsonl(p, required=REQUIRED_FIELDS, check=_check_split))
+    else:
+        path = Path(source)
     theorems = read_jsonl(path, required=REQUIRED_FIELDS, check=_check_split)
     return select_split(theorems, split, str(path))

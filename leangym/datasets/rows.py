@@ -50,12 +50,16 @@ def read_jsonl(path: Path | str, required: Iterable[str] = ("formal_statement",)
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{path}: a directory; expected a JSONL file of theorems") from None
     except UnicodeDecodeError as e:
         raise DatasetError(f"{path}: not UTF-8 text ({e})") from None
     required = tuple(required)
     theorems: list[Theorem] = []
     first_seen: dict[str, int] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # "\n" only (and a "\r" before it): a JSON string may hold U+2028 or \x85 unescaped,
+    # which str.splitlines() would also split on
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         where = _where(path, lineno)

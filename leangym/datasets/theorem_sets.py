@@ -9,6 +9,7 @@
 * a ``.jsonl`` file (rows with ``formal_statement`` and optional ``name``, ``header``, ``split``);
 * a directory of ``.lean`` files (searched recursively), each holding ONE
   ``theorem ... := by sorry`` with its header (imports, ``open ...``) before it;
+  files without a theorem (a project's ``Main.lean``, ``lakefile.lean``) are skipped;
   a file in a subdirectory gets the lower-cased name of its directory as split
   (``MiniF2F/Test/foo.lean`` -> ``test``), as in the miniF2F-lean4 repository layout;
 * a single ``.lean`` file;
@@ -40,7 +41,7 @@ def load_theorems(spec: str | Path, split: str | None = None) -> list[Theorem]:
             raise DatasetError(f"{text!r}: the size after ':' must be a number")
         return select_split(proplogic_heldout(int(size) if size else None), split, text)
     if "://" in text:
-        return select_split(read_jsonl(fetch(text)), split, text)
+        return select_split(read_jsonl(fetch(text, validate=read_jsonl)), split, text)
     path = Path(spec).expanduser()
     if path.is_dir():
         return select_split(read_lean_dir(path), split, str(path))
@@ -59,19 +60,47 @@ def category_of(theorem: Theorem) -> str:
     return str(explicit) if explicit else minif2f_category(theorem.name)
 
 
-def read_lean_file(path: Path, split: str | None = None) -> Theorem:
-    """A ``.lean`` file with exactly one theorem ending in ``:= by sorry``; text before it is the header."""
+def _without_comments(source: str) -> str:
+    """``source`` with its comments (``-- ...``, nested ``/- ... -/``) blanked out, newlines kept."""
+    out, i, depth, n = [], 0, 0, len(source)
+    while i < n:
+        if source.startswith("/-", i):
+            depth, i = depth + 1, i + 2
+            out.append("  ")
+        elif depth and source.startswith("-/", i):
+            depth, i = depth - 1, i + 2
+            out.append("  ")
+        elif not depth and source.startswith("--", i):
+            end = source.find("\n", i)
+            end = n if end < 0 else end
+            out.append(" " * (end - i))
+            i = end
+        else:
+            out.append(source[i] if not depth or source[i] == "\n" else " ")
+            i += 1
+    return "".join(out)
+
+
+def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = False) -> Theorem | None:
+    """A ``.lean`` file with exactly one theorem ending in ``:= by sorry``; text before it is the header.
+
+    Comments do not count (a theorem commented out, a remark after ``sorry``).
+    ``missing_ok``: a file without any theorem gives None instead of an error.
+    """
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise DatasetError(f"{path}: cannot read ({e})") from None
-    decls = list(_DECL.finditer(source))
+    code = _without_comments(source)
+    decls = list(_DECL.finditer(code))
+    if not decls and missing_ok:
+        return None
     if len(decls) != 1:
         raise DatasetError(f"{path}: expected exactly one theorem/lemma/example, found {len(decls)}")
     start = decls[0].start()
     line = source.count("\n", 0, start) + 1
     try:
-        return Theorem(source[start:].strip(), header=source[:start], split=split,
+        return Theorem(code[start:].strip(), header=source[:start], split=split,
                        extra={"source_file": str(path)})
     except TheoremError as e:
         raise DatasetError(f"{path}:{line}: {e}") from None
@@ -87,11 +116,15 @@ def read_lean_dir(root: Path) -> list[Theorem]:
     for f in files:
         rel = f.relative_to(root)
         split = rel.parts[-2].lower() if len(rel.parts) > 1 else None
-        t = read_lean_file(f, split)
+        t = read_lean_file(f, split, missing_ok=True)
+        if t is None:
+            continue
         if t.name in seen:
             raise DatasetError(f"{f}: duplicate theorem name {t.name!r} (also in {seen[t.name]})")
         seen[t.name] = f
         theorems.append(t)
+    if not theorems:
+        raise DatasetError(f"{root}: no .lean file holds a theorem")
     return theorems
 
 

@@ -18,10 +18,11 @@ in order to the first goal), ``info["difficulty"]`` its level.
 """
 from __future__ import annotations
 
+import numbers
 from typing import Any, Iterator, Mapping
 
 from leangym.backends.types import LeanProcess
-from leangym.envs.lean_proof import LeanProofEnv
+from leangym.envs.lean_proof import LeanProofEnv, _index
 from leangym.sim import generator
 from leangym.theorem import Theorem
 
@@ -63,14 +64,18 @@ class PropLogicEnv(LeanProofEnv):
         for bad in ("theorem", "server"):
             if bad in kwargs:
                 raise TypeError(f"PropLogicEnv draws its own theorems (no {bad!r}); use LeanProof-v0 for that")
-        lo, hi = (difficulty, difficulty) if isinstance(difficulty, int) else map(int, difficulty)
-        if not 1 <= lo <= hi <= generator.MAX_DIFFICULTY:
-            raise ValueError(f"difficulty must be in 1..{generator.MAX_DIFFICULTY} or a (lo, hi) range, "
-                             f"got {difficulty!r}")
+        levels = _levels(difficulty)
+        if levels is None or not 1 <= levels[0] <= levels[1] <= generator.MAX_DIFFICULTY:
+            raise ValueError(f"difficulty must be a level in 1..{generator.MAX_DIFFICULTY} or a (lo, hi) range "
+                             f"of them, got {difficulty!r}")
+        lo, hi = levels
         self.difficulty = lo if lo == hi else (lo, hi)
         self.split = split
         self.heldout_size = int(heldout_size)
         self._heldout = [t for t in generator.heldout_set(self.heldout_size) if lo <= t.difficulty <= hi]
+        if split == "heldout" and not self._heldout:
+            raise ValueError(f"the held-out set of {self.heldout_size} theorems has none at difficulty "
+                             f"{self.difficulty}: raise heldout_size or widen difficulty")
         self._stream: Iterator[generator.PropTheorem] | None = None
         self._current: generator.PropTheorem | None = None
         self._reseeded = False
@@ -83,7 +88,7 @@ class PropLogicEnv(LeanProofEnv):
             return super()._draw_theorem(options)
         if self.split == "heldout":
             if options.get("index") is not None:
-                self._current = self._heldout[int(options["index"])]
+                self._current = self._heldout[_index(options["index"], len(self._heldout))]
             else:
                 self._current = self._heldout[int(self.np_random.integers(len(self._heldout)))]
         else:
@@ -103,3 +108,17 @@ class PropLogicEnv(LeanProofEnv):
         if t is None:
             return {}
         return {"reference_proof": t.proof, "difficulty": t.difficulty}
+
+
+def _levels(difficulty: Any) -> tuple[int, int] | None:
+    """``difficulty`` as (lo, hi) levels; None if it is neither a whole number nor a pair of them."""
+    def whole(x: Any) -> int | None:
+        return int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else None
+
+    if whole(difficulty) is not None:
+        return whole(difficulty), whole(difficulty)
+    if isinstance(difficulty, (tuple, list)) and len(difficulty) == 2:
+        lo, hi = (whole(x) for x in difficulty)
+        if lo is not None and hi is not None:
+            return lo, hi
+    return None
