@@ -364,11 +364,6 @@ def test_namespaces():
     assert p.command("# print axioms A.B.t")["messages"][-1]["severity"] == "error"  # `#print` is one token
 
 
-def test_a_reused_prop_variable_name_is_refused():
-    # Lean keeps the two apart (`hp : p✝`); the kernel's formulas name variables, so it refuses
-    r = SimProcess().proof_from_sorry("theorem t (p : Prop) (hp : p) (p : Prop) : p := by sorry")
-    assert "reusing the name 'p'" in r["error"]
-
 
 def test_check_proof_and_helpers():
     assert check_proof(T_OR, "intro h\nrcases h with h | h\n· exact Or.inr h\n· exact Or.inl h")

@@ -190,3 +190,9 @@ def test_print_parse_roundtrip(hyps, target):
     for h in reversed(hyps):
         expected = ("imp", h, expected)
     assert f == expected
+
+
+def test_a_reused_prop_variable_name_is_refused():
+    # Lean keeps the two apart (`hp : p✝`); the kernel's formulas name variables, so it refuses
+    r = SimProcess().proof_from_sorry("theorem t (p : Prop) (hp : p) (p : Prop) : p := by sorry")
+    assert "reusing the name 'p'" in r["error"]

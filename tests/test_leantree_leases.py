@@ -1,0 +1,180 @@
+"""HttpLease: a leased Lean process is given back however its holder ends (close, error, GC, exit, SIGTERM)."""
+from __future__ import annotations
+
+import gc
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from conftest import scripted
+from leangym.backends import leantree
+from leangym.backends.leantree import HttpLease, LeanTreeClient, live_leases
+from leangym.backends.types import CommandResult, LeanProcess, NoProcessAvailable, Outcome, ProofState
+
+THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+
+
+def used(client: LeanTreeClient) -> int:
+    return client.status()["used_processes"]
+
+
+@pytest.fixture
+def srv(sim_server):
+    return sim_server(process_factory=scripted, max_processes=2)
+
+
+@pytest.fixture
+def client(srv):
+    c = LeanTreeClient(srv.url, read_timeout=10)
+    yield c
+    c.close()
+
+
+def test_lease_is_a_lean_process(client):
+    lease = client.lease()
+    try:
+        assert isinstance(lease, HttpLease)
+        for name in ("start_proof", "apply_tactic", "apply_tactics", "run_command", "identity", "close"):
+            assert callable(getattr(lease, name))
+        assert isinstance(lease.process_id, int)
+        assert isinstance(lease.run_command("#check 1"), CommandResult)
+        _: LeanProcess = lease  # structural typing
+    finally:
+        lease.close()
+
+
+def test_blocking_get_timeout_raises_no_process(sim_server):
+    srv = sim_server(process_factory=scripted, max_processes=1)
+    client = LeanTreeClient(srv.url)
+    with client.lease():
+        with pytest.raises(NoProcessAvailable):
+            client.get_process(blocking=True, timeout=0.2)
+        with pytest.raises(NoProcessAvailable):
+            client.lease(blocking=False)
+    with client.lease() as again:  # the first lease was returned by the with block
+        assert again.process_id > 0
+
+
+def test_lease_close_idempotent_and_on_error(client):
+    lease = client.lease()
+    assert used(client) == 1 and lease in live_leases()
+    lease.close()
+    lease.close()
+    assert lease.closed and used(client) == 0 and lease not in live_leases()
+    with pytest.raises(ZeroDivisionError):
+        with client.lease():
+            assert used(client) == 1
+            1 / 0
+    assert used(client) == 0
+
+
+def test_lease_returned_on_gc(client):
+    lease = client.lease()
+    assert used(client) == 1
+    del lease
+    gc.collect()
+    assert used(client) == 0
+
+
+def test_leases_returned_at_exit(client):
+    a, b = client.lease(), client.lease()
+    assert used(client) == 2
+    leantree._return_all_leases()  # the atexit hook
+    assert a.closed and b.closed and used(client) == 0
+
+
+def test_close_never_raises_when_server_gone(srv):
+    client = LeanTreeClient(srv.url, retries=0)
+    lease = client.lease()
+    srv.stop()
+    lease.close()  # logged, not raised
+    assert lease.closed
+
+
+def test_stale_lease_after_restart_never_takes_another_clients_process(srv):
+    # A restarted server hands out process ids afresh. Returning a lease from before the
+    # restart could return the process another client holds now: the client must not.
+    stale_client, other = LeanTreeClient(srv.url, retries=0), LeanTreeClient(srv.url)
+    stale = stale_client.lease()
+    srv.stop()
+    assert stale.apply_tactic(ProofState(stale.process_id, 0, ()), "split").outcome is Outcome.SERVER_FAILURE
+    srv.restart()
+    fresh = other.lease()
+    assert fresh.process_id == stale.process_id  # the same id, now someone else's
+    stale.close()
+    assert stale.closed and used(other) == 1
+    fresh.start_proof(THM)  # still ours
+    fresh.close()
+    assert used(other) == 0
+
+
+def test_apply_tactics_concurrent_in_order(sim_server):
+    srv = sim_server(process_factory=scripted, latency_ms=30)
+    client = LeanTreeClient(srv.url)
+    with client.lease() as lease:
+        root = lease.start_proof(THM)
+        tactics = ["split", "nonsense", "done", "intro h", "slow", "split", "done", "bogus"]
+        results = lease.apply_tactics(root, tactics)
+        assert [r.tactic for r in results] == tactics
+        assert [r.outcome for r in results] == [
+            Outcome.PROGRESS, Outcome.REJECTED, Outcome.PROVED, Outcome.PROGRESS,
+            Outcome.TIMEOUT, Outcome.PROGRESS, Outcome.PROVED, Outcome.REJECTED]
+        assert lease.apply_tactics(root, []) == []
+    assert srv.server.peak_active > 1  # requests really overlapped on the server
+
+
+def test_concurrent_clients_from_threads(srv):
+    client = LeanTreeClient(srv.url)
+    errors: list[BaseException] = []
+
+    def work():
+        try:
+            with client.lease(timeout=10) as lease:
+                root = lease.start_proof(THM)
+                for _ in range(5):
+                    assert lease.apply_tactic(root, "split").outcome is Outcome.PROGRESS
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]  # 6 workers, 2 processes
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors and used(client) == 0
+
+
+def test_lease_returned_when_interpreter_exits(srv, client):
+    import os
+    import subprocess
+    import sys
+
+    code = ("from leangym.backends.leantree import LeanTreeClient\n"
+            f"lease = LeanTreeClient({srv.url!r}).lease()\n"
+            "import leangym.backends.leantree as m\n"
+            "m._KEEP = lease  # keep it alive until exit: only the atexit hook can return it\n"
+            "print(lease.process_id)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, env=env)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.strip()) > 0
+    assert used(client) == 0
+
+
+def test_sigterm_gives_the_leases_back(sim_server):
+    """``kill`` / ``timeout`` / a batch scheduler stop a client with SIGTERM: its leases still go back."""
+    srv = sim_server(max_processes=2)
+    script = ("import sys, time\nfrom leangym.backends.leantree import LeanTreeClient\n"
+              "lease = LeanTreeClient(sys.argv[1]).lease()\nprint('leased', flush=True)\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, srv.url], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "leased"
+        assert LeanTreeClient(srv.url).status()["used_processes"] == 1
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+    assert LeanTreeClient(srv.url).status()["used_processes"] == 0
