@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from typing import Any, Sequence
 
@@ -79,7 +78,8 @@ class MaskablePPOProver:
             from sb3_contrib import MaskablePPO
 
             if not os.path.exists(path) and not os.path.exists(path + ".zip"):  # SB3 adds ".zip" itself
-                raise FileNotFoundError(f"no MaskablePPO model at {path} (train one: python -m baselines.maskable_ppo --save PATH)")
+                raise FileNotFoundError(f"no MaskablePPO model at {path} "
+                                        "(train one: python -m baselines.maskable_ppo --save PATH)")
             model = MaskablePPO.load(path, device="cpu")
         self.model = model
         self.menu, self.codec = TacticMenu(n_slots), GoalCodec(n_slots, target_len, hyp_len)

@@ -152,7 +152,7 @@ def resolve_theorems(spec: TheoremSpec, header: str = "") -> list[Theorem]:
     return out
 
 
-def _index(value: Any, size: int) -> int:
+def theorem_index(value: Any, size: int) -> int:
     """``reset(options={"index": i})``: a position in the theorem list (no negative counting from the end)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= int(value) < size:
         raise ValueError(f"options['index'] must be a whole number in 0..{size - 1}, got {value!r}")
@@ -376,7 +376,7 @@ class LeanProofEnv(gym.Env[str, str]):
         if options.get("theorem") is not None:
             return resolve_theorems(options["theorem"], self.header)[0]
         if options.get("index") is not None:
-            return self.theorems[_index(options["index"], len(self.theorems))]
+            return self.theorems[theorem_index(options["index"], len(self.theorems))]
         if not self.theorems:
             raise ValueError("no theorem: pass theorem=... to the env or reset(options={'theorem': ...})")
         return self.theorems[int(self.np_random.integers(len(self.theorems)))]

@@ -22,7 +22,7 @@ import numbers
 from typing import Any, Iterator, Mapping
 
 from leangym.backends.types import LeanProcess
-from leangym.envs.lean_proof import LeanProofEnv, _index
+from leangym.envs.lean_proof import LeanProofEnv, theorem_index
 from leangym.sim import generator
 from leangym.theorem import Theorem
 
@@ -88,7 +88,7 @@ class PropLogicEnv(LeanProofEnv):
             return super()._draw_theorem(options)
         if self.split == "heldout":
             if options.get("index") is not None:
-                self._current = self._heldout[_index(options["index"], len(self._heldout))]
+                self._current = self._heldout[theorem_index(options["index"], len(self._heldout))]
             else:
                 self._current = self._heldout[int(self.np_random.integers(len(self._heldout)))]
         else:
