@@ -17,6 +17,7 @@ Seeded: ``set_seed`` (called by the harness per attempt) fixes the draws.
 """
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -86,17 +87,20 @@ class RandomProver:
         return f"intro {fresh_name(state)}" if tactic == "intro" else tactic
 
     def prove(self, theorem: Theorem, session: ProofSession, budget: Budget) -> Proof | None:
+        # With a Lean-call cap the session's BudgetExhausted ends the attempt; without one, max_tactics does.
+        cap = math.inf if budget.max_lean_calls is not None else self.max_tactics
         tried = [0]
-        while budget.max_lean_calls is not None or tried[0] < self.max_tactics:
-            proof = self._linear(session, tried) if self.mode == "linear" else self._tree(session, session.root, 0, tried)
+        while tried[0] < cap:
+            proof = (self._linear(session, tried, cap) if self.mode == "linear"
+                     else self._tree(session, session.root, 0, tried))
             if proof is not None:
                 return proof
         return None
 
-    def _linear(self, session: ProofSession, tried: list[int]) -> Proof | None:
+    def _linear(self, session: ProofSession, tried: list[int], cap: float) -> Proof | None:
         walk = LinearWalk(session.root)
         steps = 0
-        while not walk.done and steps < self.max_steps and tried[0] < self.max_tactics:
+        while not walk.done and steps < self.max_steps and tried[0] < cap:
             tried[0] += 1
             steps += walk.step(session, self.sample(walk.current)).ok
         return walk.tree()

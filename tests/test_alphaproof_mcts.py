@@ -420,3 +420,43 @@ def test_batched_search_keeps_every_lean_process_busy(sim_server):
             s.process.close()
     assert not barrier.broken
     assert all(r.solved for r in results)
+
+
+class _Listed:
+    """An evaluator that proposes the same tactics, in order, for every state."""
+
+    def __init__(self, tactics):
+        self.tactics = tactics
+
+    def evaluate(self, states, k):
+        return [Evaluation(tuple(self.tactics[:n]), (0.0,) * len(self.tactics[:n]), 0.5)
+                for n in per_state(k, len(states))]
+
+
+def test_a_raising_backend_does_not_overspend_the_lean_budget():
+    """A batch that raised is retried one tactic at a time, but never past max_lean_calls."""
+    from leangym.sim.local import LocalProcess
+
+    class Boom(LocalProcess):
+        sent = 0
+
+        def apply_tactic(self, state, tactic, timeout_ms=1000):
+            if tactic == "boom":
+                raise ValueError("kernel bug")
+            Boom.sent += 1
+            return super().apply_tactic(state, tactic, timeout_ms)
+
+    session = ProofSession(Boom(factorized=True), "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
+    result = run_search(session, _Listed(["left", "right", "boom", "constructor"]),
+                        SearchConfig(num_simulations=10, num_tactics=4, max_lean_calls=4, leaves_per_round=1))
+    assert result.lean_calls <= 4 and result.stop_reason == "lean_calls"
+
+
+def test_a_budget_cut_is_not_a_dead_end():
+    """Tactics the budget kept from Lean were never tried: the stop is "lean_calls", not "exhausted"."""
+    from leangym.sim.local import LocalProcess
+
+    session = ProofSession(LocalProcess(factorized=True), "theorem t (p q : Prop) (hp : p) : p := by sorry")
+    result = run_search(session, _Listed(["left", "right", "exact hq", "exact hp"]),
+                        SearchConfig(num_simulations=10, num_tactics=4, max_tactics=4, max_lean_calls=2))
+    assert result.lean_calls == 2 and result.stop_reason == "lean_calls" and not result.tree.root.dead

@@ -183,6 +183,34 @@ def test_short_run_then_resume_matches_an_uninterrupted_run(tmp_path):
     assert list((tmp_path / "straight" / "tb").glob("events.out.tfevents.*"))
 
 
+def test_resume_is_exact_when_the_first_run_ended_with_an_evaluation(tmp_path):
+    """A run's last iteration evaluates (step == --iterations); that must not change what a resume does."""
+    from agents.alphaproof.train import train
+
+    straight = train(tiny_args(tmp_path, "straight", iterations=2, eval_every=5))
+    train(tiny_args(tmp_path, "split", iterations=1, eval_every=5))  # evaluates at iteration 1, straight does not
+    resumed = train(tiny_args(tmp_path, "split", iterations=2, eval_every=5, resume=str(tmp_path / "split" / "ck")))
+    for k, v in _weights(straight["net"]).items():
+        assert torch.equal(v, _weights(resumed["net"])[k]), k
+    for a, b in zip(straight["history"], resumed["history"], strict=True):
+        assert {k: a.get(k) for k in DETERMINISTIC} == {k: b.get(k) for k in DETERMINISTIC}
+    rng = [checkpoint.load(tmp_path / run / "ck" / "latest.pt")["rng"]["torch"] for run in ("straight", "split")]
+    assert torch.equal(*rng)  # the evaluation drew on a fork of torch's RNG
+
+
+def test_reference_rows_count_steps_as_the_search_does():
+    """An AND node is as far from a proof as its hardest branch, not the tactics left in the script."""
+    from agents.alphaproof.sft import rows_from_reference_proofs
+    from leangym.sim.generator import PropTheorem
+    from leangym.theorem import Theorem
+
+    stmt = "theorem t (p q r : Prop) (hp : p) (hq : q) (hr : r) : p ∧ (q ∧ r) := by sorry"
+    proof = ("constructor", "exact hp", "constructor", "exact hq", "exact hr")
+    rows = rows_from_reference_proofs([PropTheorem(Theorem(stmt), proof, 3, 3)])
+    assert [(r["tactic"], r["steps_to_go"]) for r in rows] == [
+        ("constructor", 3), ("exact hp", 1), ("constructor", 2), ("exact hq", 1), ("exact hr", 1)]
+
+
 def test_a_crashing_worker_is_counted_and_training_goes_on(tmp_path, monkeypatch):
     from agents.alphaproof import train as train_mod
     from leangym.backends.types import NoProcessAvailable, ServerError

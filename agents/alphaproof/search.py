@@ -102,6 +102,10 @@ class _Search:
         for leaf, tactics in jobs:
             left = self.calls_left()
             sent = tactics if left is None else tactics[:left]
+            if len(sent) < len(tactics):
+                # The budget cut this node's tactics: it is not exhausted (the rest were never tried),
+                # so running out of calls here is "lean_calls", not a dead end.
+                leaf.node.exhausted = False
             if tactics and not sent:
                 out.append((sent, None))
                 continue
@@ -116,7 +120,14 @@ class _Search:
 
     def _apply_alone(self, state, tactic: str) -> TacticResult:
         """One tactic by itself, after a batch raised: a tactic that crashes the backend counts as
-        rejected (so it is cached and never sent again), and the other B - 1 searches go on."""
+        rejected (so it is cached and never sent again), and the other B - 1 searches go on.
+
+        The batch that raised was charged whole, though some of it may never have reached Lean;
+        these retries are charged too, and stop where ``max_lean_calls`` does (what was not
+        retried counts as a transient failure, so it may be proposed again).
+        """
+        if self.calls_left() == 0:
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), "Lean-call budget spent")
         try:
             return self.session.apply(state, tactic)
         except BudgetExhausted as e:

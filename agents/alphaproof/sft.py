@@ -91,9 +91,11 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None) -> li
 
     Every tactic goes to the first open branch; the row's state is that branch's
     text (what a search node sees: one goal on the default factorized kernel,
-    as in training), and ``steps_to_go`` the number of tactics left (this one
-    included). A proof that fails to replay contributes no rows: a
-    row must describe a state the kernel really produced.
+    as in training). ``steps_to_go`` is what the search counts for that state:
+    1 for its tactic plus the most any branch it opens still needs (branches are
+    independent goals, an AND node is as far from a proof as its hardest child),
+    not the tactics left in the whole script. A proof that fails to replay
+    contributes no rows: a row must describe a state the kernel really produced.
     """
     if process is None:
         from leangym.sim.local import LocalProcess  # the in-process kernel
@@ -104,19 +106,26 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None) -> li
         tactics = [t.strip() for t in (proof.splitlines() if isinstance(proof, str) else proof) if t.strip()]
         theorem = pt.theorem
         src = getattr(theorem, "source_with_sorry", None) or theorem.formal_statement
-        open_ = [process.start_proof(src)]  # branches still to prove; the first is worked on
+        open_ = [(process.start_proof(src), None)]  # (branch, row that opened it); the first is worked on
         replay: list[Row] = []
+        parent: list[int | None] = []  # per row: the row whose tactic opened its branch
         for i, tactic in enumerate(tactics):
             if not open_:
                 break
-            replay.append({"state": open_[0].text, "tactic": tactic, "steps_to_go": len(tactics) - i})
-            result = process.apply_tactic(open_[0], tactic)
+            state, opened_by = open_[0]
+            replay.append({"state": state.text, "tactic": tactic})
+            parent.append(opened_by)
+            result = process.apply_tactic(state, tactic)
             if not result.ok:
                 break
-            open_ = list(result.states) + open_[1:]
+            open_ = [(s, i) for s in result.states] + open_[1:]
         else:
             if not open_:  # the proof really closed every goal
-                rows.extend(replay)
+                steps = [1] * len(replay)
+                for j in reversed(range(len(replay))):  # children come after their parent
+                    if parent[j] is not None:
+                        steps[parent[j]] = max(steps[parent[j]], 1 + steps[j])
+                rows.extend({**row, "steps_to_go": n} for row, n in zip(replay, steps))
     return rows
 
 

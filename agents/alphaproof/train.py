@@ -277,6 +277,13 @@ def evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: Args
     In-process, every theorem is searched in one batch (bigger network batches); on a server
     ``--actors`` at a time, as many leases as training uses.
     """
+    # Evaluating draws from torch's RNG (the policy samples): on a fork of it, so that the run's
+    # own draws, and so a resumed run, do not depend on when evaluations happened.
+    with torch.random.fork_rng(devices=[net.device] if net.device.type == "cuda" else []):
+        return _evaluate(net, tasks, new_process, args)
+
+
+def _evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: Args) -> dict[str, float]:
     solved: dict[Any, list[int]] = {}
     width = args.actors if args.server else max(1, len(tasks))
     for i in range(0, len(tasks), width):

@@ -1,0 +1,25 @@
+"""The random-tactic baseline (baselines/random_prover.py)."""
+from __future__ import annotations
+
+import pytest
+
+from baselines.random_prover import RandomProver
+from leangym.session import Budget, BudgetExhausted, ProofSession
+from leangym.sim.local import LocalProcess
+
+FALSE = "theorem t (p q : Prop) (hq : q) : p := by sorry"  # unprovable: the prover can only run out
+
+
+@pytest.mark.parametrize("mode", ["linear", "tree"])
+def test_an_unprovable_theorem_ends_with_the_budget(mode):
+    """With a Lean-call cap the attempt runs until the budget is spent (max_tactics does not apply), then ends."""
+    session = ProofSession(LocalProcess(), FALSE, budget=Budget(50))
+    with pytest.raises(BudgetExhausted):
+        RandomProver(mode=mode, max_tactics=10).prove(session.theorem, session, Budget(50))
+    assert session.stats.lean_calls == 50
+
+
+def test_without_a_call_cap_max_tactics_ends_it():
+    session = ProofSession(LocalProcess(), FALSE)
+    assert RandomProver(max_tactics=30).prove(session.theorem, session, Budget()) is None
+    assert session.stats.lean_calls + session.stats.policy_rejected == 30
