@@ -131,3 +131,22 @@ def sim_server() -> Iterator[Callable[..., SimServerHandle]]:
     yield factory
     for h in handles:
         h.stop()
+
+
+@pytest.fixture
+def scripted_srv(sim_server) -> SimServerHandle:
+    """A simulated server of two scripted processes (the LeanTree client tests)."""
+    return sim_server(process_factory=scripted, max_processes=2)
+
+
+@pytest.fixture
+def scripted_client(scripted_srv):
+    from leangym.backends.leantree import LeanTreeClient
+
+    c = LeanTreeClient(scripted_srv.url, read_timeout=10)
+    yield c
+    c.close()
+
+
+def used_processes(client) -> int:
+    return client.status()["used_processes"]

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import ScriptedProcess, scripted
+from conftest import ScriptedProcess, scripted, used_processes as used
 from leangym.backends.leantree import LeanTreeClient
 from leangym.backends.types import (
     CommandResult,
@@ -24,20 +24,14 @@ from leangym.backends.types import (
 THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
 
 
-def used(client: LeanTreeClient) -> int:
-    return client.status()["used_processes"]
+@pytest.fixture
+def srv(scripted_srv):
+    return scripted_srv
 
 
 @pytest.fixture
-def srv(sim_server):
-    return sim_server(process_factory=scripted, max_processes=2)
-
-
-@pytest.fixture
-def client(srv):
-    c = LeanTreeClient(srv.url, read_timeout=10)
-    yield c
-    c.close()
+def client(scripted_client):
+    return scripted_client
 
 
 def _free_port() -> int:

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from conftest import scripted
+from conftest import scripted, used_processes as used
 from leangym.backends import leantree
 from leangym.backends.leantree import HttpLease, LeanTreeClient, live_leases
 from leangym.backends.types import CommandResult, LeanProcess, NoProcessAvailable, Outcome, ProofState
@@ -17,24 +17,8 @@ from leangym.backends.types import CommandResult, LeanProcess, NoProcessAvailabl
 THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
 
 
-def used(client: LeanTreeClient) -> int:
-    return client.status()["used_processes"]
-
-
-@pytest.fixture
-def srv(sim_server):
-    return sim_server(process_factory=scripted, max_processes=2)
-
-
-@pytest.fixture
-def client(srv):
-    c = LeanTreeClient(srv.url, read_timeout=10)
-    yield c
-    c.close()
-
-
-def test_lease_is_a_lean_process(client):
-    lease = client.lease()
+def test_lease_is_a_lean_process(scripted_client):
+    lease = scripted_client.lease()
     try:
         assert isinstance(lease, HttpLease)
         for name in ("start_proof", "apply_tactic", "apply_tactics", "run_command", "identity", "close"):
@@ -58,50 +42,50 @@ def test_blocking_get_timeout_raises_no_process(sim_server):
         assert again.process_id > 0
 
 
-def test_lease_close_idempotent_and_on_error(client):
-    lease = client.lease()
-    assert used(client) == 1 and lease in live_leases()
+def test_lease_close_idempotent_and_on_error(scripted_client):
+    lease = scripted_client.lease()
+    assert used(scripted_client) == 1 and lease in live_leases()
     lease.close()
     lease.close()
-    assert lease.closed and used(client) == 0 and lease not in live_leases()
+    assert lease.closed and used(scripted_client) == 0 and lease not in live_leases()
     with pytest.raises(ZeroDivisionError):
-        with client.lease():
-            assert used(client) == 1
+        with scripted_client.lease():
+            assert used(scripted_client) == 1
             1 / 0
-    assert used(client) == 0
+    assert used(scripted_client) == 0
 
 
-def test_lease_returned_on_gc(client):
-    lease = client.lease()
-    assert used(client) == 1
+def test_lease_returned_on_gc(scripted_client):
+    lease = scripted_client.lease()
+    assert used(scripted_client) == 1
     del lease
     gc.collect()
-    assert used(client) == 0
+    assert used(scripted_client) == 0
 
 
-def test_leases_returned_at_exit(client):
-    a, b = client.lease(), client.lease()
-    assert used(client) == 2
+def test_leases_returned_at_exit(scripted_client):
+    a, b = scripted_client.lease(), scripted_client.lease()
+    assert used(scripted_client) == 2
     leantree._return_all_leases()  # the atexit hook
-    assert a.closed and b.closed and used(client) == 0
+    assert a.closed and b.closed and used(scripted_client) == 0
 
 
-def test_close_never_raises_when_server_gone(srv):
-    client = LeanTreeClient(srv.url, retries=0)
+def test_close_never_raises_when_server_gone(scripted_srv):
+    client = LeanTreeClient(scripted_srv.url, retries=0)
     lease = client.lease()
-    srv.stop()
+    scripted_srv.stop()
     lease.close()  # logged, not raised
     assert lease.closed
 
 
-def test_stale_lease_after_restart_never_takes_another_clients_process(srv):
+def test_stale_lease_after_restart_never_takes_another_clients_process(scripted_srv):
     # A restarted server hands out process ids afresh. Returning a lease from before the
     # restart could return the process another client holds now: the client must not.
-    stale_client, other = LeanTreeClient(srv.url, retries=0), LeanTreeClient(srv.url)
+    stale_client, other = LeanTreeClient(scripted_srv.url, retries=0), LeanTreeClient(scripted_srv.url)
     stale = stale_client.lease()
-    srv.stop()
+    scripted_srv.stop()
     assert stale.apply_tactic(ProofState(stale.process_id, 0, ()), "split").outcome is Outcome.SERVER_FAILURE
-    srv.restart()
+    scripted_srv.restart()
     fresh = other.lease()
     assert fresh.process_id == stale.process_id  # the same id, now someone else's
     stale.close()
@@ -126,8 +110,8 @@ def test_apply_tactics_concurrent_in_order(sim_server):
     assert srv.server.peak_active > 1  # requests really overlapped on the server
 
 
-def test_concurrent_clients_from_threads(srv):
-    client = LeanTreeClient(srv.url)
+def test_concurrent_clients_from_threads(scripted_srv):
+    client = LeanTreeClient(scripted_srv.url)
     errors: list[BaseException] = []
 
     def work():
@@ -147,13 +131,13 @@ def test_concurrent_clients_from_threads(srv):
     assert not errors and used(client) == 0
 
 
-def test_lease_returned_when_interpreter_exits(srv, client):
+def test_lease_returned_when_interpreter_exits(scripted_srv, scripted_client):
     import os
     import subprocess
     import sys
 
     code = ("from leangym.backends.leantree import LeanTreeClient\n"
-            f"lease = LeanTreeClient({srv.url!r}).lease()\n"
+            f"lease = LeanTreeClient({scripted_srv.url!r}).lease()\n"
             "import leangym.backends.leantree as m\n"
             "m._KEEP = lease  # keep it alive until exit: only the atexit hook can return it\n"
             "print(lease.process_id)\n")
@@ -161,7 +145,7 @@ def test_lease_returned_when_interpreter_exits(srv, client):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, env=env)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.strip()) > 0
-    assert used(client) == 0
+    assert used(scripted_client) == 0
 
 
 def test_sigterm_gives_the_leases_back(sim_server):
