@@ -2,7 +2,7 @@
 
 States are immutable, so a search may apply any tactic to any state it has
 seen, in any order, and several tactics to one state in one call
-(:meth:`ProofSession.apply_many`, concurrent where the backend allows). This
+(:meth:`ProofSession.apply_many`). This
 is what MCTS and best-first search are built on; the Gymnasium env is a thin
 linear walk over the same object.
 

@@ -457,3 +457,24 @@ def test_a_hung_server_costs_one_read_timeout(sim_server, monkeypatch):
         env.reset(seed=0)
     assert len(starts) == 1 and env.reset_attempts == 4
     env.close()
+
+
+def test_info_learns_the_server_generation_from_tactic_replies():
+    """A real LeanTree server does not say its generation; the client learns it from replies,
+    so ``info["server"]`` must not keep the "unknown" it had at reset."""
+    class Unsaid(LocalProcess):  # a server that makes no claim: the generation shows after a tactic
+        seen = False
+
+        def apply_tactic(self, state, tactic, timeout_ms=1000):
+            self.seen = True
+            return super().apply_tactic(state, tactic, timeout_ms)
+
+        def identity(self):
+            return ServerIdentity("x", "single-branch" if self.seen else "unknown")
+
+    env = LeanProofEnv(ONE, process_factory=Unsaid)
+    _, info = env.reset()
+    assert info["server"].generation == "unknown"
+    _, _, _, _, info = env.step("intro x")
+    assert info["server"].generation == "single-branch"
+    env.close()

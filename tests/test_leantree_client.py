@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from conftest import ScriptedProcess, scripted, used_processes as used
-from leangym.backends.leantree import LeanTreeClient
+from leangym.backends.leantree import HttpStatusError, LeanTreeClient
 from leangym.backends.types import (
     CommandResult,
     LeanError,
@@ -19,6 +19,8 @@ from leangym.backends.types import (
     ProofState,
     ServerError,
     ServerUnavailable,
+    parse_proof_state,
+    parse_tactic_reply,
 )
 
 THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
@@ -101,7 +103,9 @@ def test_generation_inference_starts_unknown(srv):
         root = lease.start_proof(THM)
         lease.apply_tactic(root, "intro h")  # one branch with one goal: no information
         assert client.generation == "unknown"
-        lease.apply_tactic(root, "split")  # one branch holding several goals
+        lease.apply_tactic(root, "split")  # one branch holding several goals: a factorizing
+        assert client.generation == "unknown"  # server keeps goals that share metavariables together
+        lease.apply_tactic(root, "done")  # a closed proof as one empty branch: decisive
         assert client.generation == "single-branch"
         ident = lease.identity()
         assert ident.url == srv.url and ident.info["max_processes"] == 2
@@ -352,5 +356,51 @@ def test_a_command_reply_of_the_wrong_shape_is_a_server_error():
         with pytest.raises(ServerError, match="malformed server reply"):
             parse_command(bad)
     # a position that is not a number is no position (a message of the whole command), not a crash
-    m = parse_command({"messages": [{"severity": "info", "pos": {"line": "3", "column": None}, "data": "x"}]})
-    assert m.messages[0].line is None and m.messages[0].column is None
+    m = parse_command({"env": 2, "messages": [{"severity": "info", "pos": {"line": "3", "column": None},
+                                                "data": "x"}]})
+    assert m.messages[0].line is None and m.messages[0].column is None and m.env == 2
+
+
+def test_a_command_reply_without_env_is_no_verdict():
+    """Only a command the REPL ran (it answers with its ``env``) gives a verdict; an empty or
+    failed reply must never read as a clean check."""
+    from leangym.backends.types import parse_command
+
+    for reply in ({}, {"sorries": []}, {"messages": []}, {"env": "1"}, {"env": True}):
+        with pytest.raises(ServerError, match="malformed server reply"):
+            parse_command(reply)
+    for reply in ({"message": "Lean error: uncaught exception: out of memory"}, {"error": "no such env"}):
+        with pytest.raises(ServerError, match="did not run the command"):
+            parse_command(reply)
+    # an error next to messages is kept, not dropped
+    r = parse_command({"env": 1, "messages": [{"severity": "info", "data": "x"}], "error": "boom"})
+    assert [m.text for m in r.errors] == ["boom"]
+    assert parse_command({"env": 0}).errors == ()
+
+
+def test_a_state_without_goals_is_malformed_not_proved():
+    for reply in ({"value": [{"proof_state_id": 5}]}, {"value": [{"proof_state_id": 5, "goals": None}]}):
+        r = parse_tactic_reply(1, "t", reply)
+        assert r.outcome is Outcome.SERVER_FAILURE and "malformed server reply" in r.error
+    with pytest.raises(ServerError, match="malformed server reply"):
+        parse_proof_state(1, {"proof_state_id": 5})
+
+
+def test_only_leans_timeout_text_is_a_timeout(scripted_client, monkeypatch):
+    assert parse_tactic_reply(1, "t", {"error": "Tactic application timed out."}).outcome is Outcome.TIMEOUT
+    assert parse_tactic_reply(1, "t", {"error": "REPL returned error messages: [timed out]"}).outcome \
+        is Outcome.REJECTED
+
+    def dead_repl(*a, **kw):  # a server failure whose text happens to say "timed out"
+        err = "REPL process 3 died: read from REPL stdout timed out"
+        raise HttpStatusError(f"answered HTTP 500: {err}", 500, err)
+
+    monkeypatch.setattr(scripted_client, "_request", dead_repl)
+    r = scripted_client.apply_tactic(1, 0, "simp")
+    assert r.outcome is Outcome.SERVER_FAILURE and "died" in r.error
+
+    def lean_timeout(*a, **kw):
+        raise HttpStatusError("HTTP 500", 500, "Tactic application timed out.")
+
+    monkeypatch.setattr(scripted_client, "_request", lean_timeout)
+    assert scripted_client.apply_tactic(1, 0, "simp").outcome is Outcome.TIMEOUT

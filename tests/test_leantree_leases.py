@@ -12,6 +12,7 @@ import pytest
 from conftest import scripted, used_processes as used
 from leangym.backends import leantree
 from leangym.backends.leantree import HttpLease, LeanTreeClient, live_leases
+from leangym.backends.transport import ConnectFailed
 from leangym.backends.types import CommandResult, LeanProcess, NoProcessAvailable, Outcome, ProofState
 
 THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
@@ -95,8 +96,10 @@ def test_stale_lease_after_restart_never_takes_another_clients_process(scripted_
     assert used(other) == 0
 
 
-def test_apply_tactics_concurrent_in_order(sim_server):
-    srv = sim_server(process_factory=scripted, latency_ms=30)
+def test_apply_tactics_in_order_one_request_at_a_time(sim_server):
+    # The protocol does not say that a server queues concurrent requests to one REPL: a lease
+    # sends one at a time, also when several threads share it.
+    srv = sim_server(process_factory=scripted, latency_ms=20)
     client = LeanTreeClient(srv.url)
     with client.lease() as lease:
         root = lease.start_proof(THM)
@@ -107,7 +110,31 @@ def test_apply_tactics_concurrent_in_order(sim_server):
             Outcome.PROGRESS, Outcome.REJECTED, Outcome.PROVED, Outcome.PROGRESS,
             Outcome.TIMEOUT, Outcome.PROGRESS, Outcome.PROVED, Outcome.REJECTED]
         assert lease.apply_tactics(root, []) == []
-    assert srv.server.peak_active > 1  # requests really overlapped on the server
+        threads = [threading.Thread(target=lease.apply_tactics, args=(root, ["split", "done"])) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    assert srv.server.peak_active == 1
+
+
+def test_a_connect_timeout_does_not_keep_a_lease_from_returning(scripted_client, monkeypatch):
+    # Only a refused connection looks like a server that went down (and may restart with fresh
+    # ids); a connect timeout may be a busy server's full backlog, and the lease must go back.
+    lease = scripted_client.lease()
+    real = scripted_client._transport.exchange
+    calls = []
+
+    def flaky(*a, **kw):
+        calls.append(a[1])
+        if len(calls) == 1:
+            raise ConnectFailed("ConnectTimeoutError", refused=False)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(scripted_client._transport, "exchange", flaky)
+    assert lease.apply_tactic(ProofState(lease.process_id, 0, ()), "split").outcome is Outcome.SERVER_FAILURE
+    lease.close()
+    assert calls[-1].endswith("/return") and used(scripted_client) == 0
 
 
 def test_concurrent_clients_from_threads(scripted_srv):

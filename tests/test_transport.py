@@ -207,8 +207,9 @@ def test_nothing_listening_is_connect_failure():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}"  # bound, not listening: refused
-    with pytest.raises(ConnectFailed):
+    with pytest.raises(ConnectFailed) as failed:
         Transport(requests.Session(), url).exchange("GET", "/status", None, 1.0, 1.0)
+    assert failed.value.refused  # what a server that is down looks like (see leantree._give_back)
     with pytest.raises(ServerUnavailable, match="No LeanTree server answers"):
         LeanTreeClient(url, retries=0).status()
 

@@ -35,6 +35,9 @@ Design notes
   pickle) is never decoded, let alone unpickled; malformed JSON and timeouts
   -> :class:`ServerError`.
 * ``try_apply_tactic`` never raises: a failure is ``Outcome.SERVER_FAILURE``.
+* One request at a time per leased process (:class:`HttpLease` holds a lock): the
+  protocol does not say that a server queues concurrent requests to one REPL.
+  Parallel work uses several leases (a vector env, a batched search).
 * ``apply_tactic`` (the non-wrapping endpoint; failures are HTTP 500) maps an
   HTTP error whose text is one of Lean's documented rejection texts
   (``REPL returned error messages``, ``Step verification error``, ``Could not
@@ -52,7 +55,6 @@ import sys
 import threading
 import time
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Sequence
 
 import requests
@@ -140,7 +142,7 @@ class LeanTreeClient:
         self._status_snapshot: dict | None = None
         # When nothing last listened at the URL (connection refused). A lease older than
         # that may belong to a server that has restarted since; see _give_back.
-        self.last_unreachable = float("-inf")
+        self.last_refused = float("-inf")
 
     # ------------------------------------------------------------------ transport
 
@@ -179,7 +181,8 @@ class LeanTreeClient:
             raise ServerTimeout(f"LeanTree server at {self.url} did not answer {path} within {timeout[1]:g} s "
                                 "(read timeout)") from None
         except ConnectFailed as e:
-            self.last_unreachable = time.monotonic()
+            if e.refused:  # down or restarting (a connect timeout may only be a busy server)
+                self.last_refused = time.monotonic()
             raise ServerUnavailable(f"No LeanTree server answers at {self.url} ({e}). " + START_HINT) from None
         except Dropped as e:
             raise _Dropped(f"LeanTree server at {self.url} failed on {path}: connection closed or broken "
@@ -282,7 +285,7 @@ class LeanTreeClient:
         except HttpStatusError as e:
             outcome = Outcome.SERVER_FAILURE
             if e.status >= 500:
-                if "timed out" in e.error.lower():
+                if e.error.startswith(TIMEOUT_TEXT):
                     outcome = Outcome.TIMEOUT
                 elif e.error.startswith(_LEAN_REJECTION_PREFIXES):
                     outcome = Outcome.REJECTED
@@ -317,24 +320,25 @@ class LeanTreeClient:
             return
         branch = value[0]
         goals = branch.get("goals") if isinstance(branch, Mapping) else None
-        if isinstance(goals, list):
-            if not goals:  # a closed proof as one empty branch: single-branch
-                self._generation, self._generation_sure = "single-branch", True
-            elif len(goals) > 1:  # one branch holding several goals (could share metavariables)
-                self._generation = "single-branch"
+        # A closed proof as one empty branch: single-branch. (One branch with several goals
+        # says nothing: a factorizing server keeps goals that share metavariables together.)
+        if isinstance(goals, list) and not goals:
+            self._generation, self._generation_sure = "single-branch", True
 
     def identity(self, refresh: bool = False) -> ServerIdentity:
         """URL, generation (the server's own claim if it makes one, else inferred) and /status keys.
 
         ``info`` is a snapshot of ``GET /status`` taken on the first call (or when ``refresh``);
-        later calls cost no request. When the server cannot be reached, ``info`` is ``{}``.
+        later calls cost no request. When the server could not be reached then, ``info`` is ``{}``.
+        The generation is read anew on every call: it is learnt from tactic replies.
         """
         info = self._status_snapshot
         if info is None or refresh:
             try:
-                info = self._status_snapshot = self.status()
+                info = self.status()
             except ServerError:
                 info = {}
+            self._status_snapshot = info
         gen = self._generation
         claim = info.get("leangym") if isinstance(info, dict) else None
         if isinstance(claim, Mapping) and claim.get("generation") in ("single-branch", "factorized"):
@@ -359,31 +363,18 @@ class LeanTreeClient:
 
 _LIVE_LEASES: "weakref.WeakSet[HttpLease]" = weakref.WeakSet()
 _EXIT_TIMEOUT = (1.0, 5.0)
-_executor: ThreadPoolExecutor | None = None
-_executor_lock = threading.Lock()
-# Threads for apply_tactics, shared by every lease. A batched search has B leases each sending
-# k tactics at once: fewer threads than that would leave most Lean processes idle while a few
-# queue several tactics (a REPL runs one at a time). Threads start only when needed.
-_EXECUTOR_WORKERS = 256
-
-
-def _shared_executor() -> ThreadPoolExecutor:
-    global _executor
-    if _executor is None:
-        with _executor_lock:
-            if _executor is None:
-                _executor = ThreadPoolExecutor(max_workers=_EXECUTOR_WORKERS, thread_name_prefix="leantree-tactics")
-    return _executor
 
 
 def _give_back(client: LeanTreeClient, pid: int, state: dict) -> None:
     """Return a lease; quiet (logs) on failure. Called at most once per lease (weakref.finalize)."""
     state["closed"] = True
-    if client.last_unreachable > state["since"]:
-        # The server went away while we held this lease. If it restarted, its pool is fresh
-        # and may have given this very id to another client: returning it would take that
-        # client's process. A restart frees every lease anyway, so we do not return it.
-        log.info("not returning LeanTree process %s: %s was unreachable since it was leased", pid, client.url)
+    if client.last_refused > state["since"]:
+        # The server refused connections while we held this lease: it was down. If it
+        # restarted, its pool is fresh and may have given this very id to another client:
+        # returning it would take that client's process. A restart frees every lease anyway,
+        # so we do not return it. (The protocol has no way to tell a restart apart from a
+        # server that stayed up; a restart this client never noticed goes unseen.)
+        log.info("not returning LeanTree process %s: %s refused connections since it was leased", pid, client.url)
         return
     try:
         client.return_process(pid, timeout=state.get("timeout"), retry=state.get("retry", True))
@@ -433,6 +424,10 @@ class HttpLease:
     def __init__(self, client: LeanTreeClient, process_id: int) -> None:
         self.client = client
         self.process_id = int(process_id)
+        # One request at a time on this process: a REPL is one stream, and the protocol does not
+        # say that the server queues concurrent requests to one process. Parallelism comes from
+        # several leases (a vector env, a batched search), never from one.
+        self._busy = threading.Lock()
         self._state: dict[str, Any] = {"closed": False, "timeout": None, "since": time.monotonic()}
         # The finalizer must not reference self: it holds the client, the pid and a shared dict.
         self._finalizer = weakref.finalize(self, _give_back, client, self.process_id, self._state)
@@ -444,22 +439,21 @@ class HttpLease:
         return self._state["closed"]
 
     def start_proof(self, theorem_with_sorry: str) -> ProofState:
-        return self.client.proof_from_sorry(self.process_id, theorem_with_sorry)
+        with self._busy:
+            return self.client.proof_from_sorry(self.process_id, theorem_with_sorry)
 
     def apply_tactic(self, state: ProofState, tactic: str, timeout_ms: int = 1000) -> TacticResult:
-        return self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
+        with self._busy:
+            return self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
 
     def apply_tactics(self, state: ProofState, tactics: Sequence[str], timeout_ms: int = 1000) -> list[TacticResult]:
-        """Apply each tactic to ``state`` concurrently (states are immutable); results in input order."""
-        tactics = list(tactics)
-        if len(tactics) <= 1:
-            return [self.apply_tactic(state, t, timeout_ms) for t in tactics]
-        pid, client = self.process_id, self.client
-        futures = [_shared_executor().submit(client.try_apply_tactic, pid, state, t, timeout_ms) for t in tactics]
-        return [f.result() for f in futures]
+        """Apply each tactic to ``state`` (states are immutable), one request after another; results in input order."""
+        with self._busy:
+            return [self.client.try_apply_tactic(self.process_id, state, t, timeout_ms) for t in tactics]
 
     def run_command(self, source: str) -> CommandResult:
-        return self.client.command(self.process_id, source)
+        with self._busy:
+            return self.client.command(self.process_id, source)
 
     def identity(self) -> ServerIdentity:
         return self.client.identity()

@@ -31,7 +31,15 @@ __all__ = ["Transport", "ConnectFailed", "ReadTimedOut", "Dropped"]
 
 
 class ConnectFailed(Exception):
-    """Nothing accepted the connection (refused, unreachable, DNS failure, connect timeout)."""
+    """Nothing accepted the connection (refused, unreachable, DNS failure, connect timeout).
+
+    ``refused``: the host answered that nothing listens on the port, which is what a server
+    that is down or restarting looks like (a timeout may be a busy server's full backlog).
+    """
+
+    def __init__(self, message: str, refused: bool = False) -> None:
+        super().__init__(message)
+        self.refused = refused
 
 
 class ReadTimedOut(Exception):
@@ -190,7 +198,8 @@ class Transport:
                 try:
                     conn.connect()
                 except (urllib3.exceptions.HTTPError, OSError) as e:
-                    raise ConnectFailed(type(e).__name__) from None
+                    refused = isinstance(e, ConnectionRefusedError) or isinstance(e.__cause__, ConnectionRefusedError)
+                    raise ConnectFailed(type(e).__name__, refused) from None
             conn.sock.settimeout(read_timeout)
             try:
                 conn.sock.sendall(request)

@@ -176,7 +176,7 @@ def parse_goal(payload: Any) -> Goal:
 
 def parse_proof_state(process_id: int, payload: Any) -> ProofState:
     _require(isinstance(payload, Mapping) and isinstance(payload.get("proof_state_id"), int), "a proof state", payload)
-    goals = payload.get("goals") or []
+    goals = payload.get("goals")  # required: a state without it must not read as a closed proof
     _require(isinstance(goals, list), "a goal list", payload)
     return ProofState(process_id, payload["proof_state_id"], tuple(parse_goal(g) for g in goals))
 
@@ -199,7 +199,7 @@ def parse_tactic_reply(process_id: int, tactic: str, payload: Any, elapsed_s: fl
         _require(isinstance(payload, Mapping), "a JSON object", payload)
         if "error" in payload:
             err = str(payload["error"])
-            outcome = Outcome.TIMEOUT if "timed out" in err.lower() else Outcome.REJECTED
+            outcome = Outcome.TIMEOUT if err.startswith(TIMEOUT_TEXT) else Outcome.REJECTED
             return TacticResult(tactic, outcome, (), err, elapsed_s)
         branches = payload.get("value")
         _require(isinstance(branches, list), "a branch list in 'value'", payload)
@@ -216,8 +216,19 @@ def _position(value: Any) -> int | None:
 
 
 def parse_command(payload: Any) -> CommandResult:
-    """``/command`` reply (the REPL's JSON) -> :class:`CommandResult`; a wrong shape is a :class:`ServerError`."""
+    """``/command`` reply (the REPL's JSON) -> :class:`CommandResult`; a wrong shape is a :class:`ServerError`.
+
+    A command the REPL ran answers with its ``env``. Without one the command was not run (the
+    REPL's own failure shape is ``{"message": ...}``), so there is no verdict: a
+    :class:`ServerError`, never an empty, error-free result.
+    """
     _require(isinstance(payload, Mapping), "a REPL response object", payload)
+    env = payload.get("env")
+    if not isinstance(env, int) or isinstance(env, bool):
+        why = payload.get("message", payload.get("error"))
+        if isinstance(why, str):
+            raise ServerError(f"the Lean REPL did not run the command: {why[:300]}")
+        _require(False, "a REPL response with an integer 'env'", payload)
     raw_messages, sorries = payload.get("messages") or [], payload.get("sorries") or []
     _require(isinstance(raw_messages, list), "a message list", payload)
     _require(isinstance(sorries, list), "a list of sorries", payload)
@@ -229,10 +240,9 @@ def parse_command(payload: Any) -> CommandResult:
         # a position that is not a number counts as none (a message of the whole command)
         msgs.append(ReplMessage(str(m.get("severity", "error")), str(m.get("data", "")),
                                 _position(pos.get("line")), _position(pos.get("column"))))
-    if "error" in payload and not msgs:  # a REPL-level error (e.g. unparsable input)
+    if "error" in payload:  # an error next to a result still fails the command
         msgs.append(ReplMessage("error", str(payload["error"])))
-    env = payload.get("env")
-    return CommandResult(tuple(msgs), len(sorries), env if isinstance(env, int) else None)
+    return CommandResult(tuple(msgs), len(sorries), env)
 
 
 # --------------------------------------------------------------------------- the backend seam

@@ -345,7 +345,8 @@ class LeanProofEnv(gym.Env[str, str]):
                 process.close()
 
     def _server_identity(self) -> ServerIdentity:
-        if self._identity is None:
+        # asked again while the generation is unknown: a client learns it from tactic replies
+        if self._identity is None or self._identity.generation == "unknown":
             try:
                 self._identity = self.process.identity()
             except ServerError:
