@@ -9,14 +9,19 @@ linear walk over the same object.
 Every tactic passes the :class:`~leangym.soundness.SoundnessPolicy` before it
 is sent; a banned one is an ordinary ``REJECTED`` result that costs no Lean
 call. :meth:`ProofSession.verify` is the only way to call a proof correct.
+
+``session.process`` is the leased process behind a meter (:class:`MeteredProcess`):
+a prover that calls it directly goes through the same policy, budget and
+statistics as one that calls :meth:`ProofSession.apply_many`, so a fixed-budget
+comparison cannot be side-stepped.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
-from leangym.backends.types import LeanProcess, Outcome, ProofState, TacticResult
+from leangym.backends.types import CommandResult, LeanProcess, Outcome, ProofState, TacticResult
 from leangym.proof import ProofTree, assemble
 from leangym.soundness import SoundnessPolicy, Verification, verify
 from leangym.theorem import Theorem
@@ -59,7 +64,8 @@ class ProofSession:
         timeout_ms: int = 1000,
         budget: Budget | None = None,
     ) -> None:
-        self.process = process
+        self._lean = process  # the session's own calls; others go through the meter
+        self.process = MeteredProcess(process, self)
         self.theorem = theorem if isinstance(theorem, Theorem) else Theorem(theorem)
         self.policy = policy or SoundnessPolicy()
         self.timeout_ms = timeout_ms
@@ -104,8 +110,8 @@ class ProofSession:
         self._charge(len(to_send))
         if to_send:
             sent = [tactics[i] for i in to_send]
-            replies = (self.process.apply_tactics(state, sent, self.timeout_ms) if len(sent) > 1
-                       else [self.process.apply_tactic(state, sent[0], self.timeout_ms)])
+            replies = (self._lean.apply_tactics(state, sent, self.timeout_ms) if len(sent) > 1
+                       else [self._lean.apply_tactic(state, sent[0], self.timeout_ms)])
             for i, reply in zip(to_send, replies):
                 results[i] = reply
                 self.stats.latencies_s.append(reply.elapsed_s)
@@ -122,4 +128,37 @@ class ProofSession:
             script = proof
         else:
             script = "\n".join(proof)
-        return verify(self.process, self.theorem, script, self.policy)
+        return verify(self._lean, self.theorem, script, self.policy)
+
+
+class MeteredProcess:
+    """``session.process``: the session's Lean process, every call charged to the session.
+
+    Tactics go through :meth:`ProofSession.apply_many` (soundness policy, budget, statistics,
+    the session's tactic time limit whatever ``timeout_ms`` the caller passes); ``start_proof``
+    and ``run_command`` cost one Lean call each. Everything else (``process_id``,
+    ``in_process``, ``identity``, ``close``) is the process's own.
+    """
+
+    def __init__(self, process: LeanProcess, session: ProofSession) -> None:
+        self._process, self._session = process, session
+
+    def apply_tactic(self, state: ProofState, tactic: str, timeout_ms: int = 1000) -> TacticResult:
+        return self._session.apply(state, tactic)
+
+    def apply_tactics(self, state: ProofState, tactics: Sequence[str], timeout_ms: int = 1000) -> list[TacticResult]:
+        return self._session.apply_many(state, tactics)
+
+    def start_proof(self, theorem_with_sorry: str) -> ProofState:
+        self._session._charge(1)
+        return self._process.start_proof(theorem_with_sorry)
+
+    def run_command(self, source: str) -> CommandResult:
+        self._session._charge(1)
+        return self._process.run_command(source)
+
+    def __getattr__(self, name: str) -> Any:  # process_id, in_process, identity, close, ...
+        return getattr(self._process, name)
+
+    def __repr__(self) -> str:
+        return f"MeteredProcess({self._process!r})"

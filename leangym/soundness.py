@@ -2,8 +2,12 @@
 
 Two gates. Before a tactic is sent, :meth:`SoundnessPolicy.check_tactic`
 rejects escape hatches (``sorry``, ``admit``, ``native_decide``, the
-``exact?`` family) and anything that would leave tactic mode (a new command
-such as ``theorem``/``axiom``/``#exit``/``end`` on a line of its own). After
+``exact?`` family, meta code such as ``run_tac`` or ``by_elab``) and anything
+that would leave tactic mode (a new command such as
+``theorem``/``axiom``/``#exit``/``end`` on a line of its own). Lean's scoped
+tactic forms ``open Foo in tac`` and ``set_option OPTION N in tac`` pass, the
+latter for a few resource limits only (``set_option debug.skipKernelTC true in``
+would switch the kernel off). After
 the goals are closed, :func:`verify` assembles the whole proof, checks it as
 one command together with ``#print axioms``, and accepts it only with no
 error, no ``sorry`` and no axiom outside the allowed set. Every rule is a
@@ -30,8 +34,8 @@ from leangym.backends.types import LeanProcess, ServerError
 from leangym.theorem import Theorem
 
 # Escape hatches, plus meta-programming that could forge messages or add declarations.
-DEFAULT_BANNED = ("sorry", "admit", "native_decide", "apply?", "exact?", "sorryAx",
-                  "run_tac", "run_cmd", "run_elab", "run_meta")
+DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "apply?", "exact?", "sorryAx",
+                  "run_tac", "run_cmd", "run_elab", "run_meta", "by_elab")
 DEFAULT_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 # Lean commands: none of them may start a line of a tactic.
 COMMAND_KEYWORDS = (
@@ -42,6 +46,13 @@ COMMAND_KEYWORDS = (
 ).split()
 _COMMAND_LINE = re.compile(r"^\s*(?:(?:" + "|".join(COMMAND_KEYWORDS) + r")(?![\w.'?!])|@\[|#[A-Za-z]\w*)", re.M)
 _HASH_COMMAND = re.compile(r"(?<![\w#])#\s*[A-Za-z]\w*")
+# `set_option OPTION N in tac` at the start of a line: resource limits only, each with a ceiling
+# (`maxHeartbeats 0` means no limit, and the final check has no time limit in the protocol).
+TACTIC_OPTIONS = {"maxRecDepth": 100_000, "maxHeartbeats": 1_000_000,
+                  "synthInstance.maxHeartbeats": 1_000_000, "synthInstance.maxSize": 10_000}
+_SCOPED_PREFIX = re.compile(
+    r"^([ \t]*)(?:set_option[ \t]+([\w.]+)[ \t]+(\d+)|open(?:[ \t]+scoped)?(?:[ \t]+(?!in\b)[A-Za-z_][\w.']*)+)"
+    r"[ \t]+in\b[ \t]*", re.M)
 _AXIOMS_MSG = re.compile(r"depends on axioms: \[(.*?)\]", re.S)
 
 
@@ -72,11 +83,26 @@ class SoundnessPolicy:
             if _banned_pattern(word).search(tactic):
                 return f"leangym soundness policy: '{word}' is not allowed in a proof"
         if self.reject_commands:
-            m = _COMMAND_LINE.search(tactic) or _HASH_COMMAND.search(tactic)
+            body = _strip_scoped_prefixes(tactic)
+            m = _COMMAND_LINE.search(body) or _HASH_COMMAND.search(body)
             if m:
                 return (f"leangym soundness policy: {m.group(0).strip()!r} starts a Lean command; "
                         "a tactic may not leave tactic mode")
         return None
+
+
+def _strip_scoped_prefixes(tactic: str) -> str:
+    """``tactic`` without its allowed ``open ... in`` / ``set_option ... in`` prefixes (what is
+    left of each line is checked as a line start, so a command hidden behind one is still found)."""
+    def strip(m: re.Match[str]) -> str:
+        option, value = m.group(2), m.group(3)
+        if option is not None and not (option in TACTIC_OPTIONS and 0 < int(value) <= TACTIC_OPTIONS[option]):
+            return m.group(0)  # not an allowed option: left for the command check to reject
+        return m.group(1)
+
+    while (shorter := _SCOPED_PREFIX.sub(strip, tactic)) != tactic:
+        tactic = shorter
+    return tactic
 
 
 @dataclass(frozen=True)

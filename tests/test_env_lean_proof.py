@@ -404,7 +404,7 @@ def test_open_session_on_a_given_process_leaves_it_open():
     with leangym.open_session(AND, process=process) as s:
         r = s.apply(s.root, "constructor")
         assert [len(x.goals) for x in r.states] == [2]
-    assert s.process is process and process.start_proof(AND).goals  # still usable
+    assert s.process.process_id == process.process_id and process.start_proof(AND).goals  # still usable
 
 
 def test_render_modes(sim_server, capsys):
@@ -478,3 +478,22 @@ def test_info_learns_the_server_generation_from_tactic_replies():
     _, _, _, _, info = env.step("intro x")
     assert info["server"].generation == "single-branch"
     env.close()
+
+
+def test_the_sessions_process_is_metered():
+    """A prover that calls ``session.process`` directly pays like one that calls ``apply_many``:
+    the budget, the soundness policy and the statistics cannot be side-stepped."""
+    from leangym.session import BudgetExhausted, ProofSession
+
+    s = ProofSession(LocalProcess(), AND, budget=Budget(max_lean_calls=3))
+    results = s.process.apply_tactics(s.root, ["constructor", "sorry"])
+    assert [r.outcome.value for r in results] == ["progress", "rejected"] and s.stats.lean_calls == 1
+    assert s.stats.policy_rejected == 1
+    assert s.process.apply_tactic(s.root, "intro x").outcome.value == "rejected" and s.stats.lean_calls == 2
+    s.process.run_command("example : True := trivial")
+    assert s.stats.lean_calls == 3
+    with pytest.raises(BudgetExhausted):
+        s.process.apply_tactics(s.root, ["constructor", "exact hp"])
+    with pytest.raises(BudgetExhausted):
+        s.process.start_proof(AND)
+    assert s.stats.lean_calls == 3 and s.verify("constructor\n· exact hp\n· exact hq").ok  # the check is free

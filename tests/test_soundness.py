@@ -76,14 +76,27 @@ def test_no_answer_from_print_axioms_is_a_failure():
                                     "run_tac Lean.Elab.admitGoal (← Lean.Elab.Tactic.getMainGoal)",
                                     # a tokenizer may split these before the word
                                     "exact Nat.lt_irrefl 0sorry", "exact ℕsorry", "exact _root_.sorryAx _ false",
-                                    "exact sorry₁", "# print axioms t"])
+                                    "exact sorry₁", "# print axioms t",
+                                    # meta code in term position; native evaluation; options off the list
+                                    "exact by_elab (pure (Lean.mkConst ``True.intro))", "decide +native",
+                                    "set_option debug.skipKernelTC true in exact hp",
+                                    "set_option maxRecDepth 0 in exact hp",
+                                    "set_option maxHeartbeats 99999999 in exact hp",
+                                    # a command behind an allowed prefix is still a command
+                                    "open Nat in\ntheorem x : False := by trivial",
+                                    "open Real in set_option debug.skipKernelTC true in exact hp",
+                                    "set_option maxRecDepth 100 in open Nat in #exit"])
 def test_banned_tactics_never_reach_lean(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is not None
     assert not verify(LocalProcess(), THM, tactic, SoundnessPolicy()).ok
 
 
 @pytest.mark.parametrize("tactic", ["exact hp", "intro h", "rcases h with ⟨a, b⟩", "exact h.endpoint",
-                                    "exact sorry_free", "exact mysorry", "norm_num [foo]"])
+                                    "exact sorry_free", "exact mysorry", "norm_num [foo]",
+                                    # Lean's scoped tactic forms, as LLM provers write them
+                                    "set_option maxRecDepth 10000 in norm_num", "open Real in nlinarith [sq_nonneg x]",
+                                    "open scoped BigOperators in simp", "set_option maxHeartbeats 400000 in\n  omega",
+                                    "open Nat Real in set_option maxRecDepth 5000 in decide"])
 def test_ordinary_tactics_pass_the_policy(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is None
 
