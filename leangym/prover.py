@@ -23,7 +23,12 @@ called before every attempt with a seed derived from the run seed, the
 theorem and the attempt number, so that results are reproducible.
 
 A Gymnasium-style policy (``act(observation, info) -> tactic``) becomes a
-prover with :class:`PolicyProver`; :func:`load_agent` does that by itself.
+prover with :class:`PolicyProver`; :func:`load_agent` does that by itself, for
+an object with ``act`` and for a plain function whose first two parameters are
+named ``(observation, info)`` (or ``obs``); any other function is a factory,
+called with ``--agent-kwargs``, that must return a prover or a policy.
+A ``path/to/file.py`` agent module is executed once per process, however many
+workers load the agent.
 """
 from __future__ import annotations
 
@@ -31,8 +36,10 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Mapping, Protocol, Sequence, Union, runtime_checkable
 
 from leangym.proof import LinearWalk, ProofTree
@@ -58,7 +65,8 @@ class Policy(Protocol):
 
 @dataclass
 class PolicyProver:
-    """Runs a policy ``act(observation, info) -> tactic`` (or a plain callable) as a linear episode.
+    """Runs a policy ``act(observation, info) -> tactic`` (or a plain callable ``f(observation, info)``)
+    as a linear episode.
 
     ``info`` holds ``step``, ``theorem`` (name), ``last_tactic``, ``last_outcome``,
     ``last_error``, ``open_branches`` and ``remaining_calls``. The episode ends when
@@ -117,39 +125,73 @@ def resolve(spec: str) -> Any:
     return obj
 
 
+# Agent files already executed, by resolved path: every worker loads the agent, and a module that
+# loads a large model at import must not do so once per worker (importlib caches dotted modules itself).
+_FILE_MODULES: dict[Path, ModuleType] = {}
+_FILE_LOCK = threading.RLock()  # workers load at the same time; RLock: an agent file may load another
+
+
 def _import(module_name: str) -> Any:
     if module_name.endswith(".py"):
         path = Path(module_name).expanduser().resolve()
-        mod_spec = importlib.util.spec_from_file_location(path.stem, path)
-        if mod_spec is None or mod_spec.loader is None or not path.exists():
-            raise ImportError(f"no Python file at {path}")
-        module = importlib.util.module_from_spec(mod_spec)
-        sys.modules.setdefault(path.stem, module)
-        mod_spec.loader.exec_module(module)
-        return module
+        with _FILE_LOCK:
+            if path in _FILE_MODULES:
+                return _FILE_MODULES[path]
+            mod_spec = importlib.util.spec_from_file_location(path.stem, path)
+            if mod_spec is None or mod_spec.loader is None or not path.exists():
+                raise ImportError(f"no Python file at {path}")
+            module = importlib.util.module_from_spec(mod_spec)
+            sys.modules.setdefault(path.stem, module)
+            mod_spec.loader.exec_module(module)
+            _FILE_MODULES[path] = module  # only once it ran to the end: a failed import is retried
+            return module
     return importlib.import_module(module_name)
 
 
 def as_prover(obj: Any) -> Prover:
-    """A prover as is; a policy (``act``) wrapped in :class:`PolicyProver`; anything else is an error."""
+    """A prover as is; a policy (``act``, or a function of (observation, info)) wrapped in
+    :class:`PolicyProver`; anything else is an error."""
     if callable(getattr(obj, "prove", None)):
         return obj
-    if callable(getattr(obj, "act", None)):
+    if callable(getattr(obj, "act", None)) or is_policy_function(obj):
         return PolicyProver(obj)
     raise AgentSpecError(f"{type(obj).__name__} has neither prove(theorem, session, budget) nor "
                          "act(observation, info)")
 
 
+POLICY_PARAMETERS = (("observation", "obs"), ("info",))
+
+
+def is_policy_function(obj: Any) -> bool:
+    """A plain function ``f(observation, info) -> tactic`` (by its parameter names), not a factory."""
+    if not (inspect.isfunction(obj) or inspect.ismethod(obj)):
+        return False
+    params = [p for p in inspect.signature(obj).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(params) >= 2 and all(p.name in names for p, names in zip(params, POLICY_PARAMETERS))
+
+
 def load_agent(spec: str | Any, kwargs: Mapping[str, Any] | None = None) -> Prover:
-    """Build a prover from ``spec``: a class (called with ``kwargs``), a factory function (called
-    with ``kwargs``), or an instance (``kwargs`` must be empty). Strings are resolved by :func:`resolve`."""
+    """Build a prover from ``spec``: a class (called with ``kwargs``), a policy function
+    ``f(observation, info)`` (see :func:`is_policy_function`; no ``kwargs``), any other function
+    (a factory, called with ``kwargs``), or an instance (``kwargs`` must be empty). Strings are
+    resolved by :func:`resolve`."""
     kwargs = dict(kwargs or {})
     obj = resolve(spec) if isinstance(spec, str) else spec
+    if is_policy_function(obj):
+        if kwargs:
+            raise AgentSpecError(f"agent {spec!r} is a policy function (observation, info); it takes no kwargs "
+                                 f"(got {sorted(kwargs)}): give a factory that returns a policy instead")
+        return PolicyProver(obj)
     if inspect.isclass(obj) or (callable(obj) and not hasattr(obj, "prove") and not hasattr(obj, "act")):
         try:
             obj = obj(**kwargs)
         except TypeError as e:
-            raise AgentSpecError(f"cannot build agent {spec!r} with kwargs {kwargs}: {e}") from e
+            hint = "" if inspect.isclass(obj) else (
+                "; a function given as the agent is called as a factory (with --agent-kwargs) that returns a "
+                "prover or a policy: name a policy function's parameters (observation, info), or wrap it "
+                "in leangym.prover.PolicyProver")
+            raise AgentSpecError(f"cannot build agent {spec!r} with kwargs {kwargs}: {e}{hint}") from e
     elif kwargs:
         raise AgentSpecError(f"agent {spec!r} is an instance; it takes no kwargs (got {sorted(kwargs)})")
     return as_prover(obj)

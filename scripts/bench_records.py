@@ -1,22 +1,32 @@
 """The benchmark results file: one JSON object per line, appended and flushed as attempts finish.
 
 Line 1 is the run header (``"type": "header"``): everything needed to
-reproduce the run (agent spec and kwargs, budgets, seed, dataset, server
-identity, leangym version and commit). Then one ``"type": "result"`` line per
-(theorem, attempt), and a ``"type": "resume"`` line each time a run is resumed.
+reproduce the run (agent spec and kwargs, budgets, seed, dataset and where it
+was read from, server identity, leangym version and commit). Then one
+``"type": "result"`` line per (theorem, attempt), and a ``"type": "resume"``
+line (the header as that rerun asked) each time a run is resumed.
 
 Resuming: an attempt whose result line is in the file is done and skipped,
 except ``status == "infra_error"`` (the server failed, not the prover), which
 is tried again. A line cut short by an interruption is dropped on resume.
+Each result records ``statement_hash``, a short sha256 of the statement the
+prover was asked to prove (header included), so that a resume can refuse to
+mix results on a statement that has changed since (files written before the
+field existed resume as before).
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from leangym.datasets import MINIF2F_URL, DatasetError
+from leangym.datasets.minif2f import local_copy
+from leangym.theorem import Theorem
 
 FORMAT = 1
 # Header fields that must match for a resumed run to append to the same file.
@@ -25,6 +35,14 @@ FORMAT = 1
 RESUME_KEYS = ("agent_resolved", "agent_kwargs", "dataset", "split", "budget_calls", "budget_seconds", "seed",
                "timeout_ms", "server.simulated", "server.generation")
 STATUSES = ("proved", "failed", "error", "infra_error")
+# How scripts.bench_run words an ``error`` that is the statement's fault (Lean did not elaborate it), not the prover's.
+STATEMENT_REJECTED = "Lean rejected the statement"
+
+
+def statement_hash(theorem: Theorem) -> str:
+    """A short sha256 of what the prover is asked to prove: the header (imports, opens) and the statement."""
+    text = f"{theorem.header}\n{theorem.formal_statement}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass
@@ -47,6 +65,7 @@ class AttemptResult:
     wall_s: float = 0.0
     seed: int = 0
     latencies_ms: list[float] = field(default_factory=list)
+    statement_hash: str | None = None  # see statement_hash(); None in files written before it existed
 
     @property
     def solved(self) -> bool:
@@ -55,6 +74,11 @@ class AttemptResult:
     @property
     def key(self) -> tuple[str, int]:
         return (self.theorem, self.attempt)
+
+    @property
+    def statement_rejected(self) -> bool:
+        """Lean did not accept the statement itself: the dataset's fault, not the prover's."""
+        return self.status == "error" and (self.error or "").startswith(STATEMENT_REJECTED)
 
     def latency_summary(self) -> dict[str, float | int | None]:
         """Per-call Lean latency of this attempt: count, median, max (ms)."""
@@ -73,8 +97,10 @@ class AttemptResult:
         r = cls(**{k: v for k, v in row.items() if k in fields})
         numbers = ("attempt", "tactics_tried", "lean_calls", "rejected", "policy_rejected", "timeouts",
                    "server_failures", "wall_s", "seed")
-        if not isinstance(r.theorem, str) or r.status not in STATUSES or \
-                any(not isinstance(getattr(r, n), (int, float)) or isinstance(getattr(r, n), bool) for n in numbers):
+        bad_number = any(not isinstance(getattr(r, n), (int, float)) or isinstance(getattr(r, n), bool)
+                         for n in numbers)
+        if bad_number or not isinstance(r.theorem, str) or r.status not in STATUSES or \
+                not isinstance(r.statement_hash, (str, type(None))):
             raise ValueError(f"a field has the wrong type or value: {str(row)[:200]}")
         return r
 
@@ -94,6 +120,26 @@ class ResultSet:
 
     def done(self) -> set[tuple[str, int]]:
         return {k for k, r in self.results.items() if r.status != "infra_error"}
+
+    @property
+    def run(self) -> dict[str, Any]:
+        """The run as it stands: the latest of the header and the resume lines (a resume may ask for more
+        attempts or theorems). ``attempts`` and ``count`` never shrink: a rerun asking for fewer leaves
+        the earlier results in the file, and the reports count them."""
+        lines = [self.header] + [e for e in self.events if e.get("type") == "resume"]
+        latest = dict(lines[-1])
+        for key in ("attempts", "count"):
+            values = [line[key] for line in lines if isinstance(line.get(key), int)]
+            if values:
+                latest[key] = max(values)
+        # every theorem with a result line was asked for (a resume with another --theorems adds names)
+        latest["count"] = max(latest.get("count") or 0, len({name for name, _ in self.results})) or None
+        return latest
+
+    def changed_statements(self, hashes: dict[str, str]) -> list[str]:
+        """Theorems with a finished attempt on a statement other than ``hashes[name]`` (sorted names)."""
+        return sorted({r.theorem for r in self.results.values() if r.status != "infra_error"
+                       and r.statement_hash and r.theorem in hashes and r.statement_hash != hashes[r.theorem]})
 
 
 def read_results(path: Path | str) -> ResultSet:
@@ -171,6 +217,37 @@ def _drop_partial_line(path: Path) -> None:
         f.truncate(data.rfind(b"\n") + 1)
 
 
+# --------------------------------------------------------------------------- one run or another
+
+def canonical_agent(spec: str) -> str:
+    """An agent spec (aliases already expanded) as the header records it: an agent file by its
+    absolute path (``my.py:A`` and ``/abs/my.py:A`` are one agent)."""
+    module, sep, name = spec.partition(":")
+    return f"{Path(module).expanduser().resolve()}{sep}{name}" if module.endswith(".py") else spec
+
+
+def canonical_dataset(spec: str) -> str:
+    """``--dataset`` with a file or directory by its absolute path (``one.jsonl`` is ``./one.jsonl``)."""
+    if spec == "minif2f" or spec.startswith("proplogic-heldout") or "://" in spec:
+        return spec
+    if spec.startswith("minif2f:"):
+        return "minif2f:" + canonical_dataset(spec.partition(":")[2])
+    return str(Path(spec).expanduser().resolve())
+
+
+def dataset_source(spec: str) -> str | None:
+    """Where the theorems were read from (a resolved path or a URL); None for a generated set."""
+    if spec == "minif2f":
+        try:
+            path = local_copy()
+        except DatasetError:
+            return None
+        return str(path.resolve()) if path else MINIF2F_URL
+    if spec.startswith("proplogic-heldout"):
+        return None
+    return canonical_dataset(spec).removeprefix("minif2f:")
+
+
 def _field(header: dict[str, Any], key: str) -> Any:
     value: Any = header
     for part in key.split("."):  # "server.simulated": a field of the header's server entry
@@ -182,3 +259,24 @@ def mismatches(old: dict[str, Any], new: dict[str, Any], keys: Iterable[str] = R
     """The header fields that differ between an existing results file and this run."""
     return [f"{k}: file has {_field(old, k)!r}, this run {_field(new, k)!r}"
             for k in keys if _field(old, k) != _field(new, k)]
+
+
+def _comparable(header: dict[str, Any]) -> dict[str, Any]:
+    """A header with the agent and dataset specs in canonical form, for the resume check
+    (files written before the header held canonical specs included)."""
+    return {**header, "agent_resolved": canonical_agent(str(header.get("agent_resolved"))),
+            "dataset": canonical_dataset(str(header.get("dataset")))}
+
+
+def resume_refusal(old: ResultSet, header: dict[str, Any], hashes: dict[str, str]) -> str | None:
+    """Why this run must not append to ``old`` (None: it may)."""
+    bad = mismatches(_comparable(old.header), _comparable(header))
+    if bad:
+        return f"{old.path} holds a different run ({'; '.join(bad)}); use another --out or --restart"
+    changed = old.changed_statements(hashes)
+    if changed:
+        n = len(changed)
+        return (f"the statement{'s' if n > 1 else ''} of {n} theorem{'s' if n > 1 else ''} changed since this run "
+                f"started (e.g. {changed[0]}); "
+                "use --restart or another --out")
+    return None

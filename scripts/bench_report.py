@@ -1,4 +1,11 @@
-"""Reports of benchmark results: a markdown summary, a pass-rate-vs-budget plot, and run comparison."""
+"""Reports of benchmark results: a markdown summary, a pass-rate-vs-budget plot, and run comparison.
+
+Every report reads the run as it stands (:attr:`ResultSet.run`: the latest
+header or resume line), so a run extended by a resume is described by what it
+now holds. ``compare`` says when two runs are not like for like (another
+dataset, split, budget, attempt count or server) and compares pass@k at the
+same k.
+"""
 from __future__ import annotations
 
 import json
@@ -7,7 +14,7 @@ from pathlib import Path
 from typing import Mapping
 
 from scripts.bench_records import ResultSet
-from scripts.bench_stats import Summary, per_theorem, solved_within, summarize
+from scripts.bench_stats import Summary, mean_pass_at, per_theorem, solved_within, summarize
 
 
 def _pct(x: float) -> str:
@@ -18,10 +25,15 @@ def _ms(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f} ms"
 
 
-def describe(header: Mapping) -> str:
-    """One line naming what was run: agent, dataset, split, budgets, attempts, server."""
+def _server_kind(header: Mapping) -> str:
     server = header.get("server") or {}
-    kind = "simulated" if server.get("simulated") else server.get("generation", "?")
+    return "simulated" if server.get("simulated") else str(server.get("generation", "?"))
+
+
+def describe(header: Mapping) -> str:
+    """One line naming what was run (pass :attr:`ResultSet.run`): agent, dataset, split, budgets, attempts, server."""
+    server = header.get("server") or {}
+    kind = _server_kind(header)
     kwargs = header.get("agent_kwargs")
     return (f"agent `{header.get('agent')}`{' ' + json.dumps(kwargs, ensure_ascii=False) if kwargs else ''} on "
             f"`{header.get('dataset')}`{'/' + header['split'] if header.get('split') else ''} "
@@ -35,10 +47,20 @@ def markdown(s: Summary, header: Mapping | None = None) -> str:
     lo, hi = s.interval
     out = [describe(header), ""] if header else []
     done = f"{s.theorems}" + (f" of {s.expected}" if s.expected is not None else "")
+    missing = s.expected - s.theorems if s.expected is not None else 0
+    lost = f"{s.infra_errors} attempt{'s' if s.infra_errors > 1 else ''} hit server errors"
+    over = ""
+    if missing > 0:  # the pass rate's denominator is smaller than the theorem set: say so before any number
+        out += [f"**Incomplete run:** {missing} of the {s.expected} theorems have no finished attempt"
+                f"{f' ({lost})' if s.infra_errors else ''}; the pass rate below is over the {s.theorems} "
+                f"attempted, not all {s.expected}. Rerun the same command to finish it.", ""]
+        over = f" of the {s.theorems} attempted"
+    elif s.infra_errors:
+        out += [f"**Incomplete run:** {lost}; they are not counted. Rerun the same command to retry them.", ""]
     out += ["| metric | value |", "|---|---|",
             f"| theorems attempted | {done} |",
             f"| solved | {s.solved} |",
-            f"| pass rate (any attempt) | {_pct(s.rate)} (95% CI {_pct(lo)}-{_pct(hi)}) |"]
+            f"| pass rate (any attempt) | {_pct(s.rate)}{over} (95% CI {_pct(lo)}-{_pct(hi)}) |"]
     out += [f"| pass@{k} | {_pct(v)} |" for k, v in s.pass_at.items()]
     out += [f"| attempts | {s.attempts} |",
             f"| Lean calls (total / per attempt) | {s.lean_calls} / {s.calls_per_attempt:.1f} |",
@@ -47,7 +69,8 @@ def markdown(s: Summary, header: Mapping | None = None) -> str:
             f"| wall time (sum over attempts) | {s.wall_s:.1f} s |",
             f"| Lean latency p50 / p99 | {_ms(s.latency_p50_ms)} / {_ms(s.latency_p99_ms)} |",
             f"| budget exhausted | {s.budget_exhausted} |",
-            f"| errors (prover or statement) / infra errors | {s.errors} / {s.infra_errors} |",
+            f"| prover errors / statements rejected / infra errors | "
+            f"{s.errors} / {s.statement_errors} / {s.infra_errors} |",
             f"| tactic timeouts / server failures | {s.timeouts} / {s.server_failures} |"]
     if s.categories:
         out += ["", "| category | theorems | solved | pass rate | 95% CI |", "|---|---:|---:|---:|---|"]
@@ -58,9 +81,8 @@ def markdown(s: Summary, header: Mapping | None = None) -> str:
 
 
 def summary_of(rs: ResultSet) -> Summary:
-    """The summary; the expected theorem count is the latest run's (a resume may change --limit)."""
-    resumes = [e for e in rs.events if e.get("type") == "resume"]
-    return summarize(rs.attempts, (resumes[-1] if resumes else rs.header).get("count"))
+    """The summary; the expected theorem count is the run's as it stands (a resume may change --limit)."""
+    return summarize(rs.attempts, rs.run.get("count"))
 
 
 # --------------------------------------------------------------------------- plot
@@ -74,12 +96,12 @@ def plot(runs: Mapping[str, ResultSet], path: Path | str) -> Path:
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for label, rs in runs.items():
-        cap = rs.header.get("budget_calls") or max((r.lean_calls for r in rs.attempts), default=1)
+        cap = rs.run.get("budget_calls") or max((r.lean_calls for r in rs.attempts), default=1)
         # the curves only step where some solved attempt's call count is: evaluate there, not at every budget
         budgets = sorted({0, int(cap)} | {r.lean_calls for r in rs.attempts if r.solved and r.lean_calls <= cap})
         any_, one = solved_within(rs.attempts, budgets)
         line, = ax.step(budgets, [100 * x for x in any_], where="post", label=f"{label}: solved (any attempt)")
-        if (rs.header.get("attempts") or 1) > 1:
+        if (rs.run.get("attempts") or 1) > 1:
             ax.step(budgets, [100 * x for x in one], where="post", linestyle="--", color=line.get_color(),
                     label=f"{label}: pass@1")
     ax.set_xlabel("Lean calls used per attempt (budget)")
@@ -106,33 +128,79 @@ def mcnemar_p(only_a: int, only_b: int) -> float:
     return min(1.0, 2 * tail)
 
 
+def comparability(a: Mapping, b: Mapping, label_a: str = "A", label_b: str = "B") -> list[str]:
+    """Why the numbers of two runs (their :attr:`ResultSet.run`) are not like for like; empty when they are."""
+    both_sourced = bool(a.get("dataset_source") and b.get("dataset_source"))
+
+    def field(h: Mapping, name: str) -> object:
+        if name == "dataset" and both_sourced:  # the resolved source: one.jsonl is ./one.jsonl
+            return h.get("dataset_source")
+        return _server_kind(h) if name == "server" else h.get(name)
+
+    names = {"dataset": "dataset", "split": "split", "budget_calls": "Lean-call budget",
+             "budget_seconds": "time budget (s)", "timeout_ms": "tactic timeout (ms)",
+             "attempts": "attempts per theorem", "server": "server"}
+    return [f"{what} differs ({label_a}: {field(a, k)}, {label_b}: {field(b, k)})"
+            for k, what in names.items() if field(a, k) != field(b, k)]
+
+
 def compare(a: ResultSet, b: ResultSet, label_a: str = "A", label_b: str = "B") -> str:
-    """Markdown: side-by-side summary and the per-theorem difference (on the theorems both runs attempted)."""
+    """Markdown: side-by-side summary and the per-theorem difference (on the theorems both runs attempted).
+
+    Runs with different attempt counts are compared at the smaller one, k: pass@k (unbiased, from
+    all of each run's attempts) and, per theorem, "solved by one of its first k attempts".
+    """
     sa, sb = summary_of(a), summary_of(b)
-    solved_a = {t: any(r.solved for r in rs) for t, rs in per_theorem(a.attempts).items()}
-    solved_b = {t: any(r.solved for r in rs) for t, rs in per_theorem(b.attempts).items()}
-    common = sorted(set(solved_a) & set(solved_b))
+    ra, rb = a.run, b.run
+    k = max(1, min(ra.get("attempts") or 1, rb.get("attempts") or 1))
+    same_k = ra.get("attempts") == rb.get("attempts")
+    # per theorem: its finished attempts among the first k (all of them when both runs made k)
+    by_a = per_theorem(r for r in a.attempts if r.attempt < k)
+    by_b = per_theorem(r for r in b.attempts if r.attempt < k)
+    common = sorted(set(by_a) & set(by_b))
+    solved_a = {t: any(r.solved for r in by_a[t]) for t in common}
+    solved_b = {t: any(r.solved for r in by_b[t]) for t in common}
     only_a = [t for t in common if solved_a[t] and not solved_b[t]]
     only_b = [t for t in common if solved_b[t] and not solved_a[t]]
     both = sum(solved_a[t] and solved_b[t] for t in common)
 
-    def row(name: str, fa, fb) -> str:  # noqa: ANN001
-        return f"| {name} | {fa(sa)} | {fb(sb) if fb else fa(sb)} |"
+    warnings = comparability(ra, rb, label_a, label_b)
+    if not common:
+        warnings.append("no theorem has a finished attempt in both runs: there is nothing to compare per theorem")
+    hashes_a = {t: rs[0].statement_hash for t, rs in by_a.items()}
+    changed = [t for t in common if hashes_a[t] and by_b[t][0].statement_hash
+               and hashes_a[t] != by_b[t][0].statement_hash]
+    if changed:
+        warnings.append(f"{len(changed)} theorems have different statements in the two runs (e.g. {changed[0]})")
 
-    def rate(s: Summary) -> str:
+    def row(name: str, f) -> str:  # noqa: ANN001
+        return f"| {name} | {f(sa, a)} | {f(sb, b)} |"
+
+    def rate(s: Summary, _: ResultSet) -> str:
         lo, hi = s.interval
         return f"{s.solved}/{s.theorems} = {_pct(s.rate)} ({_pct(lo)}-{_pct(hi)})"
 
-    out = [f"- {label_a}: {describe(a.header)}", f"- {label_b}: {describe(b.header)}", "",
-           f"| metric | {label_a} | {label_b} |", "|---|---|---|",
-           row("pass rate (95% CI)", rate, None),
-           row("pass@1", lambda s: _pct(s.pass_at.get(1, 0.0)), None),
-           row("Lean calls per attempt", lambda s: f"{s.calls_per_attempt:.1f}", None),
-           row("Lean latency p50 / p99", lambda s: f"{_ms(s.latency_p50_ms)} / {_ms(s.latency_p99_ms)}", None),
-           row("prover / infra errors", lambda s: f"{s.errors} / {s.infra_errors}", None),
-           "",
-           f"On the {len(common)} theorems both attempted: both solved {both}, only {label_a} {len(only_a)}, "
-           f"only {label_b} {len(only_b)} (exact McNemar p = {mcnemar_p(len(only_a), len(only_b)):.3g})."]
+    def pass_k(_: Summary, rs: ResultSet) -> str:
+        v = mean_pass_at(rs.attempts, k)
+        return "-" if v is None else _pct(v)
+
+    out = [f"- {label_a}: {describe(ra)}", f"- {label_b}: {describe(rb)}", ""]
+    if warnings:
+        out += ["**Warning: these runs are not directly comparable:**"] + [f"- {w}" for w in warnings] + [""]
+    out += [f"| metric | {label_a} | {label_b} |", "|---|---|---|",
+            row("pass rate, any of its attempts (95% CI)", rate),
+            row(f"pass@{k}" + ("" if same_k else " (k: the smaller attempt count)"), pass_k)]
+    if k > 1:
+        out.append(row("pass@1", lambda s, _: _pct(s.pass_at.get(1, 0.0))))
+    out += [row("Lean calls per attempt", lambda s, _: f"{s.calls_per_attempt:.1f}"),
+            row("Lean latency p50 / p99", lambda s, _: f"{_ms(s.latency_p50_ms)} / {_ms(s.latency_p99_ms)}"),
+            row("prover errors / statements rejected / infra errors",
+                lambda s, _: f"{s.errors} / {s.statement_errors} / {s.infra_errors}"),
+            "",
+            f"On the {len(common)} theorems both attempted"
+            + ("" if same_k else f" (solved: by one of its first {k} attempt(s), as in the run with fewer)")
+            + f": both solved {both}, only {label_a} {len(only_a)}, "
+            f"only {label_b} {len(only_b)} (exact McNemar p = {mcnemar_p(len(only_a), len(only_b)):.3g})."]
     for label, names in ((label_a, only_a), (label_b, only_b)):
         if names:
             out += ["", f"Solved only by {label}:"] + [f"- {t}" for t in names]

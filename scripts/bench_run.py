@@ -4,17 +4,26 @@ Each attempt gets a fresh :class:`ProofSession` with the run's budget. The
 prover's answer counts only if the final check accepts it, run on a clean
 process: the worker gives its process back (the server rolls it back to its
 post-import state) and leases one for the check, because a prover holds the
-process and could have declared lemmas on it to cite. An exception
-from the prover is a failed attempt with the error recorded, never a crash of
-the run. Server trouble (cannot lease, cannot start the proof, the final
-check did not get an answer) is recorded as ``infra_error``: it says nothing
-about the prover, so the worker leases a fresh process and a resumed run
-tries the attempt again.
+process and could have declared lemmas on it to cite. Anything the prover
+raises (SystemExit and KeyboardInterrupt too: in a worker thread they never
+come from the user, whose Ctrl-C goes to the main thread) is a failed attempt
+with the error recorded, never a crash of the run. Server trouble (cannot
+lease, cannot start the proof, Lean calls that failed on the server side in a
+search that found nothing, the final check did not get an answer) is recorded
+as ``infra_error``: it says nothing about the prover, so the worker leases a
+fresh process and a resumed run tries the attempt again.
+
+The time budget binds the prover, not only its Lean calls: a late answer does
+not count, and a prover still busy a grace period later is abandoned to its
+daemon thread (Python cannot stop one) with its prover and process. The worker
+builds and leases new ones; the old process goes back only when the call ends
+(earlier, another worker could lease it while the call still drives it).
 """
 from __future__ import annotations
 
 import hashlib
 import queue
+import sys
 import threading
 import time
 import traceback
@@ -24,11 +33,11 @@ from typing import Callable, Sequence
 from leangym.backends.types import LeanError, LeanProcess, ServerError
 from leangym.datasets import category_of
 from leangym.proof import ProofTree, assemble
-from leangym.prover import Prover
+from leangym.prover import AgentSpecError, Prover
 from leangym.session import Budget, BudgetExhausted, ProofSession
 from leangym.soundness import verify
 from leangym.theorem import Theorem
-from scripts.bench_records import AttemptResult
+from scripts.bench_records import STATEMENT_REJECTED, AttemptResult
 
 SERVER_CHECK_FAILURE = "server failure during the final check"
 
@@ -37,6 +46,10 @@ SERVER_CHECK_FAILURE = "server failure during the final check"
 class Task:
     theorem: Theorem
     attempt: int
+
+
+class AgentBuildError(AgentSpecError):
+    """No worker could build the agent: the run cannot go on. (A ValueError: ``run_cli`` prints ``error: ...``.)"""
 
 
 def attempt_seed(run_seed: int, theorem: str, attempt: int) -> int:
@@ -55,11 +68,53 @@ def script_of(proof: object) -> str:
     raise TypeError(f"prover returned {type(proof).__name__}; expected a ProofTree, a script or a list of tactics")
 
 
+def _describe(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+
+
+@dataclass
+class _Call:
+    """One prove() call: its answer or what it raised; the thread still running it if abandoned."""
+    proof: object = None
+    error: BaseException | None = None
+    abandoned: threading.Thread | None = None
+
+
+def _call_prover(prover: Prover, session: ProofSession, budget: Budget, seed: int, wait_s: float | None) -> _Call:
+    """set_seed and prove; with ``wait_s``, on a thread of its own that is waited for that long at most."""
+    call = _Call()
+
+    def body() -> None:
+        try:
+            set_seed = getattr(prover, "set_seed", None)
+            if callable(set_seed):
+                set_seed(seed)
+            call.proof = prover.prove(session.theorem, session, budget)
+        except BaseException as e:  # noqa: BLE001 - see the module docstring
+            if threading.current_thread() is threading.main_thread() and not isinstance(e, Exception):
+                raise  # run_attempt called from the main thread: this may be the user's Ctrl-C
+            call.error = e
+
+    if wait_s is None:
+        body()
+    else:
+        thread = threading.Thread(target=body, name=f"prove-{session.theorem.name}", daemon=True)
+        thread.start()
+        thread.join(wait_s)
+        call.abandoned = thread if thread.is_alive() else None
+    return call
+
+
 def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget, *, run_seed: int = 0,
-                timeout_ms: int = 1000, clean_process: Callable[[], LeanProcess] | None = None) -> AttemptResult:
+                timeout_ms: int = 1000, clean_process: Callable[[], LeanProcess] | None = None,
+                grace_s: float | None = None,
+                on_abandon: Callable[[threading.Thread], None] | None = None) -> AttemptResult:
     """One proof attempt; never raises for prover or server failures (they are in the result).
 
     ``clean_process``: gives the process the final check runs on (default: the prover's own).
+    With a time budget, prove() runs on its own thread, waited for ``max_seconds + grace_s`` at most
+    (default grace: 5 s or 10% of the budget if more); then the attempt fails and ``on_abandon(thread)``
+    is called: ``thread`` still uses the prover and ``process``; reuse or close neither before it ends.
     """
     theorem = task.theorem
     seed = attempt_seed(run_seed, theorem.name, task.attempt)
@@ -68,39 +123,54 @@ def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget
     try:
         session = ProofSession(process, theorem, budget=budget, timeout_ms=timeout_ms)
     except LeanError as e:  # the statement itself does not elaborate: retrying will not help
-        result.status, result.error = "error", f"Lean rejected the statement: {e}"
+        result.status, result.error = "error", f"{STATEMENT_REJECTED}: {e}"
         result.wall_s = time.monotonic() - t0
         return result
     except ServerError as e:
         result.status, result.error = "infra_error", f"could not start the proof: {e}"
         result.wall_s = time.monotonic() - t0
         return result
-    proof = None
-    try:
-        set_seed = getattr(prover, "set_seed", None)
-        if callable(set_seed):
-            set_seed(seed)
-        proof = prover.prove(theorem, session, budget)
-    except BudgetExhausted:
+    cap = budget.max_seconds
+    wait_s = None if cap is None else cap + (max(5.0, 0.1 * cap) if grace_s is None else grace_s)
+    t_call = time.monotonic()
+    call = _call_prover(prover, session, budget, seed, wait_s)
+    call_s = time.monotonic() - t_call
+    if call.abandoned is not None:
         result.budget_exhausted = True
-    except Exception as e:  # noqa: BLE001 - a prover bug is a failed attempt, not a crashed benchmark
+        result.error = (f"the agent did not return in time (a time budget of {cap:g}s, waited {wait_s:g}s) "
+                        "and was abandoned; it may still be running")
+        if on_abandon is not None:
+            on_abandon(call.abandoned)
+    elif isinstance(call.error, BudgetExhausted):
+        result.budget_exhausted = True
+    elif call.error is not None:  # a prover bug is a failed attempt, not a crashed benchmark
+        e = call.error
         tb = traceback.format_exception(type(e), e, e.__traceback__)
-        result.status, result.error = "error", f"{type(e).__name__}: {e}\n{''.join(tb[-3:])}"
-    if proof is not None and result.status != "error":
-        _check(session, proof, result, clean_process)
+        result.status, result.error = "error", f"{_describe(e)}\n{''.join(tb[-3:])}"
+    elif cap is not None and call_s > cap:  # thinking time counts, not only time spent in Lean
+        result.budget_exhausted = True
+        if call.proof is not None:
+            result.error = f"the agent answered after its time budget ({call_s:.2f}s of {cap:g}s): not counted"
+    elif call.proof is not None:
+        _check(session, process, call.proof, result, clean_process)
     _record_stats(session, result)
+    if session.stats.server_failures and not result.solved and result.status != "infra_error":
+        # a search that found nothing while Lean calls failed on the server says nothing about the prover
+        why = f"{session.stats.server_failures} Lean call(s) failed on the server side"
+        result.status, result.error = "infra_error", f"{why}; {result.error}" if result.error else why
     result.wall_s = time.monotonic() - t0
     return result
 
 
-def _check(session: ProofSession, proof: object, result: AttemptResult,
+def _check(session: ProofSession, process: LeanProcess, proof: object, result: AttemptResult,
            clean_process: Callable[[], LeanProcess] | None) -> None:
+    """The final check, on ``clean_process()`` or else on ``process`` itself (not ``session.process``,
+    whose meter would charge the check to the prover's budget)."""
     try:
         script = script_of(proof)
     except TypeError as e:
         result.status, result.error = "error", str(e)
         return
-    process = session.process
     if clean_process is not None:
         try:
             process = clean_process()
@@ -134,6 +204,44 @@ class RunConfig:
     run_seed: int = 0
     timeout_ms: int = 1000
     max_consecutive_infra_errors: int = 20  # then stop: the server is down, not flaky
+    grace_s: float | None = None  # past the time budget, before a prover is abandoned (None: see run_attempt)
+
+
+class _Worker:
+    """A worker thread's prover and leased process; both are replaced when an attempt is abandoned."""
+
+    def __init__(self, lease: Callable[[], LeanProcess]) -> None:
+        self.lease = lease
+        self.prover: Prover | None = None
+        self.process: LeanProcess | None = None
+
+    def renew(self) -> LeanProcess:
+        """The prover's process back to the pool, and a clean one for the check (and what follows)."""
+        self.drop_process()
+        self.process = self.lease()
+        return self.process
+
+    def drop_process(self) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            process.close()
+
+    def abandon(self, call: threading.Thread) -> None:
+        """``call`` keeps the prover and the process; the process goes back once ``call`` ends."""
+        process, self.process, self.prover = self.process, None, None
+
+        def close_after() -> None:
+            call.join()
+            process.close()
+        if process is not None:
+            threading.Thread(target=close_after, name="bench-close-abandoned", daemon=True).start()
+
+
+def _wait(done: threading.Event, threads: list[threading.Thread]) -> None:
+    # Short waits: Ctrl-C is seen on every platform (not Thread.join: interrupted, it may return early).
+    # The threads too: a Ctrl-C while they were being started leaves some never started, and never done.
+    while not done.wait(0.2) and any(t.is_alive() for t in threads):
+        pass
 
 
 def run_tasks(tasks: Sequence[Task], make_prover: Callable[[], Prover], lease: Callable[[], LeanProcess],
@@ -141,71 +249,96 @@ def run_tasks(tasks: Sequence[Task], make_prover: Callable[[], Prover], lease: C
               stop: threading.Event | None = None) -> bool:
     """Run ``tasks`` on ``config.workers`` threads; ``sink`` gets each result (from worker threads).
 
-    Returns False when the run stopped early (``stop`` set, or the server kept failing).
+    True when every task produced a result; False when the run stopped early (``stop`` set, or the
+    server kept failing). A worker that cannot build its prover leaves the run to the others; if none
+    can, raises :class:`AgentBuildError`. Any other worker failure (``sink`` or ``lease`` raising)
+    stops the run and is raised here. Ctrl-C: the attempts in progress finish and go to ``sink``,
+    then KeyboardInterrupt; a second Ctrl-C raises it at once.
     """
     todo: queue.SimpleQueue[Task] = queue.SimpleQueue()
     for t in tasks:
         todo.put(t)
     stop = stop or threading.Event()
-    streak = [0]
     lock = threading.Lock()
+    streak, produced, built, said = [0], [0], [0], [False]
+    build_errors: list[BaseException] = []
+    crashes: list[BaseException] = []
 
     def worker() -> None:
-        prover = make_prover()  # one per worker: provers need not be thread-safe
-        process: LeanProcess | None = None
-
-        def renew() -> LeanProcess:
-            """The prover's process back to the pool, and a clean one for the check (and what follows)."""
-            nonlocal process
-            process.close()
-            process = None
-            process = lease()
-            return process
+        w = _Worker(lease)
         try:
             while not stop.is_set():
+                if w.prover is None and (todo.empty() or not _build(w)):
+                    return  # nothing left to build a prover for, or it cannot be built
                 try:
                     task = todo.get_nowait()
                 except queue.Empty:
                     return
-                if process is None:
+                if w.process is None:
                     try:
-                        process = lease()
+                        w.process = lease()
                     except ServerError as e:
-                        r = AttemptResult(task.theorem.name, task.attempt, category_of(task.theorem),
-                                          "infra_error", error=f"could not lease a Lean process: {e}")
-                        _after(r)
+                        _after(AttemptResult(task.theorem.name, task.attempt, category_of(task.theorem),
+                                             "infra_error", error=f"could not lease a Lean process: {e}"))
                         continue
-                r = run_attempt(prover, process, task, config.budget, run_seed=config.run_seed,
-                                timeout_ms=config.timeout_ms, clean_process=renew)
-                if r.status == "infra_error" and process is not None:  # it may be dead: lease a fresh one
-                    process.close()
-                    process = None
+                r = run_attempt(w.prover, w.process, task, config.budget, run_seed=config.run_seed,
+                                timeout_ms=config.timeout_ms, clean_process=w.renew, grace_s=config.grace_s,
+                                on_abandon=w.abandon)
+                if r.status == "infra_error":  # the process may be dead: lease a fresh one
+                    w.drop_process()
                 _after(r)
+        except BaseException as e:  # noqa: BLE001 - the harness failed, not the prover: stop, and say so
+            with lock:
+                crashes.append(e)
+            stop.set()
         finally:
-            if process is not None:
-                process.close()
+            w.drop_process()
             with lock:
                 running[0] -= 1
                 if running[0] == 0:
                     all_done.set()
 
+    def _build(w: _Worker) -> bool:
+        error = None
+        try:
+            w.prover = make_prover()  # one per worker: provers need not be thread-safe
+        except BaseException as e:  # noqa: BLE001 - the agent's constructor: its error goes to the user
+            error = e
+        with lock:  # once a worker could not build a prover and another could, say so (once)
+            if error is not None:
+                build_errors.append(error)
+            built[0] += error is None
+            say = bool(build_errors) and built[0] > 0 and not said[0]
+            said[0] = said[0] or say
+        if say:
+            print(f"[benchmark] a worker could not build the agent ({_describe(build_errors[0])}); the run goes "
+                  "on with the workers that could", file=sys.stderr)
+        return error is None
+
     def _after(r: AttemptResult) -> None:
         sink(r)
         with lock:
+            produced[0] += 1
             streak[0] = streak[0] + 1 if r.status == "infra_error" else 0
             if streak[0] >= config.max_consecutive_infra_errors:
                 stop.set()
 
     n = max(1, config.workers)
     running = [n]
-    all_done = threading.Event()  # not Thread.join: a join interrupted by Ctrl+C may return too early
-    for i in range(n):
-        threading.Thread(target=worker, name=f"bench-worker-{i}", daemon=True).start()
+    all_done = threading.Event()
+    threads = [threading.Thread(target=worker, name=f"bench-worker-{i}", daemon=True) for i in range(n)]
     try:
-        while not all_done.wait(0.2):
-            pass
+        for t in threads:
+            t.start()
+        _wait(all_done, threads)
     except KeyboardInterrupt:  # let running attempts finish, be written and give their leases back
         stop.set()
-        all_done.wait()
+        print("[benchmark] interrupted: finishing the attempts in progress and writing their results; "
+              "press Ctrl-C again to quit at once", file=sys.stderr, flush=True)
+        _wait(all_done, threads)  # a second Ctrl-C raises out of here, at once
         raise
-    return not stop.is_set()
+    if crashes:
+        raise crashes[0]
+    if produced[0] < len(tasks) and not stop.is_set() and build_errors:
+        raise AgentBuildError(f"could not build the agent: {_describe(build_errors[0])}") from build_errors[0]
+    return produced[0] == len(tasks) and not stop.is_set()

@@ -87,7 +87,8 @@ class Summary(_SolveRate):
     wall_s: float
     latency_p50_ms: float | None
     latency_p99_ms: float | None
-    errors: int  # prover exceptions (and statements Lean rejected)
+    errors: int  # prover exceptions and answers that were not proofs at all
+    statement_errors: int  # statements Lean rejected: the dataset's fault, not the prover's
     infra_errors: int
     timeouts: int
     server_failures: int
@@ -141,13 +142,24 @@ def summarize(results: Iterable[AttemptResult], expected: int | None = None) -> 
         wall_s=sum(r.wall_s for r in done),
         latency_p50_ms=percentile(latencies, 50),
         latency_p99_ms=percentile(latencies, 99),
-        errors=sum(r.status == "error" for r in done),
+        errors=sum(r.status == "error" and not r.statement_rejected for r in done),
+        statement_errors=sum(r.statement_rejected for r in done),
         infra_errors=sum(r.status == "infra_error" for r in results),
         timeouts=sum(r.timeouts for r in done),
         server_failures=sum(r.server_failures for r in done),
         budget_exhausted=sum(r.budget_exhausted for r in done),
         categories=[CategoryRow(c, n, s) for c, (n, s) in sorted(cats.items())],
     )
+
+
+def mean_pass_at(results: Iterable[AttemptResult], k: int) -> float | None:
+    """Mean unbiased pass@k over the theorems with at least k finished attempts (None: no such theorem).
+
+    For comparing runs with different attempt counts at the same k: the run with more attempts
+    is estimated from all of them, not from an arbitrary k of them.
+    """
+    counts = [(len(rs), sum(r.solved for r in rs)) for rs in per_theorem(results).values() if len(rs) >= k]
+    return sum(pass_at_k(n, c, k) for n, c in counts) / len(counts) if counts else None
 
 
 def solved_within(results: Iterable[AttemptResult], budgets: Sequence[int]) -> tuple[list[float], list[float]]:

@@ -17,13 +17,23 @@ Reports::
     python -m scripts.benchmark compare A.jsonl B.jsonl [--plot both.png]
 
 ``--agent`` takes ``random``, ``hammer`` (the baselines) or ``module:Name`` /
-``path/to/file.py:Name`` naming a prover class, a factory, an instance, or a
-policy with ``act(observation, info)`` (see :mod:`leangym.prover`).
+``path/to/file.py:Name`` naming a prover class, a factory, an instance, a
+policy with ``act(observation, info)``, or a policy function
+``f(observation, info)`` (see :mod:`leangym.prover`). ``--theorems A,B`` runs
+only the named theorems of the dataset.
+
+Exit status: 0 when every attempt finished; 1 when some did not (the server
+kept failing, or attempts ended in server errors: rerun the same command to
+retry them); 2 for a mistake on the command line; 130 when interrupted.
+A resume refuses to continue a file whose finished theorems' statements have
+changed since (each result records a hash of its statement).
 """
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import math
 import os
 import platform
 import subprocess
@@ -33,13 +43,16 @@ import time
 from contextlib import ExitStack
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from leangym.cli import run_cli
 from leangym.datasets import DatasetError, load_theorems
 from leangym.prover import AgentSpecError, load_agent
 from leangym.session import Budget
-from scripts.bench_records import FORMAT, ResultsWriter, mismatches, read_results
+from leangym.theorem import Theorem
+from scripts.bench_records import (
+    FORMAT, ResultSet, ResultsWriter, canonical_agent, dataset_source, read_results, resume_refusal, statement_hash,
+)
 from scripts.bench_report import compare, markdown, plot, summary_of
 from scripts.bench_run import RunConfig, Task, run_tasks
 
@@ -48,6 +61,48 @@ AGENT_ALIASES = {
     "hammer": "baselines.hammer:HammerProver",
 }
 SERVER_ENV = "LEANGYM_SERVER"
+COMMANDS = ("run", "summary", "compare")
+
+
+# --------------------------------------------------------------------------- command-line values
+
+def _int_at_least(low: int, rule: str) -> Callable[[str], int]:
+    """An argparse type: a whole number >= ``low`` (``--limit -1`` would silently slice off the last theorem)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{rule}, got {value}")
+        return value
+    return parse
+
+
+positive_int = _int_at_least(1, "must be at least 1")
+non_negative_int = _int_at_least(0, "must be 0 (unlimited) or more")
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text}")
+    return value
+
+
+def theorem_names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected NAME[,NAME...]")
+    return names
+
+
+def _did_you_mean(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=3)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 def _versions() -> dict[str, Any]:
@@ -83,20 +138,23 @@ def _parser_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent-kwargs", default="{}", help="JSON object of keyword arguments for the agent")
     p.add_argument("--dataset", default="minif2f", help="minif2f | proplogic-heldout[:N] | FILE.jsonl | DIR | URL")
     p.add_argument("--split", default=None, help="e.g. test or valid (miniF2F); default: every theorem")
-    p.add_argument("--limit", type=int, default=None, help="only the first N theorems (file order)")
+    p.add_argument("--theorems", type=theorem_names, default=None, metavar="NAME[,NAME...]",
+                   help="only these theorems of the dataset (file order)")
+    p.add_argument("--limit", type=positive_int, default=None, help="only the first N theorems (file order)")
     p.add_argument("--server", default=None, help=f"LeanTree server URL (default: ${SERVER_ENV}, else --sim)")
     p.add_argument("--sim", action="store_true", help="start an in-process simulated server on 127.0.0.1")
     p.add_argument("--sim-factorized", action="store_true", help="--sim, with the newer server generation (one branch per goal)")
-    p.add_argument("--attempts", type=int, default=1, help="attempts per theorem (for pass@k)")
-    p.add_argument("--budget-calls", type=int, default=100, help="Lean calls per attempt (0: unlimited)")
-    p.add_argument("--budget-seconds", type=float, default=None, help="wall seconds per attempt")
-    p.add_argument("--timeout-ms", type=int, default=1000, help="Lean timeout per tactic")
-    p.add_argument("--workers", type=int, default=1, help="parallel attempts (one leased process each)")
+    p.add_argument("--attempts", type=positive_int, default=1, help="attempts per theorem (for pass@k)")
+    p.add_argument("--budget-calls", type=non_negative_int, default=100, help="Lean calls per attempt (0: unlimited)")
+    p.add_argument("--budget-seconds", type=positive_float, default=None, help="wall seconds per attempt")
+    p.add_argument("--timeout-ms", type=positive_int, default=1000, help="Lean timeout per tactic")
+    p.add_argument("--workers", type=positive_int, default=1, help="parallel attempts (one leased process each)")
     p.add_argument("--seed", type=int, default=0, help="run seed (each attempt gets a seed derived from it)")
     p.add_argument("--out", type=Path, required=True, help="results JSONL (appended; rerun to resume)")
     p.add_argument("--restart", action="store_true", help="delete an existing --out file and start over")
     p.add_argument("--plot", default=None, help="PNG of pass rate vs budget (default: OUT.png; 'none' to skip)")
-    p.add_argument("--lease-timeout", type=float, default=120.0, help="seconds to wait for a free Lean process")
+    p.add_argument("--lease-timeout", type=positive_float, default=120.0,
+                   help="seconds to wait for a free Lean process")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -115,14 +173,33 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# --------------------------------------------------------------------------- what a run is
+
+def select(theorems: list[Theorem], names: list[str] | None, limit: int | None) -> list[Theorem]:
+    """``--theorems`` (in file order), then ``--limit``; an unknown name is an error naming close ones."""
+    if names:
+        known = {t.name for t in theorems}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise DatasetError(f"--theorems: no theorem named {unknown[0]!r} in the dataset"
+                               f"{_did_you_mean(unknown[0], known)}"
+                               + (f" (nor {', '.join(map(repr, unknown[1:4]))})" if unknown[1:] else ""))
+        wanted = set(names)
+        theorems = [t for t in theorems if t.name in wanted]
+    return theorems[:limit] if limit is not None else theorems
+
+
 def _header(args: argparse.Namespace, kwargs: dict, count: int, server: dict) -> dict[str, Any]:
     return {"type": "header", "format": FORMAT, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "agent": args.agent, "agent_resolved": AGENT_ALIASES.get(args.agent, args.agent),
-            "agent_kwargs": kwargs, "dataset": args.dataset, "split": args.split, "count": count,
+            "agent": args.agent, "agent_resolved": canonical_agent(AGENT_ALIASES.get(args.agent, args.agent)),
+            "agent_kwargs": kwargs, "dataset": args.dataset, "dataset_source": dataset_source(args.dataset),
+            "split": args.split, "theorems": args.theorems, "count": count,
             "limit": args.limit, "attempts": args.attempts, "budget_calls": args.budget_calls or None,
             "budget_seconds": args.budget_seconds, "seed": args.seed, "timeout_ms": args.timeout_ms,
             "workers": args.workers, "server": server, **_versions(), "argv": sys.argv[1:]}
 
+
+# --------------------------------------------------------------------------- run
 
 def cmd_run(args: argparse.Namespace) -> int:
     from leangym.backends.leantree import LeanTreeClient
@@ -133,16 +210,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not isinstance(kwargs, dict):
             raise ValueError("not a JSON object")
     except ValueError as e:
-        print(f"--agent-kwargs: {e}", file=sys.stderr)
+        print(f"error: --agent-kwargs: {e}", file=sys.stderr)
+        return 2
+    if args.agent not in AGENT_ALIASES and ":" not in args.agent and "." not in args.agent:
+        print(f"error: unknown agent {args.agent!r}{_did_you_mean(args.agent, AGENT_ALIASES)}; built-in agents: "
+              f"{', '.join(AGENT_ALIASES)}; or name your own as module:Name or path/to/file.py:Name",
+              file=sys.stderr)
         return 2
     spec = AGENT_ALIASES.get(args.agent, args.agent)
     try:
         load_agent(spec, kwargs)  # fail now, not in every worker
-        theorems = load_theorems(args.dataset, args.split)
+        theorems = select(load_theorems(args.dataset, args.split), args.theorems, args.limit)
     except (AgentSpecError, DatasetError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    theorems = theorems[: args.limit] if args.limit is not None else theorems
+    hashes = {t.name: statement_hash(t) for t in theorems}
     budget = Budget(args.budget_calls or None, args.budget_seconds)
 
     args.sim = args.sim or args.sim_factorized
@@ -152,7 +234,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if simulated:
             from leangym.sim.server import SimServerConfig, start_server
 
-            handle = start_server(SimServerConfig(max_processes=max(1, args.workers),
+            # with a time budget, an abandoned attempt (an agent that never returned) keeps its
+            # process until it does: spare ones let the workers go on meanwhile
+            spare = args.workers if args.budget_seconds else 0
+            handle = start_server(SimServerConfig(max_processes=max(1, args.workers) + spare,
                                                   factorized=args.sim_factorized))
             stack.callback(handle.stop)
             url = handle.url
@@ -181,10 +266,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             args.out.write_bytes(b"")  # only part of a header: the run never wrote a result; start afresh
         if args.out.exists() and args.out.stat().st_size > 0:
             old = read_results(args.out)
-            bad = mismatches(old.header, header)
-            if bad:
-                print(f"error: {args.out} holds a different run ({'; '.join(bad)}); use another --out or "
-                      "--restart", file=sys.stderr)
+            refusal = resume_refusal(old, header, hashes)
+            if refusal:
+                print(f"error: {refusal}", file=sys.stderr)
                 return 2
             done = old.done()
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -195,15 +279,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             writer.write(header)
 
-        tasks = [Task(t, k) for k in range(args.attempts) for t in theorems if (t.name, k) not in done]
-        print(f"[benchmark] {len(theorems)} theorems x {args.attempts} attempts: {len(done)} done, "
-              f"{len(tasks)} to run on {workers} worker(s)", file=sys.stderr)
+        wanted = [(t, k) for k in range(args.attempts) for t in theorems]
+        tasks = [Task(t, k) for t, k in wanted if (t.name, k) not in done]
+        others = len(done - {(t.name, k) for t, k in wanted})
+        print(f"[benchmark] {len(theorems)} theorems x {args.attempts} attempts: {len(wanted) - len(tasks)} done, "
+              f"{len(tasks)} to run on {workers} worker(s)"
+              + (f"; the file also holds {others} finished attempts beyond these (the reports count them)"
+                 if others else ""), file=sys.stderr)
         bar = tqdm(total=len(tasks), unit="attempt", disable=args.quiet, file=sys.stderr, dynamic_ncols=True)
         stack.callback(bar.close)
         lock = threading.Lock()
         solved = [0]
 
         def sink(r: Any) -> None:
+            r.statement_hash = hashes.get(r.theorem)  # what was proved: a resume checks it is still the statement
             writer.write_result(r)
             with lock:
                 solved[0] += r.solved
@@ -219,24 +308,34 @@ def cmd_run(args: argparse.Namespace) -> int:
             complete, interrupted = False, True
         writer.write({"type": "run_end", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                       "complete": complete, "server_generation": client.generation})
-    _report(args.out, None if args.plot == "none" else (args.plot or args.out.with_suffix(".png")))
-    if not complete:
+    rs = _report(args.out, None if args.plot == "none" else (args.plot or args.out.with_suffix(".png")))
+    # infra errors are not results: this run is finished only when none of its attempts is left to retry
+    infra = sum(getattr(rs.results.get((t.name, k)), "status", None) == "infra_error" for t, k in wanted)
+    if interrupted or not complete:
         why = "interrupted" if interrupted else "stopped early (the server kept failing)"
         print(f"[benchmark] {why}; rerun the same command to resume", file=sys.stderr)
-    return 130 if interrupted else 0 if complete else 1
+    elif infra:
+        print(f"[benchmark] {infra} attempt{'s' if infra > 1 else ''} hit server errors; rerun the same command "
+              "to retry them", file=sys.stderr)
+    return 130 if interrupted else 0 if complete and not infra else 1
 
 
-def _report(path: Path, plot_path: Any) -> None:
+def _report(path: Path, plot_path: Any) -> ResultSet:
     rs = read_results(path)
-    print(markdown(summary_of(rs), rs.header))
+    print(markdown(summary_of(rs), rs.run))
     if plot_path:
         print(f"\nplot: {plot({path.stem: rs}, plot_path)}")
+    return rs
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in ("run", "summary", "compare", "-h", "--help"):
-        argv.insert(0, "run")
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        argv.insert(0, "run")  # `run` is the default command: `--agent ...` alone runs
+    elif argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"):
+        print(f"error: unknown command {argv[0]!r}{_did_you_mean(argv[0], COMMANDS)}; commands: "
+              f"{', '.join(COMMANDS)}", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     if args.command == "run":
         return cmd_run(args)

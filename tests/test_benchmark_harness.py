@@ -241,6 +241,52 @@ def test_load_agent_resolves_class_factory_instance_policy_and_file(agent_pkg: P
             load_agent(spec, kwargs)
 
 
+def test_a_file_agent_runs_once_per_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every worker loads the agent; a module that loads a model at import must not do so per worker."""
+    import threading
+
+    log = tmp_path / "executions.log"
+    (tmp_path / "heavy_agent_bench.py").write_text(textwrap.dedent(f'''
+        with open({str(log)!r}, "a") as f:
+            f.write("loaded\\n")
+
+        class Heavy:
+            def prove(self, theorem, session, budget):
+                return None
+    '''))
+    monkeypatch.chdir(tmp_path)
+    threads = [threading.Thread(target=load_agent, args=("heavy_agent_bench.py:Heavy",)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    first = load_agent("heavy_agent_bench.py:Heavy")
+    second = load_agent(f"{tmp_path}/heavy_agent_bench.py:Heavy")  # the same file by another path
+    assert log.read_text().splitlines() == ["loaded"]
+    assert first is not second and type(first) is type(second)  # one prover per worker, one module
+
+
+def test_a_policy_function_is_a_policy_and_other_functions_say_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "pol_bench.py").write_text(textwrap.dedent('''
+        def pol_fn(observation, info):
+            return "exact h"
+
+        def short_names(o, i):
+            return "exact h"
+    '''))
+    prover = load_agent(f"{tmp_path / 'pol_bench.py'}:pol_fn")
+    assert isinstance(prover, PolicyProver)
+    out: list[AttemptResult] = []
+    run_tasks([Task(Theorem("theorem t (P : Prop) (h : P) : P := by sorry"), 0)], lambda: prover, TinyLean,
+              RunConfig(Budget(10)), out.append)
+    assert out[0].solved
+    with pytest.raises(AgentSpecError, match="is a policy function .* takes no kwargs"):
+        load_agent(f"{tmp_path / 'pol_bench.py'}:pol_fn", {"width": 1})
+    with pytest.raises(AgentSpecError, match=r"called as a factory .* name a policy function's parameters "
+                                             r"\(observation, info\), or wrap it in leangym.prover.PolicyProver"):
+        load_agent(f"{tmp_path / 'pol_bench.py'}:short_names")
+
+
 def test_policy_prover_runs_a_linear_episode() -> None:
     seen = []
 
