@@ -57,6 +57,9 @@ def train(timesteps: int, save: str | None = None, *, seed: int = 0, n_envs: int
     venv = DummyVecEnv([lambda i=i: Monitor(make_env(seed * 1000 + i, **(env_kwargs or {})))
                         for i in range(n_envs)])
     model = MaskablePPO("MlpPolicy", venv, seed=seed, verbose=verbose, device="cpu", **{**PPO_KWARGS, **ppo_kwargs})
+    # The model seeded env i with seed + i for learn()'s first reset, so env 1 of --seed 0 would be
+    # env 0 of --seed 1: seed them apart again (a run's n_envs theorem streams are its own).
+    venv.seed(seed * 1000)
     if not verbose and "tensorboard_log" not in ppo_kwargs:
         # SB3's default logger makes an empty /tmp/SB3-<date> folder on every learn(), even when silent
         model.set_logger(Logger(folder=None, output_formats=[]))

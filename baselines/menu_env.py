@@ -34,9 +34,12 @@ def allowed(menu: Menu, rejected: set[int]) -> np.ndarray:
     return mask
 
 
-class TacticMenuEnv(gym.Wrapper):
+class TacticMenuEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def __init__(self, env: gym.Env, n_slots: int = 8, target_len: int = 64, hyp_len: int = 48,
                  mask_rejected: bool = True) -> None:
+        # recorded so that env.spec rebuilds this wrapper too (gym.make(env.spec), check_env)
+        gym.utils.RecordConstructorArgs.__init__(self, n_slots=n_slots, target_len=target_len, hyp_len=hyp_len,
+                                                 mask_rejected=mask_rejected)
         super().__init__(env)
         self.menu_spec = TacticMenu(n_slots)
         self.codec = GoalCodec(n_slots, target_len, hyp_len)

@@ -158,7 +158,10 @@ class MeteredProcess:
         return self._process.run_command(source)
 
     def __getattr__(self, name: str) -> Any:  # process_id, in_process, identity, close, ...
-        return getattr(self._process, name)
+        process = self.__dict__.get("_process")  # absent while a copy is being built (copy, pickle)
+        if process is None:
+            raise AttributeError(name)
+        return getattr(process, name)
 
     def __repr__(self) -> str:
         return f"MeteredProcess({self._process!r})"

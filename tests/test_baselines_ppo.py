@@ -85,3 +85,17 @@ def test_short_training_then_the_prover_returns_verified_or_none(tmp_path, monke
         assert session.stats.lean_calls <= 16
     r = run_attempt(prover, LocalProcess(), Task(heldout_set(1)[0].theorem, 0), Budget(16))
     assert r.status in ("proved", "failed")
+
+
+def test_the_wrapper_is_rebuilt_from_its_spec() -> None:
+    env = make_env(0)
+    again = gym.make(env.spec)
+    assert isinstance(again, TacticMenuEnv) and again.reset(seed=0)[0].shape == env.observation_space.shape
+
+
+def test_runs_with_other_seeds_train_on_other_theorem_streams() -> None:
+    def streams(seed: int) -> list[int]:
+        model = train(1, seed=seed, n_envs=3, n_steps=8, batch_size=8)
+        return [e.unwrapped._stream_at[0] for e in model.env.envs]
+
+    assert not set(streams(0)) & set(streams(1))

@@ -120,3 +120,64 @@ def test_argument_mistakes_are_clear_errors():
         with pytest.raises(ValueError, match=r"options\['index'\] must be a whole number"):
             env.reset(options={"index": index})
     env.close()
+
+
+def test_copies_after_reset_draw_what_the_original_draws():
+    # planners and evaluation copy envs (copy.deepcopy, pickle): the theorem stream comes along
+    import copy
+    import pickle
+
+    env = gym.make("leangym:PropLogic-v0").unwrapped
+    env.reset(seed=3)
+    env.reset()
+    twins = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    ahead = [env.reset()[0] for _ in range(3)]
+    assert all([t.reset()[0] for _ in range(3)] == ahead for t in twins)
+
+
+def test_async_vector_env_needs_no_shared_memory():
+    """Gymnasium reads a Text space's shared memory once: observations would never change.
+    Asking for it is an error that says what to do; without it, async equals sync."""
+    with pytest.raises(ValueError, match="shared_memory=False"):
+        gym.make_vec("leangym:PropLogic-v0", num_envs=2, vectorization_mode="async")
+    sync = gym.make_vec("leangym:PropLogic-v0", num_envs=2, vectorization_mode="sync")
+    par = gym.make_vec("leangym:PropLogic-v0", num_envs=2, vectorization_mode="async",
+                       vector_kwargs={"shared_memory": False})
+    try:
+        a, b = sync.reset(seed=5)[0], par.reset(seed=5)[0]
+        assert list(a) == list(b) and all(o.startswith("p") or "⊢" in o for o in a)
+        assert list(sync.step(["intro h", "intro h"])[0]) == list(par.step(["intro h", "intro h"])[0])
+    finally:
+        sync.close()
+        par.close()
+
+
+def test_every_observation_in_the_space_flattens():
+    from gymnasium.spaces import flatten
+    from leangym.envs.lean_proof import UNKNOWN_CHAR
+
+    env = PropLogicEnv()
+    obs = "hж : p\n⊢ 定理"
+    assert env.observation_space.contains(obs)
+    flat = flatten(env.observation_space, obs)
+    unknown = env.observation_space.character_index(UNKNOWN_CHAR)
+    assert flat[1] == unknown and flat[0] == env.observation_space.character_index("h") and flat[-1] > unknown
+
+
+def test_an_action_that_is_not_a_string_is_a_type_error():
+    env = PropLogicEnv()
+    env.reset(seed=0)
+    for action in (5, None, b"intro h", ["intro h"]):
+        with pytest.raises(TypeError, match="tactic string"):
+            env.step(action)
+    import numpy as np
+
+    assert env.step(np.str_("intro h"))[4]["tactic"] == "intro h"  # numpy strings are strings
+
+
+def test_make_vec_max_episode_steps_minus_one_means_no_limit():
+    envs = gym.make_vec("leangym:PropLogic-v0", num_envs=2, max_episode_steps=-1)
+    try:
+        envs.reset(seed=0)
+    finally:
+        envs.close()

@@ -51,7 +51,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import gymnasium as gym
+import numpy as np
 from gymnasium import spaces
+from gymnasium.error import CustomSpaceError
+from gymnasium.vector.utils import create_shared_memory
 
 from leangym.backends.types import (
     Goal, LeanProcess, NoProcessAvailable, Outcome, ProofState, ServerError, ServerIdentity, ServerTimeout,
@@ -90,6 +93,7 @@ def _lean_charset() -> str:
 
 LEAN_CHARSET = _lean_charset()
 TACTIC_SAMPLE_CHARSET = "".join(chr(c) for c in range(0x20, 0x7F)) + "⟨⟩←→↑ℕℝ∀∃∧∨¬≤≥≠·"
+UNKNOWN_CHAR = "\ufffd"  # what flatten() makes of a character outside a LeanText's charset
 
 
 class LeanText(spaces.Text):
@@ -98,14 +102,35 @@ class LeanText(spaces.Text):
     ``charset`` (default :data:`LEAN_CHARSET`, every character of real Lean goal
     text) is what :meth:`sample` draws from and what ``character_index`` knows;
     ``contains`` does not restrict characters, so an unusual identifier (CJK,
-    emoji) never makes a real observation "outside" the space.
+    emoji) never makes a real observation "outside" the space. ``flatten`` (and
+    ``FlattenObservation``) maps a character outside the charset to
+    :data:`UNKNOWN_CHAR`, so every string in the space flattens (lossily).
+
+    ``AsyncVectorEnv`` needs ``shared_memory=False`` with these spaces: Gymnasium
+    reads a ``Text`` space's shared memory once, as immutable strings, so its
+    observations would never change. Asking for shared memory raises instead.
     """
+
+    def __init__(self, max_length: int, *, min_length: int = 1, charset: str = LEAN_CHARSET, seed: Any = None):
+        if UNKNOWN_CHAR not in charset:
+            charset = charset + UNKNOWN_CHAR
+        super().__init__(max_length, min_length=min_length, charset=charset, seed=seed)
 
     def contains(self, x: Any) -> bool:
         return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
 
+    def character_index(self, char: str) -> np.int32:
+        index = self._char_index.get(char)
+        return self._char_index[UNKNOWN_CHAR] if index is None else index
+
     def __repr__(self) -> str:
         return f"LeanText({self.min_length}, {self.max_length}, {len(self.character_set)} sample chars)"
+
+
+@create_shared_memory.register(LeanText)
+def _no_shared_memory(space: LeanText, n: int = 1, ctx: Any = None) -> Any:
+    raise CustomSpaceError("LeanText observations cannot go through AsyncVectorEnv's shared memory (Gymnasium "
+                           "would read them once and never again): pass vector_kwargs={'shared_memory': False}")
 
 
 def clip_text(text: str, max_length: int) -> str:
@@ -401,7 +426,9 @@ class LeanProofEnv(gym.Env[str, str]):
         if self.session is None or self._done:
             raise RuntimeError("LeanProofEnv: call reset() first" if self.session is None
                                else "LeanProofEnv: the episode is over; call reset()")
-        tactic = str(action)
+        if not isinstance(action, str):  # e.g. a Discrete index or bytes: str() would send "5" to Lean
+            raise TypeError(f"LeanProofEnv: an action is a tactic string, got {type(action).__name__} {action!r}")
+        tactic = action
         self._steps += 1
         reward, terminated, truncated, extra = float(self.reward_step), False, False, {"tactic": tactic}
         walk = self._walk

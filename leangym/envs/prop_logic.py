@@ -77,6 +77,7 @@ class PropLogicEnv(LeanProofEnv):
             raise ValueError(f"the held-out set of {self.heldout_size} theorems has none at difficulty "
                              f"{self.difficulty}: raise heldout_size or widen difficulty")
         self._stream: Iterator[generator.PropTheorem] | None = None
+        self._stream_at: tuple[int, int] | None = None  # (seed, theorems drawn): see __getstate__
         self._current: generator.PropTheorem | None = None
         self._reseeded = False
         kwargs.setdefault("fresh_process", process_factory is None)
@@ -93,11 +94,27 @@ class PropLogicEnv(LeanProofEnv):
                 self._current = self._heldout[int(self.np_random.integers(len(self._heldout)))]
         else:
             if self._stream is None or self._reseeded:
-                seed = int(self.np_random.integers(2**31 - 1))
-                exclude = generator.heldout_set(self.heldout_size)
-                self._stream = generator.training_stream(seed, self.difficulty, exclude=exclude)
+                self._stream_at = (int(self.np_random.integers(2**31 - 1)), 0)
+                self._stream = self._training_stream(self._stream_at[0])
             self._current = next(self._stream)
+            self._stream_at = (self._stream_at[0], self._stream_at[1] + 1)
         return self._current.theorem
+
+    def _training_stream(self, seed: int):
+        return generator.training_stream(seed, self.difficulty, exclude=generator.heldout_set(self.heldout_size))
+
+    # A generator cannot be pickled: a copy (copy.deepcopy, pickle) keeps the stream's seed and
+    # position instead, and replays it to the same place, so it draws what the original would.
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_stream": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if state.get("_stream_at") is not None:
+            seed, drawn = state["_stream_at"]
+            self._stream = self._training_stream(seed)
+            for _ in range(drawn):
+                next(self._stream)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
         self._reseeded = seed is not None

@@ -162,7 +162,8 @@ def _make_env(cls_path: str, max_episode_steps: int | None, kwargs: dict[str, An
     import importlib
 
     env = getattr(importlib.import_module(module), name)(**kwargs)
-    return TimeLimit(env, max_episode_steps) if max_episode_steps else env
+    # as gym.make: None or a value <= 0 (e.g. -1) means no TimeLimit
+    return TimeLimit(env, max_episode_steps) if max_episode_steps is not None and max_episode_steps > 0 else env
 
 
 def _vector(cls_path: str, num_envs: int, max_episode_steps: int | None, autoreset_mode: Any,
