@@ -212,13 +212,14 @@ def test_reference_rows_count_steps_as_the_search_does():
 
 
 def test_a_crashing_worker_is_counted_and_training_goes_on(tmp_path, monkeypatch):
+    from agents.alphaproof import actors
     from agents.alphaproof import train as train_mod
     from leangym.backends.types import NoProcessAvailable, ServerError
     from leangym.sim.local import LocalProcess
 
     starts, searches = {"n": 0}, {"n": 0}
 
-    def flaky_factory(args):
+    def flaky_factory(args, deadline=None):
         def new():
             starts["n"] += 1
             if starts["n"] == 1:
@@ -228,16 +229,16 @@ def test_a_crashing_worker_is_counted_and_training_goes_on(tmp_path, monkeypatch
             return LocalProcess(factorized=True)
         return new
 
-    real_search = train_mod.run_batched_search
+    real_search = actors.run_batched_search
 
-    def crashing_search(sessions, evaluator, config):
+    def crashing_search(sessions, evaluator, config, **kw):
         searches["n"] += 1
         if searches["n"] == 1:
-            raise RuntimeError("worker died")  # e.g. a server that went away mid-search
-        return real_search(sessions, evaluator, config)
+            raise RuntimeError("worker died")  # e.g. a kernel bug on one tactic
+        return real_search(sessions, evaluator, config, **kw)
 
     monkeypatch.setattr(train_mod, "process_factory", flaky_factory)
-    monkeypatch.setattr(train_mod, "run_batched_search", crashing_search)
+    monkeypatch.setattr(actors, "run_batched_search", crashing_search)
     out = train_mod.train(tiny_args(tmp_path, "flaky", iterations=3, eval_every=0, warmup_steps=0, sft_mix=0.0))
     assert out["iteration"] == 3
     assert out["crashes"] == 1 and out["errors"] == 2
@@ -282,7 +283,8 @@ def test_train_over_a_leantree_server(tmp_path, sim_server):
     out = train(tiny_args(tmp_path, "server", env="LeanProof-v0", server=srv.url, theorems=str(path),
                           iterations=1, warmup_steps=0, sft_mix=0.0, eval_every=1))
     assert out["iteration"] == 1 and out["crashes"] == 0 and out["history"][0]["failed_starts"] == 0.0
-    assert out["history"][0]["lean_latency_p50_ms"] >= 0.0 and len(out["evals"]) == 2
+    h = out["history"][0]
+    assert ("lean_latency_p50_ms" in h) == (h["lean_calls_per_s"] > 0) and len(out["evals"]) == 2  # latency if measured
 
 
 def test_a_server_too_small_or_away_stops_the_run_before_it_saves(tmp_path, sim_server):

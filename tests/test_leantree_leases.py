@@ -189,3 +189,17 @@ def test_sigterm_gives_the_leases_back(sim_server):
     finally:
         proc.kill()
     assert LeanTreeClient(srv.url).status()["used_processes"] == 0
+
+
+def test_after_a_read_timeout_the_rest_of_a_batch_is_not_sent(sim_server):
+    # Against a hung server each tactic would wait a whole read timeout: one is enough to know.
+    srv = sim_server(process_factory=scripted, latency_ms=1500)
+    client = LeanTreeClient(srv.url, read_timeout=0.3, retries=0)
+    pid = client.get_process()
+    lease = HttpLease(client, pid)
+    before = srv.server.request_count
+    results = lease.apply_tactics(ProofState(pid, 0, ()), ["split", "done", "intro h"])
+    assert [r.outcome for r in results] == [Outcome.SERVER_FAILURE] * 3
+    assert "read timeout" in results[0].error and results[1].error.startswith("not sent")
+    assert srv.server.request_count - before == 1
+    lease.close(quick=True)

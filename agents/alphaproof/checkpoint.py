@@ -9,6 +9,7 @@ run code. RNG states (Python, NumPy, torch, and the trainer's own
 from __future__ import annotations
 
 import os
+import pickle
 import random
 from pathlib import Path
 from typing import Any
@@ -61,9 +62,32 @@ def save(path: str | os.PathLike, payload: dict[str, Any]) -> Path:
     return path
 
 
+def read(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> Any:
+    """``torch.load(weights_only=True)``, where a file that is not a readable checkpoint is a
+    ValueError naming the file (an empty, truncated or damaged file makes torch raise anything
+    from EOFError to KeyError, naming nothing). A missing file stays an OSError."""
+    try:
+        return torch.load(Path(path), map_location=map_location, weights_only=True)
+    except OSError:
+        raise
+    except pickle.UnpicklingError as e:
+        if "weights only" in str(e).lower():  # a real pickle, but of Python objects: never run that
+            raise ValueError(f"{path}: holds Python objects, not only tensors and plain values; this tool "
+                             "loads only checkpoints it wrote (it never unpickles code)") from None
+        raise _unreadable(path, e) from None
+    except Exception as e:  # noqa: BLE001 -- EOFError, RuntimeError (zip), KeyError, UnicodeDecodeError ...
+        raise _unreadable(path, e) from None
+
+
+def _unreadable(path, e: Exception) -> ValueError:
+    return ValueError(f"{path}: not a readable checkpoint (truncated or corrupt?); if a copy was cut short, "
+                      f"copy it again, else use an earlier checkpoint or start afresh "
+                      f"({type(e).__name__}: {str(e)[:200] or 'no detail'})")
+
+
 def load(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Read a checkpoint written by :func:`save` (never unpickles code: ``weights_only=True``)."""
-    payload = torch.load(Path(path), map_location=map_location, weights_only=True)
+    payload = read(path, map_location)
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError(f"{path} is not a {FORMAT} checkpoint")
     return payload

@@ -23,13 +23,14 @@ A state too long for the context is cut down by :func:`state_ids` (see there).
 """
 from __future__ import annotations
 
-import json
+import math
 import random
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
 import torch
 
+from agents.alphaproof.jsonl import read_jsonl
 from agents.alphaproof.model import bin_discounts
 from agents.alphaproof.tokenizer import LeanTokenizer
 
@@ -37,22 +38,38 @@ Row = dict[str, Any]
 
 
 def load_rows(path: str) -> list[Row]:
-    """Rows from a JSONL file (blank lines skipped); each needs a ``state``."""
+    """Rows from a JSONL file (blank lines skipped), every row checked now (see :func:`row_problem`).
+
+    A bad row is a ValueError ``path:line: what is wrong``, before any training step: not
+    after an hour of training, and never a label quietly read the wrong way.
+    """
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{lineno}: not JSON ({e}); expected one row per line") from None
-            if not isinstance(row, dict) or not isinstance(row.get("state"), str):
-                raise ValueError(f"{path}:{lineno}: expected an object with a string 'state'")
-            rows.append(row)
+    for lineno, row in read_jsonl(path):
+        why = row_problem(row)
+        if why:
+            raise ValueError(f"{path}:{lineno}: {why}")
+        rows.append(row)
     if not rows:
         raise ValueError(f"{path}: no rows (expected JSONL rows {{state, tactic[, steps_to_go]}})")
     return rows
+
+
+def row_problem(row: Any) -> str | None:
+    """What is wrong with a training row (the module docstring's fields), or None."""
+    if not isinstance(row, dict) or not isinstance(row.get("state"), str):
+        return "expected an object with a string 'state'"
+    tactic = row.get("tactic")
+    if tactic is not None and not isinstance(tactic, str):
+        return f"'tactic' must be a string or null, got {tactic!r}"
+    steps = row.get("steps_to_go")
+    # bool is an int to Python; a negative count would index the bins from the end (an inverted label)
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
+        return f"'steps_to_go' must be a whole number >= 0 (or null: not provable), got {steps!r}"
+    value = row.get("value")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                              or not math.isfinite(value)):
+        return f"'value' must be a finite number (a target in [0, 1]), got {value!r}"
+    return None
 
 
 def state_ids(tok: LeanTokenizer, state: str, budget: int) -> list[int]:

@@ -340,10 +340,14 @@ class PolicyValueNet:
     def from_payload(cls, payload: Mapping[str, Any], device="cpu", **overrides) -> "PolicyValueNet":
         if payload.get("format") != FORMAT:
             raise ValueError(f"not a {FORMAT} payload (format={payload.get('format')!r})")
-        model = Transformer(ModelConfig(**payload["config"]))
-        model.load_state_dict(payload["state_dict"])
-        return cls(model, LeanTokenizer.from_json(payload["tokenizer"]), device,
-                   **{**payload.get("settings", {}), **overrides})
+        try:
+            model = Transformer(ModelConfig(**payload["config"]))
+            model.load_state_dict(payload["state_dict"])
+            tok = LeanTokenizer.from_json(payload["tokenizer"])
+        except Exception as e:  # noqa: BLE001 -- a field missing, a tensor of the wrong shape, bad tokenizer json ...
+            raise ValueError(f"a damaged {FORMAT} net (truncated or edited?): {type(e).__name__}: "
+                             f"{str(e)[:300]}") from None
+        return cls(model, tok, device, **{**payload.get("settings", {}), **overrides})
 
     def save(self, path: str) -> None:
         torch.save(self.to_payload(), path)
@@ -352,9 +356,12 @@ class PolicyValueNet:
     def load(cls, path: str, device="cpu", **overrides) -> "PolicyValueNet":
         """A net saved by :meth:`save`, or the net of a training checkpoint (``train.py``)."""
         # weights_only: tensors and plain containers only, so a checkpoint cannot run code
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        payload = checkpoint.read(path, map_location="cpu")  # a damaged file: ValueError naming it
         if isinstance(payload, dict) and payload.get("format") == checkpoint.FORMAT:
-            payload = payload["net"]
+            payload = payload.get("net")
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
             raise ValueError(f"{path} is neither a {FORMAT} net nor a {checkpoint.FORMAT} training checkpoint")
-        return cls.from_payload(payload, device, **overrides)
+        try:
+            return cls.from_payload(payload, device, **overrides)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None

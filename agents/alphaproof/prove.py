@@ -22,6 +22,7 @@ import torch
 
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.search import SearchConfig, SearchResult, run_search
+from leangym.backends.types import LeanError
 from leangym.cli import run_cli
 from leangym.session import Budget, ProofSession
 from leangym.theorem import Theorem
@@ -47,6 +48,19 @@ class AlphaProofProver:
                            widen_tactics=self.num_tactics)
         self.last = run_search(session, self.net, cfg)
         return self.last.proof if self.last.verified else None
+
+
+def start(process, theorem: Theorem, budget: Budget) -> ProofSession:
+    """The session, where a statement too deeply nested to elaborate says so (Lean's own words,
+    "maximum recursion depth has been reached", do not say what is wrong with the input)."""
+    try:
+        return ProofSession(process, theorem, budget=budget)
+    except (LeanError, RecursionError) as e:
+        if isinstance(e, LeanError) and "maximum recursion depth" not in str(e):
+            raise
+        raise ValueError("the statement is nested too deeply to elaborate (maximum recursion depth reached): "
+                         "split it into smaller lemmas (on real Lean, --header 'set_option maxRecDepth N' "
+                         "raises the limit)") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        num_tactics=a.num_tactics, widen_tactics=a.num_tactics)
     t0 = time.monotonic()
     try:
-        session = ProofSession(process, theorem, budget=Budget(a.lean_calls, a.seconds))
+        session = start(process, theorem, Budget(a.lean_calls, a.seconds))
         result = run_search(session, net, cfg)
     finally:
         process.close()

@@ -59,7 +59,8 @@ class ReplayBuffer:
     def state_dict(self) -> dict[str, Any]:
         return {"capacity": self.capacity, "added": self.added, "rows": [dict(r) for r in self.rows]}
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        self.capacity = int(state["capacity"])
-        self.rows = deque((_plain_row(r) for r in state["rows"]), maxlen=self.capacity)
+    def load_state_dict(self, state: Mapping[str, Any], capacity: int | None = None) -> None:
+        """Restore a saved buffer; ``capacity`` (default: the saved one) resizes it, keeping the newest rows."""
+        self.capacity = int(state["capacity"]) if capacity is None else int(capacity)
+        self.rows = deque((_plain_row(r) for r in state["rows"]), maxlen=self.capacity)  # drops the oldest
         self.added = int(state["added"])

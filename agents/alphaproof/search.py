@@ -13,21 +13,48 @@ A search leaves the batch when its root is solved or dead, or a budget
 (simulations, Lean calls, seconds) is spent. A solved root counts only once
 ``session.verify`` has re-checked the assembled proof. ``run_search`` is the
 same code with B = 1.
+
+A search is also cut short from outside (:data:`CUT_SHORT`): when a Lean call
+found the server hung (read timeout) or gone, or at the caller's ``deadline``.
+Such a search says nothing about its theorem: it did not spend its budget.
 """
 from __future__ import annotations
 
+import queue
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from agents.alphaproof.interfaces import Evaluation, Evaluator
 from agents.alphaproof.mcts import Leaf, SearchConfig, SearchTree, Target
-from leangym.backends.types import Outcome, TacticResult
+from leangym.backends.types import Outcome, ServerTimeout, ServerUnavailable, TacticResult
 from leangym.proof import assemble
 from leangym.session import BudgetExhausted, ProofSession
 
-__all__ = ["SearchConfig", "SearchResult", "run_search", "run_batched_search"]
+__all__ = ["SearchConfig", "SearchResult", "run_search", "run_batched_search", "CUT_SHORT", "SERVER_STOPS"]
+
+# Stop reasons of a search cut short before its budget was spent: by a hung or vanished server,
+# or by the caller's deadline. Its unsolved nodes are not "unprovable within budget".
+SERVER_STOPS = ("server_timeout", "server_unavailable")
+CUT_SHORT = SERVER_STOPS + ("deadline",)
+
+
+def server_gone(results: Sequence[TacticResult]) -> str | None:
+    """``"server_timeout"`` / ``"server_unavailable"`` when a Lean call failed because the server hung
+    (the client's read timeout) or nobody answers any more; None otherwise.
+
+    A client turns these into ``SERVER_FAILURE`` results (it never raises), which the tree treats as
+    transient; against a hung server every later call would wait a whole read timeout as well.
+    """
+    for r in results:
+        if r.outcome is Outcome.SERVER_FAILURE and r.error:
+            if "read timeout" in r.error:
+                return "server_timeout"
+            if r.error.startswith("No LeanTree server answers"):
+                return "server_unavailable"
+    return None
 
 
 @dataclass
@@ -40,6 +67,7 @@ class SearchResult:
     lean_calls: int
     wall_s: float
     stop_reason: str  # "solved" | "exhausted" (every proposed tactic failed) | "simulations" | "lean_calls" | "time"
+    # ... or one of CUT_SHORT: "server_timeout" | "server_unavailable" | "deadline"
     targets: list[Target]  # one per expanded OR node (training data)
     verify_error: str | None = None
     tree: SearchTree | None = field(default=None, repr=False, compare=False)
@@ -48,14 +76,16 @@ class SearchResult:
 class _Search:
     """One theorem's search inside the batch: its tree, session and counters."""
 
-    def __init__(self, session: ProofSession, config: SearchConfig):
-        self.session, self.config = session, config
+    def __init__(self, session: ProofSession, config: SearchConfig, deadline: float | None = None):
+        self.session, self.config, self.deadline = session, config, deadline
         self.tree = SearchTree(session.root, config)
         self.calls_at_start = session.stats.lean_calls
         self.started = time.monotonic()
         self.simulations = 0
         self.stop_reason: str | None = None
         self.stopped_at = 0.0
+        self.server_gone: str | None = None  # set by a worker thread: the server hung or vanished
+        self.cancelled = False  # the caller is unwinding (Ctrl-C ...): send nothing more
 
     @property
     def lean_calls(self) -> int:
@@ -75,8 +105,12 @@ class _Search:
         cfg, root = self.config, self.tree.root
         if root.steps is not None:
             self.stop("solved")
+        elif self.server_gone:  # (before "exhausted": tactics the server never answered leave a node dead)
+            self.stop(self.server_gone)
         elif root.dead:
             self.stop("exhausted")
+        elif self.deadline is not None and time.monotonic() >= self.deadline:
+            self.stop("deadline")
         elif self.simulations >= cfg.num_simulations:
             self.stop("simulations")
         elif self.calls_left() == 0:
@@ -96,10 +130,14 @@ class _Search:
     def apply(self, jobs: list[tuple[Leaf, list[tuple[str, float]]]]):
         """Lean work of one round (runs in a worker thread): the tactics sent and the results per leaf.
 
-        ``None`` results: the budget ran out before this leaf's tactics could be sent.
+        ``None`` results: the budget ran out before this leaf's tactics could be sent, or the
+        server was found hung or gone (no further leaf is sent: each would wait as long).
         """
         out = []
         for leaf, tactics in jobs:
+            if self.cancelled or self.server_gone:
+                out.append(([], None))
+                continue
             left = self.calls_left()
             sent = tactics if left is None else tactics[:left]
             if len(sent) < len(tactics):
@@ -111,7 +149,11 @@ class _Search:
                 continue
             try:
                 results = self.session.apply_many(leaf.node.state, [t for t, _ in sent]) if sent else []
+                self.server_gone = server_gone(results)
             except BudgetExhausted:
+                results = None
+            except (ServerTimeout, ServerUnavailable) as e:  # a backend that raises them after all
+                self.server_gone = "server_timeout" if isinstance(e, ServerTimeout) else "server_unavailable"
                 results = None
             except Exception:  # noqa: BLE001 -- a backend broke its no-raise contract
                 results = [self._apply_alone(leaf.node.state, t) for t, _ in sent]
@@ -154,19 +196,58 @@ class _Search:
 
 
 class _Inline:
-    """The executor's ``map`` in the calling thread, for in-process Lean."""
-
-    def __enter__(self) -> "_Inline":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
+    """``map`` in the calling thread, for in-process Lean."""
 
     def map(self, fn, items):
         return [fn(x) for x in items]
 
+    def close(self) -> None:
+        pass
 
-def search_round(searches: list[_Search], evaluator: Evaluator, pool: ThreadPoolExecutor | _Inline) -> int:
+
+class _Threads:
+    """``map`` on daemon threads, for Lean behind a server (the calls wait on the network).
+
+    Not a ThreadPoolExecutor: the interpreter joins an executor's threads at exit, even after
+    ``shutdown(wait=False)``, so one thread waiting on a hung server (a read timeout per call,
+    two minutes by default) would hold up Ctrl-C or SIGTERM. These threads are left behind
+    instead, and their searches are cancelled, so that they send nothing more.
+    """
+
+    def __init__(self, n: int) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._work, name=f"lean-search-{i}", daemon=True)
+                         for i in range(n)]
+        for t in self._threads:
+            t.start()
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, fn, item = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(item))
+                except BaseException as e:  # noqa: BLE001 -- handed to the caller by result()
+                    future.set_exception(e)
+
+    def map(self, fn, items) -> list:
+        futures = []
+        for item in items:
+            futures.append(Future())
+            self._jobs.put((futures[-1], fn, item))
+        try:
+            return [f.result() for f in futures]
+        finally:
+            for f in futures:  # after an error or an interrupt: what has not started never will
+                f.cancel()
+
+    def close(self) -> None:
+        """Let every thread end after its current job; nobody waits for them."""
+        for _ in self._threads:
+            self._jobs.put(None)
+
+
+def search_round(searches: list[_Search], evaluator: Evaluator, pool: _Threads | _Inline) -> int:
     """One round over the active searches: select, evaluate (one call), Lean (concurrent), back up.
 
     Returns the number of simulations completed.
@@ -183,9 +264,9 @@ def search_round(searches: list[_Search], evaluator: Evaluator, pool: ThreadPool
     completed = 0
     for (s, leaf), ev in zip(picked, evals):
         sent, results = next(answer_of[s])
-        if results is None:  # out of Lean calls or time: drop the simulation, the search ends
+        if results is None:  # out of Lean calls or time, or no server: drop the simulation, the search ends
             s.tree.abandon(leaf)
-            s.stop("time" if s.calls_left() != 0 else "lean_calls")
+            s.stop(s.server_gone or ("time" if s.calls_left() != 0 else "lean_calls"))
             continue
         value = s.tree.integrate(leaf, ev, sent, results)
         s.tree.backup(leaf, value)
@@ -197,24 +278,34 @@ def search_round(searches: list[_Search], evaluator: Evaluator, pool: ThreadPool
 
 
 def run_batched_search(sessions: Sequence[ProofSession], evaluator: Evaluator,
-                       config: SearchConfig = SearchConfig(), progress: Any = None) -> list[SearchResult]:
+                       config: SearchConfig = SearchConfig(), progress: Any = None,
+                       deadline: float | None = None) -> list[SearchResult]:
     """Search a proof for each session's theorem, all at once; results in input order.
 
     ``progress``: anything with ``update(n)`` (a tqdm bar), told the simulations of each round.
+    ``deadline``: a ``time.monotonic()`` time after which no new round starts (stop reason
+    "deadline"), e.g. a training run's time limit.
     """
-    searches = [_Search(s, config) for s in sessions]
+    searches = [_Search(s, config, deadline) for s in sessions]
     threads = len(searches) if config.lean_threads is None else min(config.lean_threads, len(searches))
     # (a LeanProcess written before ``in_process`` existed counts as a server: threads, as before)
     if all(getattr(s.process, "in_process", False) for s in sessions):
         threads = 0
-    with (ThreadPoolExecutor(threads) if threads else _Inline()) as pool:
+    pool = _Threads(threads) if threads else _Inline()
+    try:
         for s in searches:
             s.check_budgets()
         while active := [s for s in searches if s.stop_reason is None]:
             done = search_round(active, evaluator, pool)
             if progress is not None:
                 progress.update(done)
-        return list(pool.map(_Search.finish, searches))
+        return pool.map(_Search.finish, searches)
+    except BaseException:
+        for s in searches:  # a thread still waiting on Lean sends nothing after its current call
+            s.cancelled = True
+        raise
+    finally:
+        pool.close()
 
 
 def run_search(session: ProofSession, evaluator: Evaluator, config: SearchConfig = SearchConfig(),

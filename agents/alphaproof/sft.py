@@ -141,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=None)
     ap.add_argument("--weight-decay", type=float, default=0.1)
     ap.add_argument("--out", default="checkpoints/sft.pt")
+    ap.add_argument("--overwrite", action="store_true", help="replace --out if it exists (default: refuse)")
     ap.add_argument("--ckpt-every", type=int, default=500)
     ap.add_argument("--logdir", default=None, help="TensorBoard directory (default: none)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -152,7 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    rows = load_rows(args.data)
+    rows = load_rows(args.data)  # every row checked: a bad one is an error now, not after an hour
+    if os.path.exists(args.out) and not args.overwrite:  # before any training step
+        raise ValueError(f"{args.out} exists and this run would overwrite it (from its first --ckpt-every "
+                         "save on): choose another --out, or pass --overwrite to replace it")
     if args.init:
         net = PolicyValueNet.load(args.init, device=args.device)
     else:

@@ -8,11 +8,11 @@ handed, so a resumed run sees the same theorems as an uninterrupted one.
 """
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
-from typing import Hashable
+from typing import Any, Hashable
 
+from agents.alphaproof.jsonl import read_jsonl
 from leangym.sim import generator
 from leangym.theorem import Theorem
 
@@ -61,12 +61,9 @@ class TheoremFileSource:
     """
 
     def __init__(self, path: str, heldout_size: int = 32, seed: int = 0) -> None:
-        with open(path, encoding="utf-8") as f:
-            theorems = [Theorem.from_row(json.loads(line)) for line in f if line.strip()]
-        if not theorems:
+        tasks = [_file_task(path, lineno, row) for lineno, row in read_jsonl(path)]
+        if not tasks:
             raise ValueError(f"no theorems in {path}")
-        tasks = [Task(t, generator.statement_key(t), int(t.extra.get("difficulty") or 0),
-                      tuple(str(x) for x in t.extra.get("proof") or ())) for t in theorems]
         test = [t for t in tasks if t.theorem.split == "test"]
         if test:
             train = [t for t in tasks if t.theorem.split != "test"]
@@ -93,6 +90,28 @@ class TheoremFileSource:
     def reference(self, n: int, seed: int) -> list[generator.PropTheorem]:
         with_proofs = [t for t in self.train if t.proof]
         return [generator.PropTheorem(t.theorem, t.proof, int(t.level), 0) for t in with_proofs[:n]]
+
+
+def _file_task(path: str, lineno: int, row: Any) -> Task:
+    """One row of a theorem file as a task; ValueError ``path:line: ...`` for a bad row."""
+    def bad(what: str) -> ValueError:
+        return ValueError(f"{path}:{lineno}: {what}")
+
+    if not isinstance(row, dict):
+        raise bad(f"expected a JSON object (a theorem row), got {type(row).__name__}")
+    try:
+        theorem = Theorem.from_row(row)
+    except ValueError as e:  # TheoremError: no formal_statement, no ':= by sorry' ...
+        raise bad(str(e)) from None
+    level = row.get("difficulty")
+    if level is not None and (isinstance(level, bool) or not isinstance(level, int)):
+        raise bad(f"'difficulty' must be a whole number (a curriculum level), got {level!r}")
+    proof = row.get("proof")
+    if isinstance(proof, str):  # a script, one tactic per line
+        proof = [t for t in proof.splitlines() if t.strip()]
+    if proof is not None and not (isinstance(proof, list) and all(isinstance(t, str) for t in proof)):
+        raise bad(f"'proof' must be a list of tactic strings, got {proof!r:.80}")
+    return Task(theorem, generator.statement_key(theorem), level or 0, tuple(proof or ()))
 
 
 def make_source(theorems: str | None, heldout_size: int, seed: int) -> PropLogicSource | TheoremFileSource:

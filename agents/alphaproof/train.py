@@ -23,8 +23,13 @@ One iteration:
 
 Everything a run depends on (weights, optimizer, replay buffer, curriculum,
 counters, RNG states) goes into the checkpoint, so ``--resume`` continues the
-run exactly. A search batch that raises (a dead server ...) is logged and
-counted; the next iteration starts on fresh processes.
+run exactly; a run never overwrites another run's checkpoint unless told to
+(``--overwrite``). A search batch that raises (a kernel bug ...) is logged and
+counted; the next iteration starts on fresh processes. When no search can start
+(the server is down) the iteration does not count: the same theorems are tried
+again after a wait (1 s, 2 s, 4 s ... 60 s) until the server is back or
+``--max-minutes`` is up. A hung server stops a search after ``--read-timeout``
+(see :mod:`agents.alphaproof.actors`).
 """
 from __future__ import annotations
 
@@ -33,25 +38,24 @@ import dataclasses
 import random
 import sys
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 
 from agents.alphaproof import checkpoint
+from agents.alphaproof.actors import (Backoff, describe, evaluate, process_factory, run_searches, search_stats,
+                                      server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
 from agents.alphaproof.model import SIZES
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.replay import ReplayBuffer
+from agents.alphaproof.search import CUT_SHORT, SearchResult
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
-from agents.alphaproof.search import SearchConfig, SearchResult, run_batched_search
-from agents.alphaproof.theorem_source import Task, make_source
-from leangym.backends.types import LeanProcess, NoProcessAvailable, ServerError, ServerUnavailable
+from agents.alphaproof.theorem_source import make_source
 from leangym.cli import run_cli
-from leangym.session import Budget, ProofSession
 
 
 @dataclass
@@ -64,6 +68,7 @@ class Args:
     sims: int = 32  # MCTS simulations per theorem
     lean_calls: int = 96  # Lean-call budget per theorem
     time_per_theorem: float | None = None  # seconds per theorem (None: unlimited; keeps runs deterministic)
+    read_timeout: float = 120.0  # seconds to wait for a server's answer; a search whose call waits longer stops
     num_tactics: int = 4  # tactics asked of the policy per new node
     model_size: str = "tiny"
     max_tactic_tokens: int = 24  # decoding cap: PropLogic tactics are <= 15 tokens; raise it for real Lean (48+)
@@ -82,6 +87,7 @@ class Args:
     logdir: str | None = "runs/alphaproof"
     checkpoint_dir: str | None = "checkpoints/alphaproof"
     resume: str | None = None  # a checkpoint file, or a directory holding latest.pt
+    overwrite: bool = False  # start afresh even where --checkpoint-dir holds another run's latest.pt
     seed: int = 0
     device: str = "cpu"
     threads: int = 0  # torch CPU threads; 0 keeps torch's default (1 is often fastest for tiny models on few cores)
@@ -89,133 +95,18 @@ class Args:
     progress: bool = True  # tqdm bars
 
 
-# ============================================================================ processes and sessions
-def process_factory(args: Args) -> Callable[[], LeanProcess]:
-    """A fresh Lean process per theorem: the simulator in-process, or a lease from the server.
-
-    A server is asked first whether it can serve the run at all, so that a wrong URL or a
-    pool smaller than ``--actors`` stops the run before it trains (and saves) anything:
-    actors beyond the pool would wait a minute for a process and then count as unsolved.
-    """
-    if args.server:
-        from leangym.backends.leantree import LeanTreeClient
-
-        client = LeanTreeClient(args.server)
-        size = client.status().get("max_processes")  # ServerUnavailable (with a hint) if nobody answers
-        if isinstance(size, int) and args.actors > size:
-            raise ValueError(f"--actors {args.actors} searches {args.actors} theorems at once, each on its own Lean "
-                             f"process, but the server at {args.server} runs at most {size}: restart it with "
-                             f"--max-processes {args.actors} (or more), or pass --actors {size}")
-        return lambda: client.lease()
-    from leangym.sim.local import LocalProcess
-
-    return lambda: LocalProcess(factorized=args.factorized)
-
-
-START_ATTEMPTS = 3  # a theorem's start is tried this often on a failing server (fresh process each time)
-
-
-def open_sessions(tasks: Sequence[Task], new_process: Callable[[], LeanProcess], args: Args,
-                  errors: list[str]) -> tuple[list[Task], list[ProofSession]]:
-    """A ProofSession per task; a task whose process or statement fails is dropped (and logged).
-
-    A server failure (HTTP 5xx, a dropped connection, a dead process) is retried on a fresh
-    process first, so that a flaky server does not count as unsolved theorems in evaluations.
-    """
-    budget = Budget(max_lean_calls=args.lean_calls, max_seconds=args.time_per_theorem)
-    kept, sessions = [], []
-    for task in tasks:
-        for attempt in range(START_ATTEMPTS):
-            proc = None
-            try:
-                proc = new_process()
-                sessions.append(ProofSession(proc, task.theorem, budget=budget))
-                kept.append(task)
-                break
-            except Exception as e:  # noqa: BLE001 -- LeanError (bad statement), ServerError, a dead lease ...
-                if proc is not None:
-                    proc.close()
-                transient = isinstance(e, ServerError) and not isinstance(e, (ServerUnavailable, NoProcessAvailable))
-                if not transient or attempt + 1 == START_ATTEMPTS:
-                    errors.append(f"{task.theorem.name}: {type(e).__name__}: {e}")
-                    break
-    return kept, sessions
-
-
-def close_sessions(sessions: Sequence[ProofSession]) -> None:
-    for s in sessions:
-        try:
-            s.process.close()
-        except Exception:  # a lease on a dead server cannot be given back (a restart frees it)
-            pass
-
-
-class CountingEvaluator:
-    """The network, with the batch size and time of every ``evaluate`` call recorded."""
-
-    def __init__(self, net: PolicyValueNet) -> None:
-        self.net, self.batch_sizes, self.seconds = net, [], 0.0
-
-    def evaluate(self, states, k):
-        t0 = time.monotonic()
-        out = self.net.evaluate(states, k)
-        self.seconds += time.monotonic() - t0
-        self.batch_sizes.append(len(states))
-        return out
-
-
-def search_config(args: Args) -> SearchConfig:
-    return SearchConfig(num_simulations=args.sims, max_lean_calls=args.lean_calls,
-                        max_seconds=args.time_per_theorem, num_tactics=args.num_tactics,
-                        widen_tactics=args.num_tactics)
-
-
-def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: Args,
-                 retry_alone: bool = True) -> dict[str, Any]:
-    """Search every task in one batched actor. Never raises: failures are counted in the result.
-
-    If the batch raises (a dead server, a kernel bug on one tactic ...), its theorems are searched
-    again one by one on fresh processes, so that one poisoned theorem costs only itself.
-    """
-    errors: list[str] = []
-    kept, sessions = open_sessions(tasks, new_process, args, errors)
-    evaluator = CountingEvaluator(net)
-    t0 = time.monotonic()
-    results: list[SearchResult | None] = [None] * len(kept)
-    crashed = 0
-    try:
-        if sessions:
-            results = list(run_batched_search(sessions, evaluator, search_config(args)))
-    except Exception as e:  # noqa: BLE001 -- a long run must outlive a failed worker
-        errors.append(f"search batch of {len(sessions)} raised {type(e).__name__}: {e}\n"
-                      f"{traceback.format_exc(limit=-3)}")
-        crashed = len(sessions)
-    finally:
-        close_sessions(sessions)
-    out = {"tasks": kept, "sessions": sessions, "results": results, "errors": errors,
-           "failed_starts": len(tasks) - len(kept), "crashed": crashed, "evaluator": evaluator}
-    if crashed and retry_alone and len(kept) > 1:
-        alone = [run_searches([t], net, new_process, args, retry_alone=False) for t in kept]
-        out.update(tasks=[t for a in alone for t in a["tasks"]], sessions=[s for a in alone for s in a["sessions"]],
-                   results=[r for a in alone for r in a["results"]], crashed=sum(a["crashed"] for a in alone),
-                   failed_starts=out["failed_starts"] + sum(a["failed_starts"] for a in alone),
-                   errors=errors + [e for a in alone for e in a["errors"]])
-        evaluator.batch_sizes += [b for a in alone for b in a["evaluator"].batch_sizes]
-        evaluator.seconds += sum(a["evaluator"].seconds for a in alone)
-    out["wall_s"] = time.monotonic() - t0
-    return out
-
-
 # ============================================================================ training rows
 def rows_from_result(result: SearchResult, min_unsolved_visits: int) -> list[dict[str, Any]]:
     """Policy + value rows from one finished search (see the module docstring, step 2)."""
     if result.solved and not result.verified:
         return []  # the proof did not survive the final check: trust nothing from this tree
+    # a search cut short (hung server, time limit) did not spend its budget: nothing is "not provable"
+    spent = result.stop_reason not in CUT_SHORT
     rows = []
     for i, t in enumerate(result.targets):
         if t.steps_to_go is not None:
             rows.append({"state": t.state, "tactic": t.proof_tactic, "steps_to_go": t.steps_to_go})
-        elif not result.solved and (i == 0 or sum(t.visit_counts) >= min_unsolved_visits):
+        elif spent and not result.solved and (i == 0 or sum(t.visit_counts) >= min_unsolved_visits):
             # The search spent its whole budget and never solved this state: "not provable
             # within budget". (After a solved root, unsolved side nodes were just abandoned.)
             rows.append({"state": t.state, "steps_to_go": None})
@@ -245,61 +136,6 @@ def learn(net: PolicyValueNet, opt: torch.optim.Optimizer, replay: ReplayBuffer,
     return {k: float(np.mean([h[k] for h in history])) for k in ("loss", "policy_loss", "value_loss")}
 
 
-# ============================================================================ statistics
-def search_stats(out: dict[str, Any]) -> dict[str, float]:
-    """Throughput and Lean health of one batch of searches (for TensorBoard)."""
-    results = [r for r in out["results"] if r is not None]
-    sessions = out["sessions"]
-    calls = sum(s.stats.lean_calls for s in sessions)
-    rejected = sum(s.stats.rejected for s in sessions)
-    lat = [x for s in sessions for x in s.stats.latencies_s]
-    wall = max(out["wall_s"], 1e-9)
-    ev = out["evaluator"]
-    return {
-        "solve_rate": sum(r.verified for r in results) / max(1, len(out["tasks"]) + out["failed_starts"]),
-        "simulations_per_s": sum(r.simulations for r in results) / wall,
-        "lean_calls_per_s": calls / wall,
-        "tactic_error_rate": rejected / max(1, calls + sum(s.stats.policy_rejected for s in sessions)),
-        "lean_latency_p50_ms": 1e3 * float(np.percentile(lat, 50)) if lat else 0.0,
-        "lean_latency_p99_ms": 1e3 * float(np.percentile(lat, 99)) if lat else 0.0,
-        "eval_batch_mean": float(np.mean(ev.batch_sizes)) if ev.batch_sizes else 0.0,
-        "eval_batch_max": float(max(ev.batch_sizes, default=0)),
-        "network_time_frac": ev.seconds / wall,
-        "server_failures": float(sum(s.stats.server_failures for s in sessions)),
-        "crashed_searches": float(out["crashed"]),
-        "failed_starts": float(out["failed_starts"]),
-    }
-
-
-def evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: Args) -> dict[str, float]:
-    """Held-out solve rate (verified proofs only), overall and per level.
-
-    In-process, every theorem is searched in one batch (bigger network batches); on a server
-    ``--actors`` at a time, as many leases as training uses.
-    """
-    # Evaluating draws from torch's RNG (the policy samples): on a fork of it, so that the run's
-    # own draws, and so a resumed run, do not depend on when evaluations happened.
-    with torch.random.fork_rng(devices=[net.device] if net.device.type == "cuda" else []):
-        return _evaluate(net, tasks, new_process, args)
-
-
-def _evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: Args) -> dict[str, float]:
-    solved: dict[Any, list[int]] = {}
-    width = args.actors if args.server else max(1, len(tasks))
-    for i in range(0, len(tasks), width):
-        chunk = list(tasks[i:i + width])
-        out = run_searches(chunk, net, new_process, args)
-        for e in out["errors"]:
-            print(f"[evaluation] {e}", file=sys.stderr)
-        ok = {t.key for t, r in zip(out["tasks"], out["results"]) if r is not None and r.verified}
-        for t in chunk:
-            solved.setdefault(t.level, []).append(int(t.key in ok))
-    flat = [x for v in solved.values() for x in v]
-    metrics = {"solve_rate": sum(flat) / max(1, len(flat))}
-    metrics.update({f"solve_rate_level_{lv}": sum(v) / len(v) for lv, v in sorted(solved.items())})
-    return metrics
-
-
 # ============================================================================ the run
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
@@ -318,7 +154,8 @@ def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dic
 # What a resumed run takes from its checkpoint whatever the command line says (its network is the
 # checkpoint's), and what only changes how the run goes on from here.
 _FIXED_BY_CHECKPOINT = ("model_size", "max_tactic_tokens", "device")
-_NOT_SETTINGS = ("resume", "progress", "iterations", "max_minutes", "logdir", "checkpoint_dir", "threads")
+_NOT_SETTINGS = ("resume", "overwrite", "progress", "iterations", "max_minutes", "logdir", "checkpoint_dir",
+                 "threads", "read_timeout")
 
 
 def warn_changed_settings(saved: dict[str, Any], args: Args) -> None:
@@ -331,6 +168,45 @@ def warn_changed_settings(saved: dict[str, Any], args: Args) -> None:
               f"{saved[name]!r} ({effect}; the run no longer continues exactly)", file=sys.stderr)
 
 
+def refuse_to_overwrite(ckpt_dir: Path | None, resume_path: Path | None, args: Args) -> None:
+    """A run writes ``ckpt_dir/latest.pt``: never over another run's checkpoint unless told to."""
+    target = ckpt_dir / "latest.pt" if ckpt_dir else None
+    if target is None or not target.exists() or args.overwrite:
+        return
+    if resume_path is not None and resume_path.resolve() == target.resolve():
+        return  # the run goes on where it left off
+    raise ValueError(f"{target} holds another run's checkpoint, which this run would overwrite: continue that run "
+                     f"with --resume {ckpt_dir}, choose another --checkpoint-dir, or pass --overwrite to replace it")
+
+
+def restore(path: Path, args: Args, replay: ReplayBuffer, curriculum: Curriculum, rng: random.Random):
+    """The net, optimizer and progress of a checkpoint; replay, curriculum and RNGs restored in place."""
+    state = checkpoint.load(path, map_location=args.device)
+    try:
+        net = PolicyValueNet.from_payload(state["net"], device=args.device)
+        opt = make_optimizer(net, args.lr)
+        opt.load_state_dict(state["optimizer"])
+        # a changed --replay-size applies, as warn_changed_settings says (the newest rows are kept)
+        replay.load_state_dict(state["replay"], capacity=args.replay_size)
+        curriculum.load_state_dict(state["curriculum"])
+        checkpoint.set_rng_state(state["rng"], rng)
+        progress = state["progress"]
+    except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as e:
+        raise ValueError(f"{path}: a damaged training checkpoint ({type(e).__name__}: {e}); resume from an "
+                         "earlier one or start afresh") from None
+    print(f"resumed from {path} at iteration {progress['iteration']}", file=sys.stderr)
+    warn_changed_settings(state.get("args", {}), args)
+    return net, opt, progress
+
+
+def _writer(logdir: str | None, purge_step: int | None = None):
+    if not logdir:
+        return None
+    from torch.utils.tensorboard import SummaryWriter
+
+    return SummaryWriter(logdir, purge_step=purge_step)
+
+
 def train(args: Args) -> dict[str, Any]:
     """Run (or resume) training; returns the progress record (also stored in every checkpoint)."""
     from tqdm import tqdm
@@ -338,15 +214,21 @@ def train(args: Args) -> dict[str, Any]:
     if args.server and args.env == "PropLogic-v0":
         args = dataclasses.replace(args, env="LeanProof-v0")
     if args.env == "LeanProof-v0" and not args.server:
-        raise SystemExit("LeanProof-v0 needs --server URL (and usually --theorems FILE.jsonl)")
+        raise ValueError("LeanProof-v0 needs --server URL (and usually --theorems FILE.jsonl)")
+    resume_path = checkpoint.latest(args.resume) if args.resume else None
+    if args.resume and resume_path is None:
+        raise ValueError(f"--resume {args.resume}: no checkpoint there")
+    ckpt_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else None
+    refuse_to_overwrite(ckpt_dir, resume_path, args)
     started = time.monotonic()
+    deadline = None if args.max_minutes is None else started + 60 * args.max_minutes
     _seed_everything(args.seed)
     source = make_source(args.theorems, args.eval_size, args.seed)
     if args.server and not args.theorems:
         print("theorems: the PropLogic generator's, proved on the server (--theorems FILE.jsonl for your own)",
               file=sys.stderr)
     heldout = source.heldout(args.eval_size)
-    new_process = process_factory(args)
+    new_process = process_factory(args, deadline)
     net = PolicyValueNet.create(args.model_size, device=args.device, seed=args.seed,
                                 max_tactic_tokens=args.max_tactic_tokens)
     opt = make_optimizer(net, args.lr)
@@ -355,30 +237,13 @@ def train(args: Args) -> dict[str, Any]:
     rng = random.Random(args.seed)  # the trainer's own draws: theorems, levels, replay samples
     progress: dict[str, Any] = {"iteration": 0, "warm_started": False, "history": [], "evals": [],
                                 "crashes": 0, "errors": 0, "seconds": 0.0}
-    ckpt_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else None
-
-    resume_path = checkpoint.latest(args.resume) if args.resume else None
-    if args.resume and resume_path is None:
-        raise SystemExit(f"--resume {args.resume}: no checkpoint there")
     if resume_path is not None:
-        state = checkpoint.load(resume_path, map_location=args.device)
-        net = PolicyValueNet.from_payload(state["net"], device=args.device)
-        opt = make_optimizer(net, args.lr)
-        opt.load_state_dict(state["optimizer"])
-        replay.load_state_dict(state["replay"])
-        curriculum.load_state_dict(state["curriculum"])
-        checkpoint.set_rng_state(state["rng"], rng)
-        progress = state["progress"]
-        print(f"resumed from {resume_path} at iteration {progress['iteration']}", file=sys.stderr)
-        warn_changed_settings(state.get("args", {}), args)
+        net, opt, progress = restore(resume_path, args, replay, curriculum, rng)
 
     # Reference rows are rebuilt (deterministically) rather than stored: they are a pure function of the seed.
     sft_rows = reference_rows(source, args) if (args.warmup_steps > 0 or args.sft_mix > 0) else []
-    writer = None
-    if args.logdir:
-        from torch.utils.tensorboard import SummaryWriter
-
-        writer = SummaryWriter(args.logdir, purge_step=progress["iteration"] or None)
+    # A resumed run hides what a crashed run logged after its last checkpoint: steps > that iteration.
+    writer = _writer(args.logdir, progress["iteration"] + 1 if resume_path else None)
 
     def log(prefix: str, metrics: dict[str, float], step: int) -> None:
         if writer:
@@ -390,67 +255,91 @@ def train(args: Args) -> dict[str, Any]:
     def minutes() -> float:
         return (seconds_before + time.monotonic() - started) / 60
 
+    def out_of_time() -> bool:
+        return deadline is not None and time.monotonic() >= deadline
+
     def save() -> None:
         progress["seconds"] = minutes() * 60
         if ckpt_dir:
             save_checkpoint(ckpt_dir / "latest.pt", net, opt, replay, curriculum, rng, progress, args)
 
+    def held_out(step: int) -> dict[str, float]:
+        ev = evaluate(net, heldout, new_process, args)
+        progress["evals"].append({"iteration": step, "minutes": minutes(), **ev})
+        log("heldout", ev, step)
+        return ev
+
     if not progress["warm_started"]:
         if args.warmup_steps > 0 and sft_rows:
             # AlphaProof's supervised stage in miniature: imitate reference proofs, own optimizer and schedule.
+            # Logged as its own run (logdir/warmup): its sft/* steps count 10, 20 ... like self-play
+            # iterations, and a resumed run's purge of later iterations must not reach them.
+            warm_writer = _writer(args.logdir and str(Path(args.logdir) / "warmup"))
             history = train_supervised(net, sft_rows, args.warmup_steps, args.batch_size, args.warmup_lr,
-                                       writer=writer, progress=args.progress, seed=args.seed)
-            sft = history[-1]
-            print(f"warm start: {args.warmup_steps} steps on {len(sft_rows)} reference rows, loss {sft['loss']:.3f}",
-                  file=sys.stderr)
+                                       writer=warm_writer, progress=args.progress, seed=args.seed)
+            if warm_writer:
+                warm_writer.close()
+            print(f"warm start: {args.warmup_steps} steps on {len(sft_rows)} reference rows, "
+                  f"loss {history[-1]['loss']:.3f}", file=sys.stderr)
         progress["warm_started"] = True
         if heldout and args.eval_every > 0:
-            ev = evaluate(net, heldout, new_process, args)
-            progress["evals"].append({"iteration": 0, "minutes": minutes(), **ev})
-            log("heldout", ev, 0)
-            print(f"held-out solve rate after warm start: {ev['solve_rate']:.2f}", file=sys.stderr)
+            print(f"held-out solve rate after warm start: {describe(held_out(0))}", file=sys.stderr)
         save()
 
     # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
-    todo = range(progress["iteration"], args.iterations)
-    bar = tqdm(todo if args.max_minutes is None else iter(todo), desc="self-play", disable=not args.progress,
-               initial=progress["iteration"], total=args.iterations if args.max_minutes is None else None)
-    for it in bar:
-        tasks = [source.sample(curriculum.sample_level(rng), rng, curriculum) for _ in range(args.actors)]
-        out = run_searches(tasks, net, new_process, args)
+    bar = tqdm(desc="self-play", disable=not args.progress, initial=progress["iteration"],
+               total=args.iterations if args.max_minutes is None else None)
+    backoff, tasks, down = Backoff(), None, None
+    while progress["iteration"] < args.iterations and not out_of_time():
+        step = progress["iteration"] + 1
+        # after an outage the same theorems again: the run draws nothing for an iteration that did not count
+        tasks = tasks or [source.sample(curriculum.sample_level(rng), rng, curriculum) for _ in range(args.actors)]
+        out = run_searches(tasks, net, new_process, args, deadline=deadline)
+        down = out["outage"]
+        if down:  # nothing was searched: no learning on the old buffer, no step, no (zero) statistics
+            wait = backoff.delay() if deadline is None else min(backoff.delay(), deadline - time.monotonic())
+            print(f"[iteration {step}] server unavailable ({down}); "
+                  + (f"retrying in {wait:.3g}s" if wait > 0 else "no time left to retry"), file=sys.stderr)
+            time.sleep(max(0.0, wait))
+            continue
+        tasks = None
+        backoff.reset()
         new_rows = 0
         for task, result in zip(out["tasks"], out["results"]):
             if result is None:
                 continue
-            curriculum.record(task.key, task.level, result.verified)
+            if result.verified or result.stop_reason not in CUT_SHORT:  # a search cut short is no failure
+                curriculum.record(task.key, task.level, result.verified)
             new_rows += replay.add(rows_from_result(result, args.min_unsolved_visits))
         progress["crashes"] += out["crashed"]
         progress["errors"] += len(out["errors"])
-        for e in out["errors"]:
-            print(f"[iteration {it + 1}] {e}", file=sys.stderr)
+        for e in out["errors"] + [w for w in [server_warning(out, args)] if w]:
+            print(f"[iteration {step}] {e}", file=sys.stderr)
         losses = learn(net, opt, replay, sft_rows if args.sft_mix > 0 else [], rng, args)
         stats = search_stats(out)
-        step = it + 1
         progress["iteration"] = step
         record = {"iteration": step, **stats, **losses, "replay_size": float(len(replay)), "new_rows": float(new_rows)}
         progress["history"].append(record)
         log("train", {k: v for k, v in record.items() if k != "iteration"}, step)
         log("curriculum", curriculum.summary(), step)
-        postfix = {"solved": f"{stats['solve_rate']:.2f}", "replay": len(replay)}
+        postfix = {"solved": f"{stats.get('solve_rate', float('nan')):.2f}", "replay": len(replay)}
         if losses:
             postfix["loss"] = f"{losses['loss']:.3f}"
-        timed_out = args.max_minutes is not None and time.monotonic() - started > 60 * args.max_minutes
-        if heldout and args.eval_every > 0 and (step % args.eval_every == 0 or step == args.iterations or timed_out):
-            ev = evaluate(net, heldout, new_process, args)
-            progress["evals"].append({"iteration": step, "minutes": minutes(), **ev})
-            log("heldout", ev, step)
-            postfix["heldout"] = f"{ev['solve_rate']:.2f}"
+        if heldout and args.eval_every > 0 and (step % args.eval_every == 0 or step == args.iterations
+                                                or out_of_time()):
+            if server_lost(out):  # every search of this iteration found it hung or gone: wait for it in vain?
+                print(f"[iteration {step}] no held-out evaluation: the server is not answering", file=sys.stderr)
+            else:
+                ev = held_out(step)
+                postfix["heldout"] = f"{ev['solve_rate']:.2f}" if "solve_rate" in ev else "-"
         bar.set_postfix(postfix)
+        bar.update(1)
         save()
-        if timed_out:
-            print(f"--max-minutes {args.max_minutes} reached after iteration {step}", file=sys.stderr)
-            break
     bar.close()
+    if out_of_time() and progress["iteration"] < args.iterations:
+        print(f"--max-minutes {args.max_minutes} reached after iteration {progress['iteration']}"
+              + ("; no final evaluation: the server is unavailable" if down else ""), file=sys.stderr)
+        save()
     if writer:
         writer.close()
     return {**progress, "net": net}  # the net for callers in this process (tests, benchmarks)
@@ -488,10 +377,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"stopped; the last checkpoint is {Path(args.checkpoint_dir) / 'latest.pt'}: "
                   f"go on with --resume {args.checkpoint_dir}", file=sys.stderr)
         raise
-    evals = progress["evals"]
+    evals = [e for e in progress["evals"] if "solve_rate" in e]  # (an evaluation during an outage has none)
     if evals:
-        print(f"held-out solve rate: {evals[0]['solve_rate']:.3f} (after warm start) -> "
-              f"{evals[-1]['solve_rate']:.3f} (iteration {evals[-1]['iteration']})")
+        first, last = evals[0], evals[-1]
+        print(f"held-out solve rate: {first['solve_rate']:.3f} "
+              f"({'after warm start' if first['iteration'] == 0 else 'iteration %d' % first['iteration']}) -> "
+              f"{last['solve_rate']:.3f} (iteration {last['iteration']})")
     if args.checkpoint_dir:
         print(f"checkpoint: {Path(args.checkpoint_dir) / 'latest.pt'}")
 

@@ -143,6 +143,7 @@ class LeanTreeClient:
         # When nothing last listened at the URL (connection refused). A lease older than
         # that may belong to a server that has restarted since; see _give_back.
         self.last_refused = float("-inf")
+        self.last_read_timeout = float("-inf")  # when a request last went unanswered (see HttpLease.apply_tactics)
 
     # ------------------------------------------------------------------ transport
 
@@ -178,6 +179,7 @@ class LeanTreeClient:
         try:
             status, content = self._transport.exchange(method, path, data, timeout[0], timeout[1])
         except ReadTimedOut:
+            self.last_read_timeout = time.monotonic()
             raise ServerTimeout(f"LeanTree server at {self.url} did not answer {path} within {timeout[1]:g} s "
                                 "(read timeout)") from None
         except ConnectFailed as e:
@@ -406,9 +408,7 @@ def _exit_on_sigterm() -> None:
 @atexit.register
 def _return_all_leases() -> None:
     for lease in live_leases():
-        lease._state["timeout"] = _EXIT_TIMEOUT
-        lease._state["retry"] = False
-        lease.close()
+        lease.close(quick=True)
 
 
 class HttpLease:
@@ -447,9 +447,23 @@ class HttpLease:
             return self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
 
     def apply_tactics(self, state: ProofState, tactics: Sequence[str], timeout_ms: int = 1000) -> list[TacticResult]:
-        """Apply each tactic to ``state`` (states are immutable), one request after another; results in input order."""
+        """Apply each tactic to ``state`` (states are immutable), one request after another; results in input order.
+
+        Once a tactic gets no answer within the read timeout (the server hangs), the rest are not
+        sent: each would wait as long. They come back as ``SERVER_FAILURE`` too.
+        """
+        tactics, results = list(tactics), []
         with self._busy:
-            return [self.client.try_apply_tactic(self.process_id, state, t, timeout_ms) for t in tactics]
+            for tactic in tactics:
+                asked = time.monotonic()
+                r = self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
+                results.append(r)
+                if r.outcome is Outcome.SERVER_FAILURE and self.client.last_read_timeout >= asked:
+                    break
+        for tactic in tactics[len(results):]:
+            results.append(TacticResult(tactic, Outcome.SERVER_FAILURE, (),
+                                        "not sent: the server did not answer the previous tactic (read timeout)"))
+        return results
 
     def run_command(self, source: str) -> CommandResult:
         with self._busy:
@@ -458,8 +472,14 @@ class HttpLease:
     def identity(self) -> ServerIdentity:
         return self.client.identity()
 
-    def close(self) -> None:
-        """Return the process to the pool. Idempotent; never raises."""
+    def close(self, *, quick: bool = False) -> None:
+        """Return the process to the pool. Idempotent; never raises.
+
+        ``quick``: a short timeout and no retry, for a caller that is unwinding (Ctrl-C, SIGTERM)
+        and must not wait a whole read timeout on a hung server.
+        """
+        if quick:
+            self._state["timeout"], self._state["retry"] = _EXIT_TIMEOUT, False
         self._finalizer()
 
     def __enter__(self) -> "HttpLease":

@@ -1,0 +1,354 @@
+"""Running batches of proof searches on Lean processes, and surviving a failing server.
+
+The trainer hands :func:`run_searches` a list of theorems; it opens a session per
+theorem on a fresh process (a lease of the LeanTree server, or the in-process
+simulator), searches them all in one batched actor, gives the processes back,
+and reports what happened, failures included: it never raises for a server
+failure. What the trainer then needs to tell apart:
+
+* a theorem that could not start (a bad statement, a failing server): no verdict;
+* a search cut short by a hung or vanished server, or by the run's time limit
+  (``search.CUT_SHORT``): no verdict either, since its budget was not spent;
+* an outage: no search could start, and the server is to blame (``out["outage"]``
+  says why), so the iteration taught nothing and must not count (the trainer
+  waits, :class:`Backoff`, and retries).
+
+:func:`evaluate` is the held-out solve rate over the theorems that got a verdict.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import traceback
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+import torch
+
+from agents.alphaproof.policy import PolicyValueNet
+from agents.alphaproof.search import CUT_SHORT, SERVER_STOPS, SearchConfig, SearchResult, run_batched_search
+from agents.alphaproof.theorem_source import Task
+from leangym.backends.types import (LeanProcess, NoProcessAvailable, ServerError, ServerTimeout,
+                                    ServerUnavailable)
+from leangym.session import Budget, ProofSession
+
+if TYPE_CHECKING:
+    from agents.alphaproof.train import Args
+
+
+# ============================================================================ processes and sessions
+LEASE_WAIT = 60.0  # seconds a start waits for a free process of the server's pool
+
+
+def process_factory(args: "Args", deadline: float | None = None) -> Callable[[], LeanProcess]:
+    """A fresh Lean process per theorem: the simulator in-process, or a lease from the server.
+
+    A server is asked first whether it can serve the run at all, so that a wrong URL or a
+    pool smaller than ``--actors`` stops the run before it trains (and saves) anything:
+    actors beyond the pool would wait a minute for a process and then count as unsolved.
+    A lease waits for a free process at most until ``deadline`` (``time.monotonic()``), if sooner.
+    """
+    if args.server:
+        from leangym.backends.leantree import LeanTreeClient
+
+        if not args.read_timeout > 0:
+            raise ValueError(f"--read-timeout must be a number of seconds > 0, got {args.read_timeout}")
+        client = LeanTreeClient(args.server, read_timeout=args.read_timeout)
+        size = client.status().get("max_processes")  # ServerUnavailable (with a hint) if nobody answers
+        if isinstance(size, int) and args.actors > size:
+            raise ValueError(f"--actors {args.actors} searches {args.actors} theorems at once, each on its own Lean "
+                             f"process, but the server at {args.server} runs at most {size}: restart it with "
+                             f"--max-processes {args.actors} (or more), or pass --actors {size}")
+
+        def lease():
+            wait = LEASE_WAIT if deadline is None else min(LEASE_WAIT, max(1.0, deadline - time.monotonic()))
+            return client.lease(timeout=wait)
+
+        return lease
+    from leangym.sim.local import LocalProcess
+
+    return lambda: LocalProcess(factorized=args.factorized)
+
+
+START_ATTEMPTS = 3  # a theorem's start is tried this often on a failing server (fresh process each time)
+
+
+def _in_threads(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+    """``[fn(x) for x in items]``, all at once on daemon threads (``fn`` must not raise): calls that
+    wait on a server then cost one wait, not one each, and an interrupted caller need not wait."""
+    out: list[Any] = [None] * len(items)
+
+    def run(i: int) -> None:
+        out[i] = fn(items[i])
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(items))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()  # each call is bounded by the client's timeouts
+    return out
+
+
+def _give_back(process: Any, quick: bool = False) -> None:
+    try:
+        if quick:
+            try:
+                process.close(quick=True)  # an HttpLease: a short timeout and no retry
+                return
+            except TypeError:  # a LeanProcess whose close() takes no options
+                pass
+        process.close()
+    except Exception:  # a lease on a dead server cannot be given back (a restart frees it)
+        pass
+
+
+def give_back(processes: Sequence[Any], quick: bool = False) -> None:
+    """Give processes back; leases all at once (one slow server answer, not one per lease).
+
+    ``quick``: the caller is unwinding (Ctrl-C, SIGTERM): a short timeout and no retry.
+    """
+    if all(getattr(p, "in_process", False) for p in processes):
+        for p in processes:
+            _give_back(p, quick)
+    else:
+        _in_threads(lambda p: _give_back(p, quick), processes)
+
+
+def close_sessions(sessions: Sequence[ProofSession], quick: bool = False) -> None:
+    give_back([s.process for s in sessions], quick)
+
+
+def _start(task: Task, new_process: Callable[[], LeanProcess], budget: Budget) -> ProofSession:
+    """A session for ``task`` on a fresh process. A server failure (HTTP 5xx, a dropped connection,
+    a dead process) is retried on a fresh process, so that a flaky server does not count as
+    unsolved theorems; a server that is down, hung or out of processes is not."""
+    for attempt in range(START_ATTEMPTS):
+        proc = None
+        try:
+            proc = new_process()
+            return ProofSession(proc, task.theorem, budget=budget)
+        except BaseException as e:  # LeanError (bad statement), ServerError, a dead lease, Ctrl-C ...
+            if proc is not None:
+                _give_back(proc, quick=not isinstance(e, Exception))
+            transient = isinstance(e, ServerError) and not isinstance(
+                e, (ServerUnavailable, ServerTimeout, NoProcessAvailable))
+            if not transient or attempt + 1 == START_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
+
+
+def open_sessions(tasks: Sequence[Task], new_process: Callable[[], LeanProcess], args: "Args",
+                  errors: list[str]) -> tuple[list[Task], list[ProofSession], str | None]:
+    """A ProofSession per task; a task whose process or statement fails is dropped (and logged).
+
+    Returns the tasks kept, their sessions, and the first server failure (None if there was none).
+    On a server the starts run at once: a hung one costs one read timeout, not one per theorem.
+    """
+    budget = Budget(max_lean_calls=args.lean_calls, max_seconds=args.time_per_theorem)
+    handed_out: list[LeanProcess] = []  # every process leased, so that an interrupted start can give it back
+
+    def leased() -> LeanProcess:
+        handed_out.append(new_process())
+        return handed_out[-1]
+
+    def attempt(task: Task) -> ProofSession | Exception:
+        try:
+            return _start(task, leased, budget)
+        except Exception as e:  # noqa: BLE001 -- LeanError (bad statement), ServerError, a dead lease ...
+            return e
+
+    try:
+        outcomes = _in_threads(attempt, tasks) if args.server else [attempt(t) for t in tasks]
+    except BaseException:  # Ctrl-C while starts wait on the server: give back what we hold, fast
+        give_back(handed_out, quick=True)
+        raise
+    kept, sessions, server_error = [], [], None
+    for task, got in zip(tasks, outcomes):
+        if isinstance(got, ProofSession):
+            kept.append(task)
+            sessions.append(got)
+            continue
+        errors.append(f"{task.theorem.name}: {type(got).__name__}: {got}")
+        if isinstance(got, ServerError):
+            server_error = server_error or f"{type(got).__name__}: {got}"
+    return kept, sessions, server_error
+
+
+class CountingEvaluator:
+    """The network, with the batch size and time of every ``evaluate`` call recorded."""
+
+    def __init__(self, net: PolicyValueNet) -> None:
+        self.net, self.batch_sizes, self.seconds = net, [], 0.0
+
+    def evaluate(self, states, k):
+        t0 = time.monotonic()
+        out = self.net.evaluate(states, k)
+        self.seconds += time.monotonic() - t0
+        self.batch_sizes.append(len(states))
+        return out
+
+
+def search_config(args: "Args") -> SearchConfig:
+    return SearchConfig(num_simulations=args.sims, max_lean_calls=args.lean_calls,
+                        max_seconds=args.time_per_theorem, num_tactics=args.num_tactics,
+                        widen_tactics=args.num_tactics)
+
+
+def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: "Args",
+                 retry_alone: bool = True, deadline: float | None = None) -> dict[str, Any]:
+    """Search every task in one batched actor. Never raises for a failure: they are counted in the result.
+
+    If the batch raises (a kernel bug on one tactic ...), its theorems are searched again one by
+    one on fresh processes, so that one poisoned theorem costs only itself. ``deadline``
+    (``time.monotonic()``) ends the searches early (stop reason "deadline"). ``out["outage"]``:
+    why no search could start, when the server is to blame (else None).
+    """
+    errors: list[str] = []
+    kept, sessions, server_error = open_sessions(tasks, new_process, args, errors)
+    evaluator = CountingEvaluator(net)
+    t0 = time.monotonic()
+    results: list[SearchResult | None] = [None] * len(kept)
+    crashed, unwinding = 0, False
+    try:
+        if sessions:
+            results = list(run_batched_search(sessions, evaluator, search_config(args), deadline=deadline))
+    except Exception as e:  # noqa: BLE001 -- a long run must outlive a failed worker
+        errors.append(f"search batch of {len(sessions)} raised {type(e).__name__}: {e}\n"
+                      f"{traceback.format_exc(limit=-3)}")
+        crashed = len(sessions)
+    except BaseException:  # Ctrl-C, SIGTERM: stop now, whatever the server does
+        unwinding = True
+        raise
+    finally:
+        close_sessions(sessions, quick=unwinding)
+    out = {"tasks": kept, "sessions": sessions, "results": results, "errors": errors,
+           "failed_starts": len(tasks) - len(kept), "crashed": crashed, "evaluator": evaluator}
+    if crashed and retry_alone and len(kept) > 1:
+        alone = [run_searches([t], net, new_process, args, retry_alone=False, deadline=deadline) for t in kept]
+        out.update(tasks=[t for a in alone for t in a["tasks"]], sessions=[s for a in alone for s in a["sessions"]],
+                   results=[r for a in alone for r in a["results"]], crashed=sum(a["crashed"] for a in alone),
+                   failed_starts=out["failed_starts"] + sum(a["failed_starts"] for a in alone),
+                   errors=errors + [e for a in alone for e in a["errors"]])
+        evaluator.batch_sizes += [b for a in alone for b in a["evaluator"].batch_sizes]
+        evaluator.seconds += sum(a["evaluator"].seconds for a in alone)
+        server_error = server_error or next((a["outage"] for a in alone if a["outage"]), None)
+    out["wall_s"] = time.monotonic() - t0
+    out["outage"] = None if out["tasks"] else server_error
+    return out
+
+
+# ============================================================================ what a batch tells
+def verdicts(out: dict[str, Any]) -> list[tuple[Task, bool]]:
+    """``(task, verified)`` for every task of a batch that got a verdict.
+
+    A task that could not start has none, nor has a search the server cut short before its
+    budget was spent; a crashed search counts as unsolved (the theorem may be what crashes it).
+    """
+    return [(t, r is not None and r.verified) for t, r in zip(out["tasks"], out["results"])
+            if r is None or r.verified or r.stop_reason not in CUT_SHORT]
+
+
+def server_lost(out: dict[str, Any]) -> bool:
+    """The server served none of this batch: no search started, or each was stopped by a hung or
+    vanished server. (What would then need the server, an evaluation, would wait in vain.)"""
+    results = [r for r in out["results"] if r is not None]
+    return bool(out["outage"]) or bool(results) and all(r.stop_reason in SERVER_STOPS for r in results)
+
+
+def server_warning(out: dict[str, Any], args: "Args") -> str | None:
+    """One line when searches of this batch were stopped by a hung or vanished server."""
+    stopped = [r.stop_reason for r in out["results"] if r is not None and r.stop_reason in SERVER_STOPS]
+    if not stopped:
+        return None
+    why = (f"the LeanTree server did not answer within --read-timeout {args.read_timeout:g} s"
+           if "server_timeout" in stopped else "the LeanTree server stopped answering")
+    return f"warning: {len(stopped)} of {len(out['results'])} searches stopped early: {why}"
+
+
+def search_stats(out: dict[str, Any]) -> dict[str, float]:
+    """Throughput and Lean health of one batch of searches (for TensorBoard).
+
+    Only what was measured: no solve rate without a verdict, no throughput without a search,
+    no latency without a Lean call (a 0 there would read as a fast server).
+    """
+    results = [r for r in out["results"] if r is not None]
+    sessions = out["sessions"]
+    stats = {"server_failures": float(sum(s.stats.server_failures for s in sessions)),
+             "crashed_searches": float(out["crashed"]), "failed_starts": float(out["failed_starts"])}
+    judged = verdicts(out)
+    if judged:
+        stats["solve_rate"] = sum(ok for _, ok in judged) / len(judged)
+    if not sessions:
+        return stats
+    calls = sum(s.stats.lean_calls for s in sessions)
+    lat = [x for s in sessions for x in s.stats.latencies_s]
+    wall = max(out["wall_s"], 1e-9)
+    ev = out["evaluator"]
+    stats.update(simulations_per_s=sum(r.simulations for r in results) / wall, lean_calls_per_s=calls / wall,
+                 network_time_frac=ev.seconds / wall)
+    tried = calls + sum(s.stats.policy_rejected for s in sessions)
+    if tried:
+        stats["tactic_error_rate"] = sum(s.stats.rejected for s in sessions) / tried
+    if lat:
+        stats["lean_latency_p50_ms"] = 1e3 * float(np.percentile(lat, 50))
+        stats["lean_latency_p99_ms"] = 1e3 * float(np.percentile(lat, 99))
+    if ev.batch_sizes:
+        stats["eval_batch_mean"] = float(np.mean(ev.batch_sizes))
+        stats["eval_batch_max"] = float(max(ev.batch_sizes))
+    return stats
+
+
+class Backoff:
+    """Waits between retries against a server that is down: ``first``, twice that ... at most ``cap`` s."""
+
+    def __init__(self, first: float = 1.0, cap: float = 60.0) -> None:
+        self.first, self.cap, self._next = first, cap, first
+
+    def delay(self) -> float:
+        d, self._next = self._next, min(self.cap, 2 * self._next)
+        return d
+
+    def reset(self) -> None:
+        self._next = self.first
+
+
+# ============================================================================ evaluation
+def evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Args") -> dict[str, float]:
+    """Held-out solve rate (verified proofs only), overall and per level, over the theorems that got a
+    verdict (``evaluated``; see :func:`verdicts`). With none, there is no ``solve_rate``.
+
+    In-process, every theorem is searched in one batch (bigger network batches); on a server
+    ``--actors`` at a time, as many leases as training uses.
+    """
+    # Evaluating draws from torch's RNG (the policy samples): on a fork of it, so that the run's
+    # own draws, and so a resumed run, do not depend on when evaluations happened.
+    with torch.random.fork_rng(devices=[net.device] if net.device.type == "cuda" else []):
+        return _evaluate(net, tasks, new_process, args)
+
+
+def _evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Args") -> dict[str, float]:
+    solved: dict[Any, list[int]] = {}
+    width = args.actors if args.server else max(1, len(tasks))
+    for i in range(0, len(tasks), width):
+        out = run_searches(list(tasks[i:i + width]), net, new_process, args)
+        for e in out["errors"] + [w for w in [server_warning(out, args)] if w]:
+            print(f"[evaluation] {e}", file=sys.stderr)
+        for t, ok in verdicts(out):
+            solved.setdefault(t.level, []).append(int(ok))
+        if server_lost(out):  # the other chunks would wait on it in vain
+            break
+    flat = [x for v in solved.values() for x in v]
+    metrics = {"evaluated": float(len(flat)), "not_evaluated": float(len(tasks) - len(flat))}
+    if flat:
+        metrics["solve_rate"] = sum(flat) / len(flat)
+        metrics.update({f"solve_rate_level_{lv}": sum(v) / len(v) for lv, v in sorted(solved.items())})
+    return metrics
+
+
+def describe(ev: dict[str, float]) -> str:
+    """An evaluation in words: the solve rate and over how many theorems."""
+    n, missing = int(ev["evaluated"]), int(ev["not_evaluated"])
+    if not n:
+        return f"nothing evaluated (none of {missing} theorems could be searched)"
+    return f"{ev['solve_rate']:.2f} ({n} theorems" + (f"; {missing} could not be searched)" if missing else ")")

@@ -1,0 +1,478 @@
+"""The AlphaProof trainer under faults: a server that is down or hung, Ctrl-C against a hung server,
+resumed TensorBoard logs, checkpoints that would be overwritten or cannot be read, bad input files."""
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from agents.alphaproof import checkpoint
+from agents.alphaproof import train as train_mod
+from agents.alphaproof.interfaces import Evaluation, per_state
+from agents.alphaproof.search import SearchConfig, run_batched_search, run_search
+from agents.alphaproof.theorem_source import Task
+from leangym.backends.types import Outcome, ServerTimeout, ServerUnavailable, TacticResult
+from leangym.cli import run_cli
+from leangym.session import ProofSession
+from leangym.sim.local import LocalProcess
+from leangym.theorem import Theorem
+
+TRIVIAL = "theorem triv (p : Prop) (hp : p) : p := by sorry"
+
+
+def tiny_args(tmp_path, name, **kw):
+    base = dict(actors=2, iterations=2, sims=2, lean_calls=8, num_tactics=2, batch_size=4, learn_steps=2,
+                warmup_steps=0, warmup_theorems=8, eval_every=0, eval_size=2, replay_size=1000, sft_mix=0.0,
+                logdir=str(tmp_path / name / "tb"), checkpoint_dir=str(tmp_path / name / "ck"),
+                seed=3, progress=False, max_tactic_tokens=8)
+    base.update(kw)
+    return train_mod.Args(**base)
+
+
+class Proposes:
+    """A stand-in for the network: the same tactics everywhere."""
+
+    def __init__(self, *tactics, device="cpu"):
+        self.tactics, self.device = tactics, torch.device(device)
+
+    def evaluate(self, states, k):
+        return [Evaluation(self.tactics[:n], tuple(-float(i) for i in range(len(self.tactics[:n]))), 0.5)
+                for n in per_state(k, len(states))]
+
+
+class FakeClock:
+    """``time`` for the trainer: sleeping moves the clock on at once (and is recorded)."""
+
+    def __init__(self):
+        self.offset, self.sleeps = 0.0, []
+
+    def monotonic(self):
+        import time
+        return time.monotonic() + self.offset
+
+    def sleep(self, s):
+        self.sleeps.append(s)
+        self.offset += s
+
+
+def _down_between(first_bad: int, is_back):
+    """A process factory whose starts from number ``first_bad`` on raise ServerUnavailable until ``is_back()``."""
+    starts = {"n": 0}
+
+    def factory(args, deadline=None):
+        def new():
+            starts["n"] += 1
+            if starts["n"] >= first_bad and not is_back():
+                raise ServerUnavailable("No LeanTree server answers at http://127.0.0.1:1 (refused)")
+            return LocalProcess(factorized=True)
+        return new
+    return factory
+
+
+DETERMINISTIC = ("solve_rate", "loss", "policy_loss", "value_loss", "replay_size", "new_rows", "tactic_error_rate")
+
+
+# ---------------------------------------------------------------------------- 1. a server outage
+def test_an_outage_does_not_count_and_the_run_goes_on_as_if_it_never_happened(tmp_path, monkeypatch, capsys):
+    straight = train_mod.train(tiny_args(tmp_path, "straight", iterations=3))
+    clock = FakeClock()
+    monkeypatch.setattr(train_mod, "time", clock)
+    # iteration 2's starts (start 3 on) fail until the trainer has waited three times
+    monkeypatch.setattr(train_mod, "process_factory", _down_between(3, lambda: len(clock.sleeps) >= 3))
+    learned = []
+    real_learn = train_mod.learn
+    monkeypatch.setattr(train_mod, "learn", lambda *a, **k: learned.append(1) or real_learn(*a, **k))
+    out = train_mod.train(tiny_args(tmp_path, "outage", iterations=3))
+    assert out["iteration"] == 3 and len(out["history"]) == 3 and len(learned) == 3
+    assert clock.sleeps == [1, 2, 4]  # exponential backoff
+    err = [line for line in capsys.readouterr().err.splitlines() if "server unavailable" in line]
+    assert [line.split("retrying in ")[1] for line in err] == ["1s", "2s", "4s"]  # one line per wait
+    assert all(line.startswith("[iteration 2] server unavailable (ServerUnavailable: No LeanTree") for line in err)
+    # the same theorems were tried again and nothing else was drawn: the run is the one without the outage
+    for a, b in zip(straight["history"], out["history"], strict=True):
+        assert {k: a.get(k) for k in DETERMINISTIC} == {k: b.get(k) for k in DETERMINISTIC}
+    for k, v in straight["net"].model.state_dict().items():
+        assert torch.equal(v, out["net"].model.state_dict()[k]), k
+
+
+def test_an_outage_longer_than_max_minutes_ends_the_run_saved_and_unevaluated(tmp_path, monkeypatch, capsys):
+    clock = FakeClock()
+    monkeypatch.setattr(train_mod, "time", clock)
+    # evaluation after the warm start (2 starts) and iteration 1 (2 starts) run; then the server is gone
+    monkeypatch.setattr(train_mod, "process_factory", _down_between(5, lambda: False))
+    out = train_mod.train(tiny_args(tmp_path, "long", iterations=50, eval_every=2, max_minutes=1.0))
+    assert out["iteration"] == 1 and [e["iteration"] for e in out["evals"]] == [0]
+    assert clock.sleeps[:5] == [1, 2, 4, 8, 16] and sum(clock.sleeps) <= 60  # capped by the time left
+    err = capsys.readouterr().err
+    assert "--max-minutes 1.0 reached after iteration 1; no final evaluation: the server is unavailable" in err
+    saved = checkpoint.load(tmp_path / "long" / "ck" / "latest.pt")["progress"]
+    assert saved["iteration"] == 1 and saved["seconds"] >= 59.9
+
+
+def test_evaluation_counts_only_the_theorems_that_could_be_searched(tmp_path, capsys):
+    tasks = [Task(Theorem(TRIVIAL.replace("triv", f"t{i}")), f"t{i}", 1) for i in range(4)]
+    args = tiny_args(tmp_path, "ev", actors=4)
+    starts = {"n": 0}
+
+    def every_other_start_fails():
+        starts["n"] += 1
+        if starts["n"] % 2 == 0:
+            raise ServerUnavailable("No LeanTree server answers at http://127.0.0.1:1")
+        return LocalProcess(factorized=True)
+
+    net = Proposes("exact hp")
+    ev = train_mod.evaluate(net, tasks, every_other_start_fails, args)
+    assert ev["solve_rate"] == 1.0 and ev["evaluated"] == 2 and ev["not_evaluated"] == 2  # not 2 of 4
+    assert ev["solve_rate_level_1"] == 1.0
+    assert train_mod.describe(ev) == "1.00 (2 theorems; 2 could not be searched)"
+
+    def down():
+        raise ServerUnavailable("No LeanTree server answers at http://127.0.0.1:1")
+
+    ev = train_mod.evaluate(net, tasks, down, args)
+    assert "solve_rate" not in ev and ev["evaluated"] == 0  # no made-up 0.0
+    assert train_mod.describe(ev).startswith("nothing evaluated")
+
+
+def test_search_stats_without_a_search_log_no_throughput_and_no_latency(tmp_path):
+    def down():
+        raise ServerUnavailable("No LeanTree server answers at http://127.0.0.1:1")
+
+    tasks = [Task(Theorem(TRIVIAL), "t", 1)]
+    out = train_mod.run_searches(tasks, Proposes("exact hp"), down, tiny_args(tmp_path, "st"))
+    stats = train_mod.search_stats(out)
+    assert stats == {"server_failures": 0.0, "crashed_searches": 0.0, "failed_starts": 1.0}
+    assert out["outage"].startswith("ServerUnavailable")
+
+
+# ---------------------------------------------------------------------------- 3. a hung server
+class HungAfterStart(LocalProcess):
+    """Starts fine, then every tactic fails the way the HTTP client reports a hung server."""
+
+    in_process = False  # as a lease: the search runs Lean calls on threads
+    error = "LeanTree server at http://127.0.0.1:1 did not answer /process/0/proof/0/try_apply_tactic within 2 s " \
+            "(read timeout)"
+
+    def __init__(self, raises=False):
+        super().__init__(factorized=True)
+        self.raises, self.calls = raises, 0
+
+    def apply_tactics(self, state, tactics, timeout_ms=1000):
+        self.calls += len(tactics)
+        if self.raises:
+            raise ServerTimeout(self.error)
+        return [TacticResult(t, Outcome.SERVER_FAILURE, (), self.error) for t in tactics]
+
+    def apply_tactic(self, state, tactic, timeout_ms=1000):
+        return self.apply_tactics(state, [tactic], timeout_ms)[0]
+
+
+@pytest.mark.parametrize("raises", [False, True], ids=["failure-result", "raised"])
+def test_a_hung_server_stops_the_search_after_one_call(raises):
+    proc = HungAfterStart(raises)
+    cfg = SearchConfig(num_simulations=20, max_lean_calls=50, num_tactics=2, leaves_per_round=4)
+    result = run_search(ProofSession(proc, TRIVIAL), Proposes("exact hp", "intro h"), cfg)
+    assert result.stop_reason == "server_timeout" and proc.calls == 2  # not 50 calls of 2 minutes each
+    # it did not spend its budget: nothing is labelled "not provable"
+    assert train_mod.rows_from_result(result, min_unsolved_visits=1) == []
+
+
+def test_a_vanished_server_stops_the_search_too():
+    class Gone(HungAfterStart):
+        error = "No LeanTree server answers at http://127.0.0.1:1 (connection refused). Start one with ..."
+
+    result = run_search(ProofSession(Gone(), TRIVIAL), Proposes("exact hp"), SearchConfig(num_simulations=20))
+    assert result.stop_reason == "server_unavailable"
+
+
+def test_training_warns_once_per_iteration_about_a_hung_server(tmp_path, monkeypatch, capsys):
+    from agents.alphaproof.policy import PolicyValueNet
+
+    fixed = Proposes("exact hp", "intro h")  # (an untrained net may propose nothing at all)
+    monkeypatch.setattr(PolicyValueNet, "evaluate", lambda self, states, k: fixed.evaluate(states, k))
+    monkeypatch.setattr(train_mod, "process_factory", lambda args, deadline=None: HungAfterStart)
+    out = train_mod.train(tiny_args(tmp_path, "hung", iterations=2, read_timeout=2.0))
+    assert out["iteration"] == 2 and all(h["new_rows"] == 0.0 for h in out["history"])
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert warnings == [f"[iteration {i}] warning: 2 of 2 searches stopped early: the LeanTree server did not "
+                        "answer within --read-timeout 2 s" for i in (1, 2)]
+
+
+def test_a_deadline_ends_every_search():
+    import time
+
+    sessions = [ProofSession(LocalProcess(factorized=True), TRIVIAL) for _ in range(2)]
+    results = run_batched_search(sessions, Proposes("intro h"), SearchConfig(num_simulations=20),
+                                 deadline=time.monotonic() - 1)
+    assert [r.stop_reason for r in results] == ["deadline", "deadline"]
+    assert all(r.simulations == 0 and not train_mod.rows_from_result(r, 1) for r in results)
+
+
+@pytest.fixture
+def hung_url():
+    """A TCP port that accepts connections and never answers (a hung server)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    sock.close()
+
+
+def test_read_timeout_reaches_the_client(tmp_path, hung_url):
+    with pytest.raises(ServerTimeout, match=r"within 0\.3 s \(read timeout\)"):  # not after 2 minutes
+        train_mod.train(tiny_args(tmp_path, "rt", server=hung_url, read_timeout=0.3))
+    with pytest.raises(ValueError, match="--read-timeout"):
+        train_mod.train(tiny_args(tmp_path, "rt", server=hung_url, read_timeout=0.0))
+
+
+# ---------------------------------------------------------------------------- 2. Ctrl-C / SIGTERM
+class Lease(LocalProcess):
+    """An in-process process that is closed the way an HttpLease is (``quick`` or not)."""
+
+    in_process = False
+
+    def __init__(self, closed):
+        super().__init__(factorized=True)
+        self._closed_with = closed
+
+    def close(self, *, quick=False):
+        self._closed_with.append(quick)
+        super().close()
+
+
+def test_unwinding_gives_every_lease_back_quickly_and_without_retry(tmp_path):
+    closed = []
+
+    class Interrupted(Proposes):
+        def evaluate(self, states, k):
+            raise KeyboardInterrupt
+
+    tasks = [Task(Theorem(TRIVIAL), "t", 1)] * 3
+    with pytest.raises(KeyboardInterrupt):
+        train_mod.run_searches(tasks, Interrupted("exact hp"), lambda: Lease(closed), tiny_args(tmp_path, "ki"))
+    assert closed == [True] * 3  # not the client's default (two minutes, then retries)
+
+
+def test_quick_give_back_of_real_leases_on_a_hung_server(hung_url, monkeypatch, caplog):
+    from agents.alphaproof import actors
+    from leangym.backends.leantree import HttpLease, LeanTreeClient
+
+    from leangym.backends import leantree
+
+    monkeypatch.setattr(leantree, "_EXIT_TIMEOUT", (1.0, 0.2))
+    client = LeanTreeClient(hung_url, read_timeout=60)
+    leases = [HttpLease(client, pid) for pid in (1, 2, 3)]
+    actors.give_back(leases, quick=True)
+    assert all(lease.closed for lease in leases)
+    warned = [r.getMessage() for r in caplog.records if "could not return" in r.getMessage()]
+    assert len(warned) == 3 and all("within 0.2 s" in w for w in warned)  # the short timeout, not 60 s
+
+
+def test_an_interrupt_does_not_wait_for_a_lean_call_that_hangs():
+    """Ctrl-C while a search thread waits on a hung server: the program ends without that thread."""
+    script = textwrap.dedent(f"""
+        import os, signal, sys, time
+        from agents.alphaproof.interfaces import Evaluation
+        from agents.alphaproof.search import SearchConfig, run_search
+        from leangym.session import ProofSession
+        from leangym.sim.local import LocalProcess
+
+        class Hangs(LocalProcess):
+            in_process = False
+            def apply_tactic(self, state, tactic, timeout_ms=1000):
+                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while this call waits on the "server"
+                time.sleep(3)
+                print("the hung call finished", flush=True)
+                return super().apply_tactic(state, tactic, timeout_ms)
+
+        class Ev:
+            def evaluate(self, states, k):
+                return [Evaluation(("exact hp",), (0.0,), 0.5) for _ in states]
+
+        try:
+            run_search(ProofSession(Hangs(), {TRIVIAL!r}), Ev(), SearchConfig(num_simulations=4))
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(130)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 130 and proc.stdout == "interrupted\n", (proc.stdout, proc.stderr)
+
+
+# ---------------------------------------------------------------------------- 4, 8. resume
+def _scalars(logdir, tag):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(logdir), size_guidance={"scalars": 0})
+    acc.Reload()
+    return [e.step for e in acc.Scalars(tag)] if tag in acc.Tags()["scalars"] else []
+
+
+def test_resume_keeps_the_logged_history_and_applies_a_new_replay_size(tmp_path, capsys):
+    args = tiny_args(tmp_path, "run", iterations=1, warmup_steps=20, warmup_theorems=8, sft_mix=0.25)
+    train_mod.train(args)
+    resume = str(tmp_path / "run" / "ck")
+    train_mod.train(tiny_args(tmp_path, "run", iterations=2, warmup_steps=20, sft_mix=0.25, replay_size=3,
+                              resume=resume))
+    tb = tmp_path / "run" / "tb"
+    assert _scalars(tb, "train/loss") == [1, 2]  # the checkpointed iteration 1 survives the resume
+    assert _scalars(tb / "warmup", "sft/loss") == [10, 20]  # and so does the warm start
+    # 4 --> 3: the warning says the new size applies, and it does (the newest rows are kept)
+    assert "--replay-size is 3" in capsys.readouterr().err
+    replay = checkpoint.load(tmp_path / "run" / "ck" / "latest.pt")["replay"]
+    assert replay["capacity"] == 3 and len(replay["rows"]) == 3
+
+
+def test_replay_resize_keeps_the_newest_rows():
+    from agents.alphaproof.replay import ReplayBuffer
+
+    buf = ReplayBuffer(10)
+    buf.add({"state": f"⊢ s{i}"} for i in range(8))
+    small = ReplayBuffer(10)
+    small.load_state_dict(buf.state_dict(), capacity=3)
+    assert small.capacity == 3 and [r["state"] for r in small.rows] == ["⊢ s5", "⊢ s6", "⊢ s7"]
+
+
+# ---------------------------------------------------------------------------- 5. overwriting a checkpoint
+def _cli(main, argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        run_cli(lambda: main(argv))
+    err = capsys.readouterr().err
+    return e.value.code, err
+
+
+def test_a_new_run_refuses_to_overwrite_another_runs_checkpoint(tmp_path, capsys):
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    (ck / "latest.pt").write_bytes(b"an earlier run")
+    argv = ["--checkpoint-dir", str(ck), "--logdir", "", "--no-progress", "--actors", "1", "--iterations", "0",
+            "--warmup-steps", "0", "--sft-mix", "0", "--eval-every", "0"]
+    code, err = _cli(train_mod.main, argv, capsys)
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1
+    assert "--resume" in err and "--overwrite" in err and str(ck / "latest.pt") in err
+    assert (ck / "latest.pt").read_bytes() == b"an earlier run"
+    out = train_mod.train(tiny_args(tmp_path, "x", checkpoint_dir=str(ck), iterations=0, overwrite=True))
+    assert out["iteration"] == 0 and checkpoint.load(ck / "latest.pt")["progress"]["warm_started"]
+
+
+def test_sft_refuses_to_overwrite_its_out_file(tmp_path, capsys):
+    from agents.alphaproof.sft import main as sft_main
+
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"state": "⊢ p", "tactic": "exact hp", "steps_to_go": 1}) + "\n", encoding="utf-8")
+    out = tmp_path / "sft.pt"
+    out.write_bytes(b"an earlier net")
+    code, err = _cli(sft_main, ["--data", str(rows), "--out", str(out), "--steps", "1"], capsys)
+    assert code == 2 and err.startswith("error: ") and "--overwrite" in err and str(out) in err
+    assert out.read_bytes() == b"an earlier net"
+
+
+# ---------------------------------------------------------------------------- 6. unreadable checkpoints
+def _damaged(tmp_path, kind):
+    from agents.alphaproof.policy import PolicyValueNet
+
+    good = checkpoint.save(tmp_path / "good.pt", {"net": PolicyValueNet.create("tiny", max_tactic_tokens=4)
+                                                  .to_payload()})
+    data = bytearray(good.read_bytes())
+    if kind == "empty":
+        data = b""
+    elif kind == "truncated":
+        data = data[:len(data) // 3]
+    elif kind == "text":
+        data = b"hello\n"
+    elif kind == "bit-flipped":  # a byte of the pickled structure (zip entry data.pkl)
+        info = next(i for i in zipfile.ZipFile(good).infolist() if i.filename.endswith("data.pkl"))
+        name_len, extra_len = struct.unpack("<HH", data[info.header_offset + 26:info.header_offset + 30])
+        data[info.header_offset + 30 + name_len + extra_len + 10] ^= 0xFF
+    bad = tmp_path / f"{kind}.pt"
+    bad.write_bytes(bytes(data))
+    return bad
+
+
+@pytest.mark.parametrize("kind", ["empty", "truncated", "text", "bit-flipped"])
+def test_an_unreadable_checkpoint_is_one_error_naming_the_file(tmp_path, kind, capsys):
+    from agents.alphaproof.policy import PolicyValueNet
+    from agents.alphaproof.prove import main as prove_main
+
+    bad = _damaged(tmp_path, kind)
+    for load in (checkpoint.load, PolicyValueNet.load):
+        with pytest.raises(ValueError, match="not a readable checkpoint") as e:
+            load(str(bad))
+        assert str(e.value).startswith(f"{bad}: ")
+    code, err = _cli(prove_main, ["--checkpoint", str(bad), "--theorem", TRIVIAL], capsys)
+    assert code == 2 and err.startswith(f"error: {bad}: not a readable checkpoint") and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------- 7. bad input files
+GOOD_ROW = json.dumps({"state": "⊢ p", "tactic": "exact hp", "steps_to_go": 1})
+
+
+@pytest.mark.parametrize("line, why", [
+    ('{"state": "⊢ p", "tactic": "exact hp", "steps_to_go": "two"}', "'steps_to_go' must be a whole number >= 0"),
+    ('{"state": "⊢ p", "tactic": "exact hp", "steps_to_go": -1}', "'steps_to_go' must be a whole number >= 0"),
+    ('{"state": "⊢ p", "tactic": "exact hp", "steps_to_go": true}', "'steps_to_go' must be a whole number >= 0"),
+    ('{"state": "⊢ p", "tactic": "exact hp", "steps_to_go": 1.5}', "'steps_to_go' must be a whole number >= 0"),
+    ('{"state": "⊢ p", "tactic": 5}', "'tactic' must be a string or null"),
+    ('{"state": "⊢ p", "value": "high"}', "'value' must be a finite number"),
+    ('{"state": "⊢ p", "value": NaN}', "'value' must be a finite number"),
+    ('{"tactic": "exact hp"}', "expected an object with a string 'state'"),
+    ('{"state": "⊢ p", ', "not JSON"),
+    (b'{"state": "\xff p"}', "not UTF-8"),
+])
+def test_training_rows_are_checked_when_loaded_and_errors_name_the_line(tmp_path, line, why):
+    from agents.alphaproof.data import load_rows
+
+    path = tmp_path / "rows.jsonl"
+    bad = line if isinstance(line, bytes) else line.encode("utf-8")
+    path.write_bytes(GOOD_ROW.encode("utf-8") + b"\n\n" + bad + b"\n" + GOOD_ROW.encode("utf-8") + b"\n")
+    with pytest.raises(ValueError) as e:
+        load_rows(str(path))
+    assert str(e.value).startswith(f"{path}:3: ") and why in str(e.value)
+
+
+def test_good_rows_pass_the_check():
+    from agents.alphaproof.data import row_problem
+
+    for row in ({"state": "⊢ p", "tactic": "exact hp", "steps_to_go": 0}, {"state": "⊢ p", "steps_to_go": None},
+                {"state": "⊢ p", "tactic": None, "value": 0.5}, {"state": "⊢ p", "value": 1}):
+        assert row_problem(row) is None, row
+
+
+@pytest.mark.parametrize("line, why", [
+    ('{"name": "t"}', "no 'formal_statement'"),
+    (json.dumps({"formal_statement": TRIVIAL, "difficulty": "hard"}), "'difficulty' must be a whole number"),
+    (json.dumps({"formal_statement": TRIVIAL, "proof": 5}), "'proof' must be a list of tactic strings"),
+    ('[1, 2]', "expected a JSON object"),
+    ('{"formal_statement": ', "not JSON"),
+    (b'{"formal_statement": "\xfe"}', "not UTF-8"),
+])
+def test_a_bad_theorem_row_names_its_file_and_line(tmp_path, line, why):
+    from agents.alphaproof.theorem_source import TheoremFileSource
+
+    path = tmp_path / "thms.jsonl"
+    good = json.dumps({"name": "t", "formal_statement": TRIVIAL}).encode("utf-8")
+    bad = line if isinstance(line, bytes) else line.encode("utf-8")
+    path.write_bytes(good + b"\n\n" + bad + b"\n")
+    with pytest.raises(ValueError) as e:
+        TheoremFileSource(str(path))
+    assert str(e.value).startswith(f"{path}:3: ") and why in str(e.value)
+
+
+# ---------------------------------------------------------------------------- minor: prove
+def test_prove_says_a_statement_is_nested_too_deeply(tmp_path, capsys):
+    from agents.alphaproof.policy import PolicyValueNet
+    from agents.alphaproof.prove import main as prove_main
+
+    PolicyValueNet.create("tiny", seed=0, max_tactic_tokens=4).save(str(tmp_path / "net.pt"))
+    deep = "theorem t (p : Prop) : " + "p → " * 3000 + "p := by sorry"
+    code, err = _cli(prove_main, ["--checkpoint", str(tmp_path / "net.pt"), "--theorem", deep], capsys)
+    assert code == 2 and err.startswith("error: the statement is nested too deeply") and err.count("\n") == 1
