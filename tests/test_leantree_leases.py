@@ -203,3 +203,18 @@ def test_after_a_read_timeout_the_rest_of_a_batch_is_not_sent(sim_server):
     assert "read timeout" in results[0].error and results[1].error.startswith("not sent")
     assert srv.server.request_count - before == 1
     lease.close(quick=True)
+
+
+def test_leases_left_at_exit_are_given_back_all_at_once(monkeypatch):
+    # A hung server costs each return a short timeout: one after another, 64 leases would hold
+    # the exit up for minutes. The returns must overlap (three that wait for each other finish).
+    barrier, calls = threading.Barrier(3, timeout=10), []
+
+    class Lease:
+        def close(self, *, quick=False):
+            calls.append(quick)
+            barrier.wait()
+
+    monkeypatch.setattr(leantree, "live_leases", lambda: [Lease(), Lease(), Lease()])
+    leantree._return_all_leases()
+    assert calls == [True] * 3 and not barrier.broken
