@@ -160,6 +160,7 @@ class HungAfterStart(LocalProcess):
     in_process = False  # as a lease: the search runs Lean calls on threads
     error = "LeanTree server at http://127.0.0.1:1 did not answer /process/0/proof/0/try_apply_tactic within 2 s " \
             "(read timeout)"
+    cause = "ServerTimeout"
 
     def __init__(self, raises=False):
         super().__init__(factorized=True)
@@ -169,7 +170,7 @@ class HungAfterStart(LocalProcess):
         self.calls += len(tactics)
         if self.raises:
             raise ServerTimeout(self.error)
-        return [TacticResult(t, Outcome.SERVER_FAILURE, (), self.error) for t in tactics]
+        return [TacticResult(t, Outcome.SERVER_FAILURE, (), self.error, cause=self.cause) for t in tactics]
 
     def apply_tactic(self, state, tactic, timeout_ms=1000):
         return self.apply_tactics(state, [tactic], timeout_ms)[0]
@@ -188,6 +189,7 @@ def test_a_hung_server_stops_the_search_after_one_call(raises):
 def test_a_vanished_server_stops_the_search_too():
     class Gone(HungAfterStart):
         error = "No LeanTree server answers at http://127.0.0.1:1 (connection refused). Start one with ..."
+        cause = "ServerUnavailable"
 
     result = run_search(ProofSession(Gone(), TRIVIAL), Proposes("exact hp"), SearchConfig(num_simulations=20))
     assert result.stop_reason == "server_unavailable"

@@ -404,3 +404,12 @@ def test_only_leans_timeout_text_is_a_timeout(scripted_client, monkeypatch):
 
     monkeypatch.setattr(scripted_client, "_request", lean_timeout)
     assert scripted_client.apply_tactic(1, 0, "simp").outcome is Outcome.TIMEOUT
+
+
+def test_a_server_failure_names_its_cause(sim_server):
+    srv = sim_server(process_factory=scripted, latency_ms=1500)
+    client = LeanTreeClient(srv.url, read_timeout=0.3, retries=0)
+    pid = client.get_process()
+    assert client.try_apply_tactic(pid, 0, "split").cause == "ServerTimeout"
+    srv.stop()
+    assert client.try_apply_tactic(pid, 0, "split").cause == "ServerUnavailable"

@@ -49,12 +49,12 @@ def server_gone(results: Sequence[TacticResult]) -> str | None:
     transient; against a hung server every later call would wait a whole read timeout as well.
     """
     for r in results:
-        if r.outcome is Outcome.SERVER_FAILURE and r.error:
-            if "read timeout" in r.error:
-                return "server_timeout"
-            if r.error.startswith("No LeanTree server answers"):
-                return "server_unavailable"
+        if r.outcome is Outcome.SERVER_FAILURE and r.cause in _GONE:
+            return _GONE[r.cause]
     return None
+
+
+_GONE = {"ServerTimeout": "server_timeout", "ServerUnavailable": "server_unavailable"}
 
 
 @dataclass

@@ -143,7 +143,6 @@ class LeanTreeClient:
         # When nothing last listened at the URL (connection refused). A lease older than
         # that may belong to a server that has restarted since; see _give_back.
         self.last_refused = float("-inf")
-        self.last_read_timeout = float("-inf")  # when a request last went unanswered (see HttpLease.apply_tactics)
 
     # ------------------------------------------------------------------ transport
 
@@ -179,7 +178,6 @@ class LeanTreeClient:
         try:
             status, content = self._transport.exchange(method, path, data, timeout[0], timeout[1])
         except ReadTimedOut:
-            self.last_read_timeout = time.monotonic()
             raise ServerTimeout(f"LeanTree server at {self.url} did not answer {path} within {timeout[1]:g} s "
                                 "(read timeout)") from None
         except ConnectFailed as e:
@@ -263,7 +261,8 @@ class LeanTreeClient:
             body = self._request("POST", f"/process/{int(pid)}/proof/{int(psid)}/try_apply_tactic",
                                  {"tactic": tactic, "timeout": int(timeout_ms)}, retry=True)
         except ServerError as e:
-            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), str(e), time.perf_counter() - t0)
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), str(e), time.perf_counter() - t0,
+                                type(e).__name__)
         except Exception as e:  # noqa: BLE001 - the contract is "never raises"
             return TacticResult(tactic, Outcome.SERVER_FAILURE, (), f"{type(e).__name__}: {e}",
                                 time.perf_counter() - t0)
@@ -294,7 +293,8 @@ class LeanTreeClient:
             err = str(e) if outcome is Outcome.SERVER_FAILURE else e.error
             return TacticResult(tactic, outcome, (), err, time.perf_counter() - t0)
         except ServerError as e:
-            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), str(e), time.perf_counter() - t0)
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), str(e), time.perf_counter() - t0,
+                                type(e).__name__)
         except Exception as e:  # noqa: BLE001
             return TacticResult(tactic, Outcome.SERVER_FAILURE, (), f"{type(e).__name__}: {e}",
                                 time.perf_counter() - t0)
@@ -467,14 +467,14 @@ class HttpLease:
         tactics, results = list(tactics), []
         with self._busy:
             for tactic in tactics:
-                asked = time.monotonic()
                 r = self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
                 results.append(r)
-                if r.outcome is Outcome.SERVER_FAILURE and self.client.last_read_timeout >= asked:
+                if r.cause == "ServerTimeout":
                     break
         for tactic in tactics[len(results):]:
             results.append(TacticResult(tactic, Outcome.SERVER_FAILURE, (),
-                                        "not sent: the server did not answer the previous tactic (read timeout)"))
+                                        "not sent: the server did not answer the previous tactic (read timeout)",
+                                        cause="ServerTimeout"))
         return results
 
     def run_command(self, source: str) -> CommandResult:

@@ -111,6 +111,9 @@ class TacticResult:
     states: tuple[ProofState, ...] = ()
     error: str | None = None
     elapsed_s: float = 0.0
+    # SERVER_FAILURE only: the ServerError class behind it when there was one ("ServerTimeout":
+    # the server hung; "ServerUnavailable": nobody answers), so callers need not read `error`
+    cause: str | None = None
 
     @property
     def ok(self) -> bool:
