@@ -3,14 +3,16 @@
 Two gates. Before a tactic is sent, :meth:`SoundnessPolicy.check_tactic`
 rejects escape hatches (``sorry``, ``admit``, ``native_decide``, the
 ``exact?`` family, meta code such as ``run_tac`` or ``by_elab``) and anything
-that would leave tactic mode (a new command such as
-``theorem``/``axiom``/``#exit``/``end`` on a line of its own). Lean's scoped
+that would leave tactic mode (a command keyword such as
+``theorem``/``axiom``/``#exit``/``end`` anywhere outside comments: Lean needs no
+line break between commands). Lean's scoped
 tactic forms ``open Foo in tac`` and ``set_option OPTION N in tac`` pass, the
 latter for a few resource limits only (``set_option debug.skipKernelTC true in``
 would switch the kernel off). After
 the goals are closed, :func:`verify` assembles the whole proof, checks it as
 one command together with ``#print axioms``, and accepts it only with no
-error, no ``sorry`` and no axiom outside the allowed set. Every rule is a
+error, no ``sorry`` and no axiom outside the allowed set (its ``#print axioms`` answer is
+read whole, as Lean writes it). Every rule is a
 field of the policy; none is silent.
 
 The check declares the theorem under a name of its own: its name plus a random
@@ -34,26 +36,35 @@ from leangym.backends.types import LeanProcess, ServerError
 from leangym.theorem import Theorem
 
 # Escape hatches, plus meta-programming that could forge messages or add declarations.
-DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "apply?", "exact?", "sorryAx",
-                  "run_tac", "run_cmd", "run_elab", "run_meta", "by_elab")
+DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "ofReduceBool", "apply?", "exact?", "sorryAx",
+                  "run_tac", "run_cmd", "run_elab", "run_meta", "by_elab", "command_elab")
 DEFAULT_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
-# Lean commands: none of them may start a line of a tactic.
+# Lean commands. None may appear in a tactic, anywhere: Lean needs no line break between
+# commands (`exact h axiom x : False` ends the proof and declares an axiom). They are keywords,
+# so no identifier can be spelled like them.
 COMMAND_KEYWORDS = (
     "theorem lemma def axiom example instance abbrev structure class inductive opaque "
     "noncomputable private protected partial unsafe namespace section end open export "
     "universe variable import set_option attribute macro macro_rules syntax elab "
-    "elab_rules notation infix infixl infixr prefix postfix mutual deriving initialize"
+    "elab_rules notation infix infixl infixr prefix postfix mutual deriving initialize "
+    "alias irreducible_def declare_syntax_cat simproc dsimproc builtin_initialize add_decl_doc "
+    "omit include unseal seal"
 ).split()
-_COMMAND_LINE = re.compile(r"^\s*(?:(?:" + "|".join(COMMAND_KEYWORDS) + r")(?![\w.'?!])|@\[|#[A-Za-z]\w*)", re.M)
+_NOT_NAME_BEFORE, _NOT_NAME_AFTER = r"(?<![\w.'«])", r"(?![\w.'?!»])"  # a whole token, not part of a name
+_COMMAND = re.compile(_NOT_NAME_BEFORE + "(?:" + "|".join(COMMAND_KEYWORDS) + ")" + _NOT_NAME_AFTER + r"|@\[")
 _HASH_COMMAND = re.compile(r"(?<![\w#])#\s*[A-Za-z]\w*")
-# `set_option OPTION N in tac` at the start of a line: resource limits only, each with a ceiling
-# (`maxHeartbeats 0` means no limit, and the final check has no time limit in the protocol).
+# Lean's scoped tactic forms `open Foo in tac` and `set_option OPTION N in tac` pass; the latter for
+# resource limits only, each with a ceiling (`maxHeartbeats 0` means no limit, and the final check
+# has no time limit in the protocol; `debug.skipKernelTC` would switch the kernel off).
 TACTIC_OPTIONS = {"maxRecDepth": 100_000, "maxHeartbeats": 1_000_000,
                   "synthInstance.maxHeartbeats": 1_000_000, "synthInstance.maxSize": 10_000}
 _SCOPED_PREFIX = re.compile(
-    r"^([ \t]*)(?:set_option[ \t]+([\w.]+)[ \t]+(\d+)|open(?:[ \t]+scoped)?(?:[ \t]+(?!in\b)[A-Za-z_][\w.']*)+)"
-    r"[ \t]+in\b[ \t]*", re.M)
-_AXIOMS_MSG = re.compile(r"depends on axioms: \[(.*?)\]", re.S)
+    _NOT_NAME_BEFORE + r"(?:set_option\s+([\w.]+)\s+(\d+)|open(?:\s+scoped)?(?:\s+(?!in\b)[^\W\d][\w.']*)+)\s+in"
+    + _NOT_NAME_AFTER)
+# A `'` that no name precedes may open a character literal ('"'), which would make a comment
+# scanner that ignores literals misread the text: with string or character literals, nothing is
+# taken for a comment.
+_LITERAL = re.compile(r"\"|(?<![\w'])'")
 
 
 @functools.lru_cache(maxsize=256)
@@ -63,6 +74,44 @@ def _banned_pattern(word: str) -> re.Pattern[str]:
     # symbol (`ℕsorry`) or a dot (`_root_.sorryAx`) some tokenizer may still read the word, so
     # it is banned there too (a false alarm costs one rejected tactic, a miss costs soundness).
     return re.compile(r"(?<![A-Za-z_'])" + re.escape(word) + (r"(?![A-Za-z0-9_'])" if word[-1].isalnum() else ""))
+
+
+def _code(tactic: str) -> str:
+    """``tactic`` with its comments blanked (``-- ...`` and nested ``/- ... -/``), so that prose like
+    "by the theorem of ..." is not taken for a command; unchanged when it holds a string or
+    character literal (inside one, ``--`` is no comment: a scanner that got that wrong would
+    hide code, so then every word counts, comments included)."""
+    if _LITERAL.search(tactic):
+        return tactic
+    out, i, depth, n = [], 0, 0, len(tactic)
+    while i < n:
+        if depth == 0 and tactic.startswith("--", i):
+            end = tactic.find("\n", i)
+            i = n if end < 0 else end
+        elif tactic.startswith("/-", i):
+            depth, i = depth + 1, i + 2
+            out.append("  ")
+        elif depth and tactic.startswith("-/", i):
+            depth, i = depth - 1, i + 2
+            out.append("  ")
+        else:
+            out.append(tactic[i] if not depth or tactic[i] == "\n" else " ")
+            i += 1
+    return "".join(out)
+
+
+def _strip_scoped_prefixes(code: str) -> str:
+    """``code`` without its allowed ``open ... in`` / ``set_option ... in`` (what follows each is
+    then checked like any other text, so a command hidden behind one is still found)."""
+    def strip(m: re.Match[str]) -> str:
+        option, value = m.group(1), m.group(2)
+        if option is not None and not (option in TACTIC_OPTIONS and 0 < int(value) <= TACTIC_OPTIONS[option]):
+            return m.group(0)  # not an allowed option: left for the command check to reject
+        return " "
+
+    while (shorter := _SCOPED_PREFIX.sub(strip, code)) != code:
+        code = shorter
+    return code
 
 
 @dataclass(frozen=True)
@@ -79,30 +128,17 @@ class SoundnessPolicy:
             return "leangym: empty tactic"
         if len(tactic) > self.max_tactic_chars:
             return f"leangym: tactic longer than {self.max_tactic_chars} characters"
+        code = _code(tactic)
         for word in self.banned:
-            if _banned_pattern(word).search(tactic):
+            if _banned_pattern(word).search(code):
                 return f"leangym soundness policy: '{word}' is not allowed in a proof"
         if self.reject_commands:
-            body = _strip_scoped_prefixes(tactic)
-            m = _COMMAND_LINE.search(body) or _HASH_COMMAND.search(body)
+            body = _strip_scoped_prefixes(code)
+            m = _COMMAND.search(body) or _HASH_COMMAND.search(body)
             if m:
                 return (f"leangym soundness policy: {m.group(0).strip()!r} starts a Lean command; "
                         "a tactic may not leave tactic mode")
         return None
-
-
-def _strip_scoped_prefixes(tactic: str) -> str:
-    """``tactic`` without its allowed ``open ... in`` / ``set_option ... in`` prefixes (what is
-    left of each line is checked as a line start, so a command hidden behind one is still found)."""
-    def strip(m: re.Match[str]) -> str:
-        option, value = m.group(2), m.group(3)
-        if option is not None and not (option in TACTIC_OPTIONS and 0 < int(value) <= TACTIC_OPTIONS[option]):
-            return m.group(0)  # not an allowed option: left for the command check to reject
-        return m.group(1)
-
-    while (shorter := _SCOPED_PREFIX.sub(strip, tactic)) != tactic:
-        tactic = shorter
-    return tactic
 
 
 @dataclass(frozen=True)
@@ -141,19 +177,36 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
     # its own lines. (`> last_line`, not `== last_line + 2`, so that a server counting lines
     # from 0 works too; a message without a position is taken as the command's.)
     last_line = checked.count("\n")
-    infos = [m.text for m in result.messages
-             if m.severity == "info" and (m.line is None or m.line > last_line)
-             and f"'{name}'" in m.text and "axioms" in m.text]
+    infos = [m.text.strip() for m in result.messages
+             if m.severity == "info" and (m.line is None or m.line > last_line) and f"{name}'" in m.text]
     if len(infos) != 1:  # none: the check did not run; several: someone forged one
         return Verification(False, source, error=f"final check failed: '#print axioms' gave {len(infos)} answers, "
                                                  "expected exactly one")
-    if "does not depend on any axioms" in infos[0]:
-        return Verification(True, source)
-    found = [m for m in (_AXIOMS_MSG.search(infos[0]),) if m]
-    if not found:
+    axioms = _axioms_of(infos[0], name)
+    if axioms is None:
         return Verification(False, source, error=f"final check failed: unreadable '#print axioms' answer {infos[0]!r}")
-    axioms = tuple(a.strip() for a in found[0].group(1).split(",") if a.strip())
     bad = [a for a in axioms if a not in policy.allowed_axioms]
     if bad:
         return Verification(False, source, axioms, f"final check failed: proof uses disallowed axioms {bad}")
     return Verification(True, source, axioms)
+
+
+_PLAIN_NAME = re.compile(r"[^\W\d][\w']*(?:\.[^\W\d][\w']*)*")
+
+
+def _axioms_of(answer: str, name: str) -> tuple[str, ...] | None:
+    """The axioms in Lean's whole ``#print axioms`` answer for ``name``; None if it is not one.
+
+    The answer is matched whole, as Lean writes it: ``'NS.name' does not depend on any axioms``
+    or ``'NS.name' depends on axioms: [a, b]`` (``NS.``: the namespace the header opened, or
+    ``_private...`` for a private theorem). Each axiom must be a plain dotted name: an axiom
+    named ``«does not depend on any axioms»`` or ``Classical.«choice]✝»`` must not read as a pass.
+    """
+    m = re.fullmatch(r"'(?:[^\n]*\.)?" + re.escape(name) + r"' (?:(does not depend on any axioms)|"
+                     r"depends on axioms: \[([^\[\]]*)\])", answer, re.S)
+    if m is None:
+        return None
+    if m.group(1):
+        return ()
+    axioms = tuple(a.strip() for a in m.group(2).split(","))
+    return axioms if all(_PLAIN_NAME.fullmatch(a) for a in axioms) else None

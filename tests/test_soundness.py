@@ -148,3 +148,59 @@ def test_statements_hold_exactly_one_theorem():
                  "axiom x : False\ntheorem b : False := by sorry"):
         with pytest.raises(TheoremError, match="exactly one theorem"):
             Theorem(stmt)
+
+
+class Answers(LocalProcess):
+    """The simulator's check, with Lean's exact '#print axioms' answer replaced by ``answer``."""
+
+    def __init__(self, answer):
+        super().__init__()
+        self.answer = answer
+
+    def run_command(self, source):
+        real = super().run_command(source)
+        name = source.rsplit("#print axioms ", 1)[1].strip()
+        msgs = tuple(m if "axioms" not in m.text else dataclasses.replace(m, text=self.answer.format(name=name))
+                     for m in real.messages)
+        return CommandResult(msgs, real.sorries, real.env)
+
+
+@pytest.mark.parametrize("answer", [
+    "'{name}' depends on axioms: [«does not depend on any axioms»]",  # an axiom named like the pass
+    "'{name}' depends on axioms: [Classical.choice]✝]",  # Lean prints `«choice]✝»` unescaped
+    "'{name}' depends on axioms: [Classical.«choice», cheat]",
+    "'{name}' does not depend on any axioms, but note: [cheat]",
+    "'{name}' depends on axioms: [propext] and more",
+])
+def test_the_axioms_answer_is_read_whole(answer):
+    check = verify(Answers(answer), THM, "exact hp", SoundnessPolicy())
+    assert not check.ok, answer
+
+
+def test_a_namespaced_or_private_theorem_verifies():
+    for answer in ("'Foo.{name}' does not depend on any axioms",
+                   "'_private.Mathlib.Foo.0.{name}' depends on axioms: [propext, Classical.choice]",
+                   "'{name}' depends on axioms: [propext,\n Quot.sound]"):
+        check = verify(Answers(answer), THM, "exact hp", SoundnessPolicy())
+        assert check.ok, (answer, check.error)
+
+
+@pytest.mark.parametrize("tactic", [
+    "exact hp axiom cheat : False", "exact hp; theorem x : True := trivial", "exact hp end Foo",
+    "/- -/ axiom cheat : False", "local notation \"x\" => 1", "alias foo := bar",
+    "skip; set_option debug.skipKernelTC true in exact hp",
+    "exact Lean.ofReduceBool _ _ rfl", "exact hp @[command_elab Lean.Parser.Command.printAxioms] def forge := 1",
+    # a comment scanner that ignored literals would take this for a comment, and miss the command
+    "exact (fun _ => hp) '\"' -- \" axiom cheat : False",
+])
+def test_commands_anywhere_in_a_tactic_are_rejected(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is not None
+
+
+@pytest.mark.parametrize("tactic", [
+    "nlinarith [sq_nonneg x] -- by the theorem of AM-GM, see the example above",
+    "/- we end the proof here: an example of `open` -/ exact hp", "skip; open Real in simp",
+    "have h' : p := hp -- theorem h'", "exact h.end_pos", "exact Nat.theorem_x",
+])
+def test_command_words_in_comments_and_names_pass(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is None
