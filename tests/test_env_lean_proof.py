@@ -497,3 +497,35 @@ def test_the_sessions_process_is_metered():
     with pytest.raises(BudgetExhausted):
         s.process.start_proof(AND)
     assert s.stats.lean_calls == 3 and s.verify("constructor\n· exact hp\n· exact hq").ok  # the check is free
+
+
+def test_a_kept_lease_is_recycled_every_n_episodes():
+    """A Lean process keeps every state until it is returned: a long run must not grow it forever."""
+    made = []
+
+    def factory():
+        made.append(LocalProcess())
+        return made[-1]
+
+    env = LeanProofEnv(ONE, process_factory=factory, episodes_per_lease=3)
+    for _ in range(7):
+        env.reset()
+        env.step("exact hq")
+    assert len(made) == 3  # episodes 1-3, 4-6, 7
+    env.close()
+    with pytest.raises(ValueError, match="episodes_per_lease"):
+        LeanProofEnv(ONE, process_factory=factory, episodes_per_lease=0)
+
+
+def test_a_header_with_declarations_is_proved_again_and_again():
+    # The final check declares the header again: on a process that keeps what it declared,
+    # the second episode's check would fail with "already declared" unless it gets a fresh lease.
+    thm = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
+                  header="theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n")
+    env = LeanProofEnv(thm, process_factory=LocalProcess)
+    rewards = []
+    for _ in range(3):
+        env.reset()
+        rewards.append(env.step("exact helper q hq")[1])
+    assert rewards == [1.0, 1.0, 1.0]
+    env.close()

@@ -494,3 +494,16 @@ def test_recovery_is_off_inside_backtracking():
            "  · try (· exact hp)\n"
            "    exact hq")
     assert p.command(src)["messages"] == []
+
+
+def test_tactics_see_the_header_but_not_the_theorem_itself():
+    """As in Lean: the proof state at the statement's `sorry` lives in the environment of its
+    command, so the header's lemmas can be cited; the theorem being proved cannot."""
+    from leangym.sim.process import SimProcess
+
+    p = SimProcess()
+    src = "theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\ntheorem uses (q : Prop) (hq : q) : q := by sorry"
+    root = p.proof_from_sorry(src)["value"]["proof_state_id"]
+    assert p.try_apply_tactic(root, "exact helper q hq")["value"] == [{"proof_state_id": 1, "goals": []}]
+    assert "unknown identifier 'uses'" in p.try_apply_tactic(root, "exact uses q hq")["error"]
+    assert "helper" not in p.kernel.env  # proof_from_sorry declares nothing on the process

@@ -73,6 +73,10 @@ SERVER_ENV_VAR = "LEANGYM_SERVER"
 TRUNCATION_MARKER = "\n… [truncated]"
 
 TheoremSpec = Any  # a statement, Theorem, row mapping, theorem set (JSONL path, "minif2f", ...), or a list
+# A header line that declares something (a check re-declares it: see ``episodes_per_lease``).
+_HEADER_DECLARATION = re.compile(
+    r"^\s*(?:@\[.*?\]\s*)?(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
+    r"(?:theorem|lemma|def|abbrev|instance|structure|class|inductive|axiom|opaque|irreducible_def|alias)\b", re.M)
 
 
 def default_server_url() -> str:
@@ -259,6 +263,12 @@ class LeanProofEnv(gym.Env[str, str]):
             :class:`ServerTimeout` at once instead of trying again.
         fresh_process: lease a new process at every ``reset`` (returning the previous one,
             which ends the previous session) instead of keeping one across episodes.
+        episodes_per_lease: otherwise, how many episodes one lease serves before it is given
+            back (the server rolls it back) and a fresh one leased: a Lean process keeps every
+            proof state and checked proof until it is returned, so a kept lease would grow
+            without bound over a long run. A theorem whose header declares something gets a
+            fresh lease at every reset: its final check declares the header again, which Lean
+            refuses on a process that has it already.
         reset_attempts: how often ``reset`` tries to start the proof when the server fails
             (HTTP 5xx, a dropped connection, a dead process), each time on a new lease, before
             it raises. A server nobody answers at, no free process, and a statement Lean
@@ -287,6 +297,7 @@ class LeanProofEnv(gym.Env[str, str]):
         lease_timeout_s: float = 60.0,
         read_timeout_s: float = 120.0,
         fresh_process: bool = False,
+        episodes_per_lease: int = 256,
         reset_attempts: int = 4,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -309,6 +320,10 @@ class LeanProofEnv(gym.Env[str, str]):
         self.action_space = LeanText(policy.max_tactic_chars, min_length=1, charset=TACTIC_SAMPLE_CHARSET)
 
         self.fresh_process = fresh_process
+        if int(episodes_per_lease) < 1:
+            raise ValueError(f"episodes_per_lease must be at least 1, got {episodes_per_lease}")
+        self.episodes_per_lease = int(episodes_per_lease)
+        self._lease_episodes = 0  # episodes started on the current lease
         self.reset_attempts = max(1, int(reset_attempts))
         self.process: LeanProcess | None = None
         self._process_broken = False
@@ -359,6 +374,7 @@ class LeanProofEnv(gym.Env[str, str]):
             self._release()
         if self.process is None:
             self.process = self._process_factory()
+            self._lease_episodes = 0
             self._process_broken = False
             self._identity = None
         return self.process
@@ -380,11 +396,14 @@ class LeanProofEnv(gym.Env[str, str]):
 
     def _start(self, theorem: Theorem) -> ProofSession:
         kw = dict(policy=self.policy, timeout_ms=self.tactic_timeout_ms, budget=self.budget)
-        if self.fresh_process:
+        if self.fresh_process or self._lease_episodes >= self.episodes_per_lease or (
+                self._lease_episodes and _HEADER_DECLARATION.search(theorem.preamble)):
             self._release()
         for attempt in range(self.reset_attempts):
             try:
-                return ProofSession(self._lease(), theorem, **kw)
+                session = ProofSession(self._lease(), theorem, **kw)
+                self._lease_episodes += 1
+                return session
             except (ServerUnavailable, NoProcessAvailable, ServerTimeout):
                 raise  # nothing a retry can mend soon (a hung server would hang again); the message says what to do
             except ServerError:

@@ -69,9 +69,18 @@ class Kernel:
     def run_command(self, source: str, declare: bool = True):
         """Run every command of ``source``. Returns ``(messages, sorries)``.
 
-        ``sorries`` are ``(goal, span)`` for every ``sorry`` met, in order.
-        ``declare=False`` checks without adding declarations to the environment.
+        ``sorries`` are ``(goal, span, env)`` for every ``sorry`` met, in order: ``env`` is the
+        environment at that point (earlier commands of ``source`` included, the declaration being
+        elaborated not), which tactics on that goal see, as in Lean.
+        ``declare=False`` checks without adding declarations to the environment: the commands of
+        ``source`` still see each other's declarations, in a copy.
         """
+        if not declare:
+            kept, self.env = self.env, dict(self.env)
+            try:
+                return self.run_command(source)
+            finally:
+                self.env = kept
         messages: list[dict] = []
         sorries: list = []
         try:
@@ -202,7 +211,7 @@ class Kernel:
                     messages.append(_msg("error", entry[1], entry[2]))
                     errors = True
                 else:
-                    sorries.append((entry[1], entry[2]))
+                    sorries.append((entry[1], entry[2], dict(self.env)))
             axioms = st.axioms
             if st.goals:
                 messages.append(_msg("error", "unsolved goals\n" + goals_text(st.goals), by_span))
@@ -215,7 +224,7 @@ class Kernel:
             raise LeanSyntaxError(f"unexpected token '{n.text}'; expected command", n.line, n.col)
         el = Elaborator(self.env, source, engine.run_by, engine.tick)
         if node[0] == "id" and node[2] == "sorry":
-            sorries.append((goal, node[1]))
+            sorries.append((goal, node[1], dict(self.env)))
         try:
             el.check(node, goal.target, goal.hyps)
         except (ElabError, TacticError) as e:

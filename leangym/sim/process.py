@@ -39,17 +39,19 @@ class SimProcess:
         self.factorized = factorized
         self.kernel = Kernel()
         self._states: list[tuple] = []  # proof_state_id -> goals (tuple of Goal)
+        self._envs: list[dict] = []  # proof_state_id -> the environment its tactics see
         self._env = 0
 
     # ----------------------------------------------------------------- lifecycle
     def reset(self) -> None:
         """Roll back to the post-import state: forget proof states and declarations."""
         self.kernel.reset()
-        self._states = []
+        self._states, self._envs = [], []
         self._env = 0
 
-    def _register(self, goals: tuple) -> int:
+    def _register(self, goals: tuple, env: dict) -> int:
         self._states.append(goals)
+        self._envs.append(env)
         return len(self._states) - 1
 
     def goals_of(self, proof_state_id: int) -> tuple:
@@ -68,8 +70,8 @@ class SimProcess:
         except Exception as e:  # a kernel bug is an error in the checked source, never an accepted proof
             messages, sorries = [_message(f"(sim) internal error: {type(e).__name__}: {e}")], []
         out_sorries = []
-        for goal, (l1, c1, l2, c2) in sorries:
-            out_sorries.append({"proofState": self._register((goal,)), "pos": {"line": l1, "column": c1},
+        for goal, (l1, c1, l2, c2), env in sorries:
+            out_sorries.append({"proofState": self._register((goal,), env), "pos": {"line": l1, "column": c1},
                                 "endPos": {"line": l2, "column": c2}, "goal": goal.text()})
         env, self._env = self._env, self._env + 1
         return {"env": env, "messages": messages, "sorries": out_sorries}
@@ -85,12 +87,12 @@ class SimProcess:
             return {"error": "\n".join(f"{m['pos']['line']}:{m['pos']['column']}: {m['data']}" for m in errors)}
         if not sorries:
             return {"error": "No sorries found in theorem"}
-        goal = sorries[0][0]
-        return {"value": {"proof_state_id": self._register((goal,)), "goals": [goal.to_json()]}}
+        goal, _, env = sorries[0]  # (the header's declarations are in env: its tactics may cite them)
+        return {"value": {"proof_state_id": self._register((goal,), env), "goals": [goal.to_json()]}}
 
     def try_apply_tactic(self, proof_state_id: int, tactic: str, timeout_ms: int = 1000) -> dict:
         """``/try_apply_tactic``: ``{"value": [BRANCH, ...]}`` or ``{"error": ...}``; KeyError for an unknown id."""
-        goals = self.goals_of(proof_state_id)
+        goals, env = self.goals_of(proof_state_id), self._envs[proof_state_id]
         try:
             seq = parse_tactic_block(tactic)
         except LeanSyntaxError as e:
@@ -100,7 +102,7 @@ class SimProcess:
         budget = max(MIN_STEPS, int(timeout_ms * STEPS_PER_MS))
         # wall clock only as a safety net (generous), the step budget decides deterministically
         deadline = time.monotonic() + max(timeout_ms, 1) / 1000.0 * 2 + 0.05
-        engine = Engine(self.kernel.env, tactic, max_steps=budget, deadline=deadline)
+        engine = Engine(env, tactic, max_steps=budget, deadline=deadline)
         try:
             st = engine.run(seq, State(goals))
         except TacticError as e:
@@ -111,7 +113,7 @@ class SimProcess:
             return _error_reply("maximum recursion depth has been reached", seq[1])
         except Exception as e:  # a kernel bug must reject the tactic, never crash a training run
             return _error_reply(f"(sim) internal error: {type(e).__name__}: {e}", None)
-        return {"value": self._branches(st.goals)}
+        return {"value": self._branches(st.goals, env)}
 
     def apply_tactic(self, proof_state_id: int, tactic: str, timeout_ms: int = 1000) -> dict:
         """``/apply_tactic`` (no error wrapping): ``{"proof_state_id", "goals"}``; raises RuntimeError on failure."""
@@ -121,11 +123,12 @@ class SimProcess:
         goals = tuple(g for b in reply["value"] for g in self._states[b["proof_state_id"]])
         if not self.factorized:
             return reply["value"][0]
-        return {"proof_state_id": self._register(goals), "goals": [g.to_json() for g in goals]}
+        env = self._envs[proof_state_id]
+        return {"proof_state_id": self._register(goals, env), "goals": [g.to_json() for g in goals]}
 
-    def _branches(self, goals: tuple) -> list:
+    def _branches(self, goals: tuple, env: dict) -> list:
         if not self.factorized:
-            return [{"proof_state_id": self._register(goals), "goals": [g.to_json() for g in goals]}]
+            return [{"proof_state_id": self._register(goals, env), "goals": [g.to_json() for g in goals]}]
         # Factorized servers: one branch per independent goal. Goals of this fragment never
         # share metavariables, so every goal is its own branch; `[]` when all are closed.
-        return [{"proof_state_id": self._register((g,)), "goals": [g.to_json()]} for g in goals]
+        return [{"proof_state_id": self._register((g,), env), "goals": [g.to_json()]} for g in goals]
