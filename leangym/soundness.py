@@ -159,7 +159,7 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
         if why:
             return Verification(False, "", error=why)
     source = theorem.source_with_proof(script)
-    name = f"{theorem.decl_name}_leangym_{secrets.token_hex(8)}"  # see the module docstring
+    name = theorem.check_name(f"_leangym_{secrets.token_hex(8)}")  # see the module docstring
     checked = theorem.renamed(name).source_with_proof(script)
     command = checked + (f"\n#print axioms {name}\n" if policy.check_axioms else "")
     try:

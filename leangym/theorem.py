@@ -1,26 +1,194 @@
-"""A theorem to prove: a Lean statement ending in ``:= by sorry`` plus the header before it."""
+"""A theorem to prove: a Lean statement ending in ``:= by sorry`` plus the header before it.
+
+The statement is read the way Lean reads a declaration: optional ``open ... in`` /
+``set_option ... in`` prefixes, modifiers (doc comment, ``@[...]`` attributes,
+``private``/``protected``, ``noncomputable``, ``unsafe``, ``partial``/``nonrec``), the keyword,
+the name as a Lean identifier (dotted, ``«...»`` components allowed) and an optional
+universe list ``.{u, v}``. Comments and string literals are blanked before any of this is
+matched, so a ``--`` or ``theorem`` inside them changes nothing.
+"""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-_DECL = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)?(?:private\s+|protected\s+)?(theorem|lemma|example)\b\s*([^\s(\[{:]*)", re.M)
-_TAIL = re.compile(r":=\s*by(\s+sorry)?\s*$")
+# --------------------------------------------------------------------------- Lean identifiers
+# Lean 4's `isIdFirst` / `isIdRest` (Init/Meta): `Char.isAlpha` is ASCII only, other letters come
+# from `isLetterLike` (Greek but λ Π Σ, Coptic, the letter-like block ℕ ℝ ..., script letters;
+# recent Lean also Latin-1 and Latin Extended-A letters) and `isSubScriptAlnum`.
+_LETTER_LIKE = ("\u03b1-\u03ba\u03bc-\u03c9\u0391-\u039f\u03a1\u03a2\u03a4-\u03a9\u03ca-\u03fb"
+                "\u1f00-\u1ffe\u2100-\u214f\U0001d49c-\U0001d59f\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u017f")
+_SUBSCRIPT = "\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a\u2c7c"
+_ID_FIRST = f"A-Za-z_{_LETTER_LIKE}"
+_ID_REST = f"A-Za-z0-9_'!?{_LETTER_LIKE}{_SUBSCRIPT}"
+_PLAIN = f"[{_ID_FIRST}][{_ID_REST}]*"
+_COMPONENT = f"(?:«[^»]*»|{_PLAIN})"
+IDENT = f"{_COMPONENT}(?:\\.{_COMPONENT})*"
+_IDENT_FULL = re.compile(IDENT)
+_PARTS = re.compile(f"«([^»]*)»|({_PLAIN})")
+# Words that Lean reads as keywords even where an identifier is expected: such a name
+# component keeps its guillemets (`«end»`), or the declaration would not parse.
+_KEYWORDS = frozenset(
+    "theorem lemma def example axiom abbrev instance structure class inductive opaque where "
+    "namespace section end open in at by fun let have show from do then else if match with "
+    "for unless return mut calc suffices obtain Type Sort Prop import universe variable "
+    "private protected noncomputable partial unsafe nonrec deriving extends".split())
+
+# --------------------------------------------------------------------------- declarations
+# One level of nested brackets in attributes (`@[aesop safe (rule_sets := [Foo])]`); brackets
+# inside string arguments (`@[to_additive "x [y]"]`) are blanked before this is matched.
+_ATTRIBUTES = r"@\[(?:[^\[\]]|\[[^\[\]]*\])*\]"
+# `open Real in` / `set_option maxHeartbeats 400000 in` scope the command that follows.
+_IN_PREFIX = r"(?:open\b[^\n]*?\bin|set_option[ \t]+[\w.]+[ \t]+\S+[ \t]+in)(?![\w.'?!])"
+DECLARATION = re.compile(
+    rf"^[ \t]*(?P<prefix>(?:{_IN_PREFIX}\s+)*(?:{_ATTRIBUTES}\s*)?(?:(?:private|protected)\s+)?"
+    r"(?:noncomputable\s+)?(?:unsafe\s+)?(?:(?:partial|nonrec)\s+)?)"
+    r"(?P<kind>theorem|lemma|example)(?![\w.'?!])", re.M)
+_NAME = re.compile(rf"\s*(?P<name>{IDENT})(?P<universes>\s*\.\{{[^{{}}]*\}})?")
+_TAIL = re.compile(r":=\s*(?:by(?:\s+sorry)?|sorry)\s*$")
 _OTHER_DECL = re.compile(r"^\s*(?:axiom|def|abbrev|instance|#\w+)\b", re.M)
+# What makes a statement unprovable under the final check (leangym.soundness.verify rejects
+# any command that reports "declaration uses 'sorry'" or depends on sorryAx).
+_SORRY_WORDS = ("sorry", "admit", "sorryAx")
 
 
 class TheoremError(ValueError):
     """A statement that leangym cannot turn into a proof goal."""
 
 
+def strip_comments(source: str, *, strings: bool = False) -> str:
+    """``source`` with its comments (``-- ...``, nested ``/- ... -/``) blanked out; with ``strings``,
+    the insides of string and char literals too. Same length, newlines kept, so positions found in
+    the result hold in ``source``. Literals and ``«...»`` names are read first, as Lean's tokenizer
+    does: a ``"--"`` or ``«a -- b»`` is not a comment."""
+    out: list[str] = []
+    i, depth, n = 0, 0, len(source)
+    while i < n:
+        if depth:  # inside a block comment only nesting counts: no strings, no line comments
+            two = source[i:i + 2]
+            step = 2 if two in ("/-", "-/") else 1
+            depth += {"/-": 1, "-/": -1}.get(two, 0)
+            out.append(_blank(source[i:i + step]))
+            i += step
+        elif source.startswith("/-", i):
+            depth, i = 1, i + 2
+            out.append("  ")
+        elif source.startswith("--", i):
+            end = source.find("\n", i)
+            end = n if end < 0 else end
+            out.append(" " * (end - i))
+            i = end
+        elif source[i] == "«":  # an escaped name: kept as is, whatever it holds
+            end = source.find("»", i)
+            end = n if end < 0 else end + 1
+            out.append(source[i:end])
+            i = end
+        elif source[i] == '"':
+            close = _string_close(source, i)
+            inside = source[i + 1:close]
+            out.append('"' + (_blank(inside) if strings else inside) + source[close:close + 1])
+            i = close + 1
+        elif (char := _CHAR_LITERAL.match(source, i)) and not (i and _ID_REST_CHAR.match(source[i - 1])):
+            # a char literal ('"' must not open a string); right after a name, ' is part of it (h')
+            out.append("'" + (_blank(char.group(1)) if strings else char.group(1)) + "'")
+            i = char.end()
+        else:
+            out.append(source[i])
+            i += 1
+    return "".join(out)
+
+
+_CHAR_LITERAL = re.compile(r"'(\\(?:u\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{2}|.)|[^\\'\n])'")
+_ID_REST_CHAR = re.compile(f"[{_ID_REST}]")
+
+
+def _blank(text: str) -> str:
+    return "".join(c if c == "\n" else " " for c in text)
+
+
+def _string_close(source: str, start: int) -> int:
+    """Index of the quote closing the string literal that opens at ``start`` (``\\`` escapes
+    the next character); ``len(source)`` if it is never closed."""
+    i = start + 1
+    while i < len(source):
+        if source[i] == "\\":
+            i += 2
+        elif source[i] == '"':
+            return i
+        else:
+            i += 1
+    return len(source)
+
+
+@functools.lru_cache(maxsize=None)
+def _word(word: str) -> re.Pattern[str]:
+    # the same word match as leangym.soundness._banned_pattern: `sorry_free` is a fine name
+    return re.compile(r"(?<![A-Za-z_'])" + re.escape(word) + r"(?![A-Za-z0-9_'])")
+
+
+def _find_sorry(code: str) -> str | None:
+    return next((w for w in _SORRY_WORDS if _word(w).search(code)), None)
+
+
+def _spell(component: str) -> str:
+    """One name component as Lean prints it: plain when it is an identifier, else ``«...»``."""
+    if re.fullmatch(_PLAIN, component) and component not in _KEYWORDS:
+        return component
+    if "»" in component or "\n" in component:
+        raise TheoremError(f"{component!r} cannot be part of a Lean name (it contains '»' or a newline)")
+    return f"«{component}»"
+
+
+def as_identifier(name: str) -> str:
+    """``name`` if it is a Lean identifier, else the one-component identifier ``«name»``
+    (a file stem such as ``2021-amc-p3`` names a theorem as ``«2021-amc-p3»``, ``end`` as ``«end»``)."""
+    if _IDENT_FULL.fullmatch(name) and not any(p in _KEYWORDS for _, p in _PARTS.findall(name)):
+        return name
+    return _spell(name)
+
+
+@dataclass(frozen=True)
+class _Head:
+    kind: str
+    kind_span: tuple[int, int]
+    name: str | None
+    name_span: tuple[int, int] | None
+
+
+def _parse(stmt: str) -> tuple[_Head, re.Match[str]]:
+    """The declaration head and the ``:= by sorry`` tail of ``stmt``, or a TheoremError."""
+    code = strip_comments(stmt, strings=True)
+    decl = DECLARATION.search(code)
+    if decl is None:
+        raise TheoremError(f"expected a 'theorem NAME ... := by sorry' statement, got {stmt[:120]!r}")
+    tail = _TAIL.search(code)
+    if tail is None:
+        raise TheoremError(f"statement must end with ':= by sorry' (or ':= by', ':= sorry'): {stmt[-80:]!r}")
+    if DECLARATION.search(code, decl.end(), tail.start()) or _OTHER_DECL.search(code):
+        raise TheoremError("a statement holds exactly one theorem; put definitions and lemmas it needs "
+                           f"in `header`: {stmt[:120]!r}")
+    word = _find_sorry(code[:tail.start()])
+    if word:
+        raise TheoremError(f"the statement contains '{word}' outside its final ':= by sorry': the final check "
+                           "rejects any proof of a statement that uses sorry; state it in full (for a "
+                           f"PutnamBench-style solution stub, fill in the solution first): {stmt[:120]!r}")
+    name = _NAME.match(code, decl.end()) if decl.group("kind") != "example" else None
+    if name is None:  # `example` (or a theorem without a name): the caller gives it one
+        return _Head(decl.group("kind"), decl.span("kind"), None, None), tail
+    return _Head(decl.group("kind"), decl.span("kind"), stmt[slice(*name.span("name"))], name.span("name")), tail
+
+
 @dataclass(frozen=True)
 class Theorem:
     """One statement. ``formal_statement`` always ends in ``:= by sorry`` (normalised on creation).
 
-    Statements ending in ``:= by`` (the DeepSeek-Prover variant) are accepted,
-    ``example`` gets a fresh name so that ``#print axioms`` can name it.
+    Statements ending in ``:= by`` (the DeepSeek-Prover variant) or in term-mode ``:= sorry``
+    (PutnamBench) are accepted; ``example`` gets a name (``name``, else ``leangym_example``) so
+    that ``#print axioms`` can name it. ``decl_name`` is the declared name as spelled in the
+    statement (``foo``, ``Nat.foo``, ``«my thm»``; a universe list ``.{u}`` is not part of it).
     """
 
     formal_statement: str
@@ -31,39 +199,55 @@ class Theorem:
 
     def __post_init__(self) -> None:
         stmt = self.formal_statement.strip()
-        decl = _DECL.search(stmt)
-        if decl is None:
-            raise TheoremError(f"expected a 'theorem NAME ... := by sorry' statement, got {stmt[:120]!r}")
-        if not _TAIL.search(stmt):
-            raise TheoremError(f"statement must end with ':= by sorry' (or ':= by'): {stmt[-80:]!r}")
-        if len(_DECL.findall(stmt)) > 1 or _OTHER_DECL.search(stmt):
-            raise TheoremError("a statement holds exactly one theorem; put definitions and lemmas it needs "
-                               f"in `header`: {stmt[:120]!r}")
-        stmt = _TAIL.sub(":= by sorry", stmt)
-        kind, name = decl.group(1), decl.group(2)
-        if kind == "example" or not name:
-            name = self.name or "leangym_example"
-            stmt = stmt[: decl.start(1)] + f"theorem {name}" + stmt[decl.end(1):]
+        head, tail = _parse(stmt)
+        word = _find_sorry(strip_comments(self.header, strings=True))
+        if word:
+            raise TheoremError(f"the header contains '{word}': the final check runs the header too and rejects "
+                               "every proof when it uses sorry; for a PutnamBench-style solution stub "
+                               "(`abbrev solution : ℕ := sorry`), fill in the solution first")
+        stmt = stmt[:tail.start()] + ":= by sorry"  # drops a trailing comment too
+        name = head.name
+        if name is None:  # `example`, or a theorem without a name
+            name = as_identifier(self.name) if self.name else "leangym_example"
+            stmt = stmt[:head.kind_span[0]] + f"theorem {name}" + stmt[head.kind_span[1]:]
         object.__setattr__(self, "formal_statement", stmt)
         object.__setattr__(self, "name", self.name or name)
         object.__setattr__(self, "decl_name", name)
 
+    def check_name(self, suffix: str) -> str:
+        """The name to declare this theorem under for a check of its own: ``decl_name`` with
+        ``suffix`` appended to its last component, spelled as Lean prints it (``foo_leangym_ab12``,
+        ``Foo.«my thm_leangym_ab12»``; ``«foo»`` becomes ``foo_leangym_ab12``). Pass it to
+        :meth:`renamed` and to ``#print axioms``."""
+        if not re.fullmatch(f"[{_ID_REST}]+", suffix):
+            raise TheoremError(f"suffix {suffix!r} must be identifier characters (letters, digits, '_')")
+        parts = [g or p for g, p in _PARTS.findall(self.decl_name)]
+        parts[-1] += suffix
+        return ".".join(_spell(p) for p in parts)
+
     def renamed(self, decl_name: str) -> "Theorem":
-        """The same statement, declared as ``decl_name``."""
-        decl = _DECL.search(self.formal_statement)
-        stmt = self.formal_statement[: decl.start(2)] + decl_name + self.formal_statement[decl.end(2):]
+        """The same statement, declared as ``decl_name`` (a Lean identifier, e.g. from
+        :meth:`check_name`); the universe list, modifiers and attributes stay as they are."""
+        if not _IDENT_FULL.fullmatch(decl_name):
+            raise TheoremError(f"{decl_name!r} is not a Lean identifier; build the new name with "
+                               "Theorem.check_name(suffix)")
+        head, _ = _parse(self.formal_statement)
+        start, end = head.name_span
+        stmt = self.formal_statement[:start] + decl_name + self.formal_statement[end:]
         return dataclasses.replace(self, formal_statement=stmt)
 
     @property
     def preamble(self) -> str:
         """The header without ``import`` lines: a leased process has run its imports already,
-        and the REPL rejects ``import`` after the first command."""
-        return "".join(l for l in self.header.splitlines(keepends=True) if not l.lstrip().startswith("import "))
+        and the REPL rejects ``import`` after the first command. Ends with a newline when not
+        empty, so that the statement after it starts a line of its own."""
+        text = "".join(l for l in self.header.splitlines(keepends=True) if not l.lstrip().startswith("import "))
+        return text if not text or text.endswith("\n") else text + "\n"
 
     @property
     def statement_without_proof(self) -> str:
         """The statement up to and including ``:= by``."""
-        return _TAIL.sub(":= by", self.formal_statement)
+        return self.formal_statement[: -len(" sorry")]
 
     def source_with_proof(self, script: str) -> str:
         """Preamble + statement with ``script`` (a tactic block) in place of ``sorry``."""

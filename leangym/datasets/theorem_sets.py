@@ -8,7 +8,9 @@
   category ``level<difficulty>``, without the reference proofs;
 * a ``.jsonl`` file (rows with ``formal_statement`` and optional ``name``, ``header``, ``split``);
 * a directory of ``.lean`` files (searched recursively), each holding ONE
-  ``theorem ... := by sorry`` with its header (imports, ``open ...``) before it;
+  ``theorem ... := by sorry`` (or ``:= sorry``) with its header (imports, ``open ...``,
+  ``namespace X``) before it; ``end X`` lines after it that close such a scope are dropped,
+  an ``example`` is named after its file (``p1.lean`` -> ``p1``);
   files without a theorem (a project's ``Main.lean``, ``lakefile.lean``) are skipped;
   a file in a subdirectory gets the lower-cased name of its directory as split
   (``MiniF2F/Test/foo.lean`` -> ``test``), as in the miniF2F-lean4 repository layout;
@@ -24,10 +26,7 @@ from leangym.datasets.download import fetch
 from leangym.datasets.minif2f import category as minif2f_category
 from leangym.datasets.minif2f import load_minif2f
 from leangym.datasets.rows import DatasetError, read_jsonl, select_split
-from leangym.theorem import Theorem, TheoremError
-
-_DECL = re.compile(r"^[ \t]*(?:@\[[^\]]*\][ \t]*)?(?:private[ \t]+|protected[ \t]+)?(?:theorem|lemma|example)\b",
-                   re.M)
+from leangym.theorem import DECLARATION, Theorem, TheoremError, strip_comments
 
 
 def load_theorems(spec: str | Path, split: str | None = None) -> list[Theorem]:
@@ -60,47 +59,75 @@ def category_of(theorem: Theorem) -> str:
     return str(explicit) if explicit else minif2f_category(theorem.name)
 
 
-def _without_comments(source: str) -> str:
-    """``source`` with its comments (``-- ...``, nested ``/- ... -/``) blanked out, newlines kept."""
-    out, i, depth, n = [], 0, 0, len(source)
-    while i < n:
-        if source.startswith("/-", i):
-            depth, i = depth + 1, i + 2
-            out.append("  ")
-        elif depth and source.startswith("-/", i):
-            depth, i = depth - 1, i + 2
-            out.append("  ")
-        elif not depth and source.startswith("--", i):
-            end = source.find("\n", i)
-            end = n if end < 0 else end
-            out.append(" " * (end - i))
-            i = end
-        else:
-            out.append(source[i] if not depth or source[i] == "\n" else " ")
-            i += 1
-    return "".join(out)
+# `namespace A.B`, `section [A]`, `noncomputable section`, `end [A.B]` at the start of a line
+_SCOPE = re.compile(r"^[ \t]*(?:noncomputable[ \t]+)?(namespace|section|end)(?![\w.'?!])[ \t]*(\S*)", re.M)
+_CLOSER = re.compile(r"[ \t]*end(?:[ \t]+(\S+))?[ \t]*")
+
+
+def _open_scopes(code: str) -> list[str]:
+    """The ``namespace``/``section`` scopes still open at the end of ``code``, innermost last, one
+    entry per name component (``namespace A.B`` opens ``A`` and ``B``; an anonymous section is "")."""
+    scopes: list[str] = []
+    for m in _SCOPE.finditer(code):
+        parts = m.group(2).split(".") if m.group(2) else [""]
+        if m.group(1) != "end":
+            scopes.extend(parts)
+        elif scopes[len(scopes) - len(parts):] == parts:
+            del scopes[len(scopes) - len(parts):]
+    return scopes
+
+
+def _without_closers(code: str, scopes: list[str]) -> int:
+    """The length of ``code`` (a theorem and what follows it) without its trailing ``end`` lines
+    that close ``scopes`` (opened before the theorem, e.g. compfiles' ``namespace X ... end X``).
+
+    Those lines are dropped, not kept: the statement must end in ``:= by sorry``, and Lean closes
+    the scopes still open at the end of the input by itself. The opener stays in the header, so
+    the theorem is declared inside the namespace both for ``proof_from_sorry`` and in the final
+    check (which then prints its name as ``X.name_leangym_...``).
+    """
+    end, closers = len(code.rstrip()), []
+    while True:  # the `end` lines at the bottom, read upwards
+        line_start = code.rfind("\n", 0, end) + 1
+        m = _CLOSER.fullmatch(code, line_start, end)
+        if m is None:
+            break
+        closers.insert(0, m.group(1).split(".") if m.group(1) else [""])  # kept in file order
+        end = len(code[:line_start].rstrip())
+    scopes = list(scopes)
+    for parts in closers:  # the first closes the innermost scope
+        if scopes[len(scopes) - len(parts):] != parts:
+            return len(code.rstrip())  # not ours to drop: left for the statement check to refuse
+        del scopes[len(scopes) - len(parts):]
+    return end
 
 
 def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = False) -> Theorem | None:
     """A ``.lean`` file with exactly one theorem ending in ``:= by sorry``; text before it is the header.
 
-    Comments do not count (a theorem commented out, a remark after ``sorry``).
+    Comments do not count (a theorem commented out, a remark after ``sorry``), nor do ``end``
+    lines after the theorem that close a ``namespace``/``section`` opened before it.
+    An ``example`` is named after the file (``p1.lean`` -> ``p1``), so that a directory of
+    examples has distinct names.
     ``missing_ok``: a file without any theorem gives None instead of an error.
     """
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise DatasetError(f"{path}: cannot read ({e})") from None
-    code = _without_comments(source)
-    decls = list(_DECL.finditer(code))
+    code = strip_comments(source)  # string-aware: a "--" inside a string literal is not a comment
+    bare = strip_comments(source, strings=True)  # for matching: no `theorem` inside a string counts
+    decls = list(DECLARATION.finditer(bare))
     if not decls and missing_ok:
         return None
     if len(decls) != 1:
         raise DatasetError(f"{path}: expected exactly one theorem/lemma/example, found {len(decls)}")
     start = decls[0].start()
+    end = start + _without_closers(bare[start:], _open_scopes(bare[:start]))
     line = source.count("\n", 0, start) + 1
+    name = path.stem if decls[0].group("kind") == "example" else ""
     try:
-        return Theorem(code[start:].strip(), header=source[:start], split=split,
+        return Theorem(code[start:end].strip(), name=name, header=source[:start], split=split,
                        extra={"source_file": str(path)})
     except TheoremError as e:
         raise DatasetError(f"{path}:{line}: {e}") from None
