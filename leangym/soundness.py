@@ -33,7 +33,7 @@ import secrets
 from dataclasses import dataclass
 
 from leangym.backends.types import LeanProcess, ServerError
-from leangym.theorem import Theorem
+from leangym.theorem import Theorem, strip_comments
 
 # Escape hatches, plus meta-programming that could forge messages or add declarations.
 DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "ofReduceBool", "apply?", "exact?", "sorryAx",
@@ -79,25 +79,9 @@ def _banned_pattern(word: str) -> re.Pattern[str]:
 def _code(tactic: str) -> str:
     """``tactic`` with its comments blanked (``-- ...`` and nested ``/- ... -/``), so that prose like
     "by the theorem of ..." is not taken for a command; unchanged when it holds a string or
-    character literal (inside one, ``--`` is no comment: a scanner that got that wrong would
-    hide code, so then every word counts, comments included)."""
-    if _LITERAL.search(tactic):
-        return tactic
-    out, i, depth, n = [], 0, 0, len(tactic)
-    while i < n:
-        if depth == 0 and tactic.startswith("--", i):
-            end = tactic.find("\n", i)
-            i = n if end < 0 else end
-        elif tactic.startswith("/-", i):
-            depth, i = depth + 1, i + 2
-            out.append("  ")
-        elif depth and tactic.startswith("-/", i):
-            depth, i = depth - 1, i + 2
-            out.append("  ")
-        else:
-            out.append(tactic[i] if not depth or tactic[i] == "\n" else " ")
-            i += 1
-    return "".join(out)
+    character literal (inside one, ``--`` is no comment, and a scanner that misread a literal
+    kind, such as a raw string, would hide code: then every word counts, comments included)."""
+    return tactic if _LITERAL.search(tactic) else strip_comments(tactic)
 
 
 def _strip_scoped_prefixes(code: str) -> str:
