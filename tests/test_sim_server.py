@@ -239,7 +239,8 @@ def test_cli_help_documents_flags(capsys):
     assert e.value.code == 0
     out = capsys.readouterr().out
     for flag in ("--port", "--host", "--max-processes", "--factorized", "--latency-ms", "--jitter-ms",
-                 "--error-rate", "--drop-rate", "--crash-after", "--seed"):
+                 "--error-rate", "--drop-rate", "--crash-after", "--seed", "--idle-timeout", "--max-connections",
+                 "--lease-idle-timeout"):
         assert flag in out
 
 

@@ -49,16 +49,35 @@ Behaviour worth knowing
   to different processes overlap.
 * Server-side failures answer HTTP 500 ``{"error", "traceback", "exception"}``
   where ``exception`` is a base64 pickle of the Python exception, exactly as the
-  real server sends it. Clients must never unpickle it.
+  real server sends it. Clients must never unpickle it. There is no
+  authentication: bind a non-loopback ``--host`` only on a trusted network.
+* A connection on which nothing arrives for ``--idle-timeout`` seconds (300) is
+  closed; beyond ``--max-connections`` (lowered to fit the open-file limit) a new
+  connection is closed unread, which a client sees as a dropped connection.
+* A ``/process/get`` whose client leaves before reading the answer (it closes
+  while waiting, or closes with the answer unread, which resets the connection)
+  does not keep the lease. A client that closes in the instant between the lease
+  and its answer can still leak one; ``--lease-idle-timeout`` is the remedy.
+* ``/status`` adds a ``leangym`` object (clients ignore unknown keys): the
+  generation, request counts and ``leases``, each ``{"process_id", "idle_seconds"}``.
+
+Divergence from the real server (opt-in)
+----------------------------------------
+``--lease-idle-timeout SECONDS`` returns (rolls back) a lease that has had no
+request for that long, as if its client had returned it; its id goes stale. The
+real server never takes a lease back: a client that dies holding one leaks it
+until the server restarts. Off by default.
 """
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import math
 import signal
 import sys
 import threading
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 from leangym.sim.server_http import HTTPServer
 from leangym.sim.server_pool import INJECTED_ERROR_TEXT, VERSION, SimFault, SimLeanServer, SimServerConfig
@@ -90,6 +109,8 @@ class SimServerHandle:
         host = self.config.host
         if host in ("", "0.0.0.0"):
             host = "127.0.0.1"
+        elif host == "::":
+            host = "[::1]"
         elif ":" in host:
             host = f"[{host}]"
         return f"http://{host}:{self.port}"
@@ -122,6 +143,7 @@ class SimServerHandle:
             self._thread = None
         if httpd is None:
             return
+        httpd.sim.close()
         httpd.shutdown()
         httpd.server_close()
         httpd.close_connections()
@@ -160,43 +182,88 @@ def start_server(config: SimServerConfig | None = None, **overrides: Any) -> Sim
     return SimServerHandle(config)
 
 
+def _integer(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer in [low, high]."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
+        return value
+    return parse
+
+
+def _number(low: float = 0.0, high: float = math.inf, *, positive: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite number in [low, high] (> low if ``positive``)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(value) or value < low or value > high or (positive and value == low):
+            bound = f"> {low:g}" if positive else f">= {low:g}" if high == math.inf else f"in [{low:g}, {high:g}]"
+            raise argparse.ArgumentTypeError(f"must be a finite number {bound}, got {text!r}")
+        return value
+    return parse
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m leangym.sim.server",
         description="Simulated LeanTree server: the LeanTree HTTP protocol over simulated Lean "
                     "processes (no Lean needed). Point leangym's LeanTree backend at it.")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; 0.0.0.0 for all)")
-    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 = any free port)")
-    p.add_argument("--max-processes", type=int, default=8, help="size of the simulated process pool (default 8)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1; 0.0.0.0 or :: for every interface, which exposes an "
+                        "unauthenticated server whose errors carry tracebacks; IPv6 addresses such as ::1 work)")
+    p.add_argument("--port", type=_integer(0, 65535), default=8000,
+                   help="port to listen on (default 8000; 0 = any free port)")
+    p.add_argument("--max-processes", type=_integer(1), default=8, help="size of the simulated process pool (default 8)")
     p.add_argument("--factorized", action="store_true",
                    help="behave like the newer server generation: one branch per independent goal and "
                         "{\"value\": []} when a tactic closes the goal (default: older single-branch servers)")
-    p.add_argument("--latency-ms", type=float, default=0.0,
+    p.add_argument("--latency-ms", type=_number(), default=0.0,
                    help="fixed latency added to command/proof_from_sorry/apply_tactic endpoints (ms)")
-    p.add_argument("--jitter-ms", type=float, default=0.0,
+    p.add_argument("--jitter-ms", type=_number(), default=0.0,
                    help="extra uniform random latency in [0, JITTER] on the same endpoints (ms)")
-    p.add_argument("--error-rate", type=float, default=0.0,
+    p.add_argument("--error-rate", type=_number(0.0, 1.0), default=0.0,
                    help="probability that a Lean endpoint answers HTTP 500 with an `exception` pickle field")
-    p.add_argument("--drop-rate", type=float, default=0.0,
+    p.add_argument("--drop-rate", type=_number(0.0, 1.0), default=0.0,
                    help="probability that a Lean endpoint closes the connection without answering")
-    p.add_argument("--crash-after", type=int, default=None, metavar="N",
+    p.add_argument("--crash-after", type=_integer(0), default=None, metavar="N",
                    help="answer N requests (any endpoint), then crash: close the listening socket and every "
                         "connection")
     p.add_argument("--seed", type=int, default=None, help="seed of the latency/fault RNG (reproducible faults)")
+    p.add_argument("--idle-timeout", type=_number(positive=True), default=300.0, metavar="SECONDS",
+                   help="close a connection on which nothing arrives for this long (default 300)")
+    p.add_argument("--max-connections", type=_integer(1), default=1024, metavar="N",
+                   help="serve at most N connections at once (default 1024, lowered to fit the open-file "
+                        "limit); a connection beyond them is closed unanswered")
+    p.add_argument("--lease-idle-timeout", type=_number(positive=True), default=None, metavar="SECONDS",
+                   help="SIM ONLY, unlike the real server: return a lease that has had no request for this "
+                        "long (a dead client's), as if its client had (default: never, as the real server)")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
     return p
 
 
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name, or "" (every interface)
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    for name in ("error_rate", "drop_rate"):
-        if not 0.0 <= getattr(args, name) <= 1.0:
-            print(f"--{name.replace('_', '-')} must be in [0, 1]", file=sys.stderr)
-            return 2
     config = SimServerConfig(host=args.host, port=args.port, max_processes=args.max_processes,
                              factorized=args.factorized, latency_ms=args.latency_ms, jitter_ms=args.jitter_ms,
                              error_rate=args.error_rate, drop_rate=args.drop_rate, crash_after=args.crash_after,
-                             seed=args.seed, verbose=args.verbose)
+                             seed=args.seed, verbose=args.verbose, idle_timeout=args.idle_timeout,
+                             max_connections=args.max_connections, lease_idle_timeout=args.lease_idle_timeout)
     stop = threading.Event()
 
     def _on_signal(signum: int, _frame: Any) -> None:
@@ -210,8 +277,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
         return 1
     gen = "factorized" if args.factorized else "single-branch"
-    print(f"Simulated LeanTree server ({gen}, {args.max_processes} processes) listening on {handle.url}",
-          flush=True)
+    where = handle.url
+    if not _is_loopback(args.host):
+        bound = f"[{args.host}]" if ":" in args.host else args.host or "0.0.0.0"
+        where = f"http://{bound}:{handle.port} (from this machine: {handle.url})"
+        print(f"WARNING: bound to {bound}: any machine that can reach this one can use "
+              "this server, without authentication, and its HTTP 500 answers carry Python tracebacks",
+              file=sys.stderr, flush=True)
+    processes = f"{args.max_processes} process{'es' if args.max_processes > 1 else ''}"
+    print(f"Simulated LeanTree server ({gen}, {processes}) listening on {where}", flush=True)
+    if args.lease_idle_timeout is not None:
+        print(f"Leases idle for {args.lease_idle_timeout:g} s are returned (--lease-idle-timeout; the real server "
+              "keeps them)", flush=True)
     try:
         while not stop.wait(0.5):
             if handle.crashed:

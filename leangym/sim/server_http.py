@@ -1,15 +1,19 @@
 """HTTP transport of the simulated server: LeanTree's routes, JSON bodies and its 500 answers.
 
 Keep-alive connections are tracked so that stopping or crashing the server can
-close every one of them.
+close every one of them. A connection on which nothing arrives for
+``idle_timeout`` is closed, and at most ``max_connections`` are served at once,
+so that idle or abandoned connections cannot use up the threads and descriptors.
 """
 from __future__ import annotations
 
 import base64
 import email.utils
+import errno
 import json
 import pickle
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -32,6 +36,17 @@ def _error_body(message: str, exc: BaseException) -> dict[str, Any]:
 
 _MAX_HEADERS, _MAX_LINE = 100, 65536  # the standard library's limits
 MAX_REQUEST_BODY = 16 * 2**20  # a tactic or a whole proof is a few kB; refuse what cannot be one
+ACCEPT_BACKOFF = 0.1  # seconds to wait before accepting again when out of descriptors
+
+
+class _BadField(ValueError):
+    """A request field of the wrong type: an HTTP 400 with this text."""
+
+
+def _ascii_int(text: str) -> int | None:
+    """``text`` as a number if it is ASCII digits only (``str.isdigit`` accepts '²', which ``int`` refuses)."""
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
 class _Headers(dict):
@@ -59,9 +74,24 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- connection tracking (so stop()/crash can close keep-alive connections) --
     def setup(self) -> None:
+        self.timeout = self.server.sim.config.idle_timeout  # applied to the socket by super().setup()
+        # A lease answered on this connection that the client has not shown it read (by sending
+        # another request); see handle().
+        self.unread_lease: int | None = None
         super().setup()
         self.server.track(self.connection, True)
         self.server.sim.connection_opened()
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except ConnectionResetError:
+            # A client that closes its socket with an answer still unread makes its kernel reset
+            # the connection (a client that read everything closes with an orderly FIN). After a
+            # /process/get answer, that means nobody knows of the lease: return it.
+            if self.unread_lease is None:
+                raise
+            self._give_back_unread_lease()
 
     def finish(self) -> None:
         try:
@@ -76,6 +106,7 @@ class _Handler(BaseHTTPRequestHandler):
     def parse_request(self) -> bool:
         # Called as soon as the request line has been read: the request's arrival.
         self.arrived = time.monotonic()
+        self.unread_lease = None  # the client sent another request: it read the previous answer
         words = self.raw_requestline.split()
         if len(words) != 3 or words[2] not in (b"HTTP/1.1", b"HTTP/1.0"):
             return super().parse_request()  # anything unusual: the standard library's checks and errors
@@ -122,20 +153,28 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         _shutdown(self.connection)
 
+    def _give_back_unread_lease(self) -> None:
+        pid, self.unread_lease = self.unread_lease, None
+        if pid is not None:
+            self.server.sim.return_process(pid)
+            print(f"sim server: lease {pid} returned: its client left without reading the answer",
+                  file=sys.stderr, flush=True)
+
     def _read_body(self) -> bytes | None:
         """The request body; None (after a 400 answer, and the connection marked to close) if unusable."""
         length = self.headers.get("Content-Length")
         if not length:
             return b""
-        if not length.strip().isdigit() or int(length) > MAX_REQUEST_BODY:
+        size = _ascii_int(length)
+        if size is None or size > MAX_REQUEST_BODY:
             self.close_connection = True  # the body's end is unknown, or not worth reading
             self._send(400, {"error": f"Content-Length must be a number of bytes up to {MAX_REQUEST_BODY}, "
                                       f"got {length[:40]!r}"})
             return None
-        body = self.rfile.read(int(length))
-        if len(body) < int(length):
+        body = self.rfile.read(size)
+        if len(body) < size:
             self.close_connection = True
-            self._send(400, {"error": f"request body ended after {len(body)} of {int(length)} bytes"})
+            self._send(400, {"error": f"request body ended after {len(body)} of {size} bytes"})
             return None
         return body
 
@@ -155,11 +194,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._drop()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+            self._give_back_unread_lease()  # a lease whose answer could not even be sent
         finally:
             sim.end_request(rid)
 
     def _route(self, sim: SimLeanServer, method: str, path: str, body_raw: bytes) -> None:
         parts = path.strip("/").split("/")
+        pid = _ascii_int(parts[1]) if len(parts) >= 3 and parts[0] == "process" else None
         if method == "GET":
             if path == "/status":
                 self._send(200, sim.status())
@@ -170,14 +211,17 @@ class _Handler(BaseHTTPRequestHandler):
         route: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         if path == "/process/get":
             def route(b: dict[str, Any]) -> dict[str, Any]:
-                pid = sim.get_process(bool(b.get("blocking", True)), b.get("timeout", 60.0))
-                if pid is not None and _peer_gone(self.connection):
+                blocking = b.get("blocking", True)
+                if not isinstance(blocking, bool):  # bool("false") is True
+                    raise _BadField(f"'blocking' must be true or false, got {blocking!r}")
+                leased = sim.get_process(blocking, b.get("timeout", 60.0))
+                if leased is not None and _peer_gone(self.connection):
                     # The client gave up waiting and left: nobody would ever return this lease.
-                    sim.return_process(pid)
+                    sim.return_process(leased)
                     raise Drop()
-                return {"process_id": pid}
-        elif len(parts) >= 3 and parts[0] == "process" and parts[1].isdigit():
-            pid = int(parts[1])
+                self.unread_lease = leased
+                return {"process_id": leased}
+        elif pid is not None:
             action = tuple(parts[2:])
             if action == ("return",):
                 def route(b: dict[str, Any]) -> dict[str, Any]:
@@ -188,7 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif action == ("proof_from_sorry",):
                 def route(b: dict[str, Any]) -> dict[str, Any]:
                     return sim.proof_from_sorry(pid, b)
-            elif len(action) == 3 and action[0] == "proof" and action[1].isdigit() and \
+            elif len(action) == 3 and action[0] == "proof" and _ascii_int(action[1]) is not None and \
                     action[2] in ("try_apply_tactic", "apply_tactic"):
                 psid = int(action[1])
                 fn = sim.try_apply_tactic if action[2] == "try_apply_tactic" else sim.apply_tactic
@@ -209,6 +253,8 @@ class _Handler(BaseHTTPRequestHandler):
             result = route(body)
         except Drop:
             raise
+        except _BadField as e:
+            self._send(400, {"error": str(e)})
         except KeyError as e:
             self._send(500, _error_body(f"Missing field {e.args[0]!r} in request body", e))
         except Exception as e:  # noqa: BLE001 - every failure becomes a 500, like the real server
@@ -234,7 +280,64 @@ class HTTPServer(ThreadingHTTPServer):
         self.sim = sim
         self._conns: set[socket.socket] = set()
         self._conns_lock = threading.Lock()
+        self.max_connections = _fitting_descriptors(sim.config.max_connections)
+        self._slots = threading.BoundedSemaphore(self.max_connections)
+        self._stopping = threading.Event()
+        self._warned_at = float("-inf")
+        if ":" in addr[0]:
+            self.address_family = socket.AF_INET6
         super().__init__(addr, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            # Over the cap: closed unread, so nothing was done. The client sees a dropped
+            # connection, which leangym's client retries where repeating is harmless (an
+            # HTTP 503 it would retry only on /return).
+            self._warn(f"more than {self.max_connections} connections: closing new ones unanswered")
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        try:
+            return super().get_request()
+        except OSError as e:
+            if e.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                # The connection stays queued and the listener readable: accepting again at
+                # once would spin a core. Let some connections close first.
+                self._warn(f"cannot accept connections ({e.strerror}); retrying")
+                self._stopping.wait(ACCEPT_BACKOFF)
+            raise
+
+    def shutdown(self) -> None:
+        self._stopping.set()  # end an accept back-off now
+        super().shutdown()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError) and not self.sim.config.verbose:
+            # A client that went away mid-request: routine, no traceback (--verbose shows it).
+            print(f"sim server: connection from {client_address[0]}:{client_address[1]} broke: "
+                  f"{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        else:
+            super().handle_error(request, client_address)
+
+    def _warn(self, message: str) -> None:
+        """Print a warning, at most one every 10 s (these come in bursts)."""
+        now = time.monotonic()
+        if now - self._warned_at >= 10.0:
+            self._warned_at = now
+            print(f"sim server: {message}", file=sys.stderr, flush=True)
 
     def track(self, conn: socket.socket, add: bool) -> None:
         with self._conns_lock:
@@ -248,6 +351,18 @@ class HTTPServer(ThreadingHTTPServer):
             conns = list(self._conns)
         for c in conns:
             _shutdown(c)
+
+
+def _fitting_descriptors(wanted: int) -> int:
+    """``wanted`` connections, lowered to leave descriptors for the rest of the process."""
+    try:
+        import resource  # Unix only
+    except ImportError:
+        return wanted
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft - min(64, soft // 2)))
 
 
 def _peer_gone(conn: socket.socket) -> bool:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import math
-
 import os
 import random
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -36,6 +36,17 @@ class SimServerConfig:
     crash_after: int | None = None  # answer this many requests, then stop answering (close every socket)
     seed: int | None = None  # seed of the fault/latency RNG
     verbose: bool = False  # log every request to stderr
+    # A connection on which nothing arrives for this long (an idle keep-alive connection, a
+    # half-sent request) is closed, so that it does not hold a thread and a descriptor forever.
+    # Long: a client whose request crosses the close on the wire gets no answer, and it does not
+    # repeat /process/get or /command.
+    idle_timeout: float = 300.0
+    # At most this many connections at once (lowered to fit the descriptor limit); beyond it a new
+    # connection is closed unread.
+    max_connections: int = 1024
+    # Sim only (the real server never takes a lease back): a lease that gets no request for this
+    # many seconds is returned, as if its client had. None: never.
+    lease_idle_timeout: float | None = None
     # Builds one simulated process: ``factory(factorized) -> SimProcess-like``. None: SimProcess.
     process_factory: Callable[[bool], Any] | None = field(default=None, repr=False)
 
@@ -79,13 +90,15 @@ def _default_factory(factorized: bool) -> Any:
 class Slot:
     """One simulated Lean process of the pool."""
 
-    __slots__ = ("process", "lock", "lease_id", "busy_until")
+    __slots__ = ("process", "lock", "lease_id", "busy_until", "in_flight", "last_used")
 
     def __init__(self, process: Any) -> None:
         self.process = process
         self.lock = threading.Lock()  # a REPL handles one request at a time
         self.lease_id: int | None = None
         self.busy_until = 0.0  # with injected latency: when this process finishes its queued requests
+        self.in_flight = 0  # requests to the lease being served (guarded by the server's _cond)
+        self.last_used = 0.0  # monotonic time of the lease's last request (or of the lease itself)
 
 
 class SimLeanServer:
@@ -97,8 +110,7 @@ class SimLeanServer:
         self._slots = [Slot(factory(config.factorized)) for _ in range(max(0, int(config.max_processes)))]
         self._free: list[Slot] = list(self._slots)
         self._leases: dict[int, Slot] = {}
-        self._returned: set[int] = set()
-        self._next_lease = 0
+        self._next_lease = 0  # lease ids are sequential: an id up to this one not in _leases was returned
         self._cond = threading.Condition()
         self._rng = random.Random(config.seed)
         self._rng_lock = threading.Lock()
@@ -112,6 +124,13 @@ class SimLeanServer:
         self.crashed = False
         self.started_at = time.time()
         self.on_crash: Callable[[], None] | None = None  # set by the handle: close the transport
+        self._closed = threading.Event()
+        if config.lease_idle_timeout is not None:
+            threading.Thread(target=self._reclaim_idle_leases, name="sim-lease-reaper", daemon=True).start()
+
+    def close(self) -> None:
+        """Stop the background work (the idle-lease reaper). The pool itself needs no closing."""
+        self._closed.set()
 
     # ------------------------------------------------------------------ requests bookkeeping
 
@@ -196,8 +215,11 @@ class SimLeanServer:
     # ------------------------------------------------------------------ pool
 
     def status(self) -> dict[str, Any]:
+        now = time.monotonic()
         with self._cond:
             available, used = len(self._free), len(self._leases)
+            leases = [{"process_id": pid, "idle_seconds": 0.0 if s.in_flight else round(now - s.last_used, 1)}
+                      for pid, s in sorted(self._leases.items())]
         try:
             load = list(os.getloadavg())
         except (AttributeError, OSError):
@@ -217,6 +239,8 @@ class SimLeanServer:
                 "load_average": load,
                 "requests": self.request_count,
                 "peak_active_requests": self.peak_active,
+                "leases": leases,
+                "lease_idle_timeout": self.config.lease_idle_timeout,
             },
         }
 
@@ -234,6 +258,7 @@ class SimLeanServer:
             slot = self._free.pop()
             self._next_lease += 1
             slot.lease_id = self._next_lease
+            slot.last_used = time.monotonic()
             self._leases[slot.lease_id] = slot
             return slot.lease_id
 
@@ -241,10 +266,14 @@ class SimLeanServer:
         with self._cond:
             slot = self._leases.pop(pid, None)
             if slot is None:
-                if pid in self._returned:
+                if 0 < pid <= self._next_lease:  # issued, so returned already
                     return {"status": "ok", "already_returned": True}
                 raise ValueError(f"Process {pid} not found")
-            self._returned.add(pid)
+        self._release(slot)
+        return {"status": "ok"}
+
+    def _release(self, slot: Slot) -> None:
+        """Roll back a process taken out of ``_leases`` and put it back in the pool."""
         try:
             with slot.lock:
                 slot.process.reset()
@@ -253,54 +282,85 @@ class SimLeanServer:
                 slot.lease_id = None
                 self._free.append(slot)
                 self._cond.notify()
-        return {"status": "ok"}
 
-    def slot(self, pid: int) -> Slot:
+    def _reclaim_idle_leases(self) -> None:
+        """The reaper thread (``lease_idle_timeout`` set): reclaim idle leases until close()."""
+        while not self._closed.wait(min(float(self.config.lease_idle_timeout) / 4, 1.0)):  # type: ignore[arg-type]
+            self.reclaim_idle_leases()
+
+    def reclaim_idle_leases(self, now: float | None = None) -> list[int]:
+        """Return every lease that has had no request for ``lease_idle_timeout`` s (its client is
+        presumably dead); the ids returned. A lease with a request in progress is never idle."""
+        limit = self.config.lease_idle_timeout
+        if limit is None:
+            return []
+        now = time.monotonic() if now is None else now
+        with self._cond:  # chosen and taken at once: a request that comes meanwhile keeps its lease
+            idle = {pid: s for pid, s in self._leases.items() if not s.in_flight and now - s.last_used >= limit}
+            for pid in idle:
+                del self._leases[pid]
+        for pid, slot in idle.items():
+            print(f"sim server: lease {pid} had no request for {now - slot.last_used:.0f} s: returned "
+                  "(--lease-idle-timeout)", file=sys.stderr, flush=True)
+            self._release(slot)
+        return list(idle)
+
+    @contextlib.contextmanager
+    def _leased(self, pid: int) -> Iterator[Slot]:
+        """The slot of lease ``pid`` for one request; the lease counts as in use until it ends."""
         with self._cond:
             slot = self._leases.get(pid)
-        if slot is None:
-            raise ValueError(f"Process {pid} not found")
-        return slot
+            if slot is None:
+                raise ValueError(f"Process {pid} not found")
+            slot.in_flight += 1
+        try:
+            yield slot
+        finally:
+            with self._cond:
+                slot.in_flight -= 1
+                slot.last_used = time.monotonic()
 
     # ------------------------------------------------------------------ Lean endpoints
 
     def command(self, pid: int, body: dict[str, Any]) -> dict[str, Any]:
-        slot = self.slot(pid)
-        source = _string(body, "command")
-        with self.faults(slot), slot.lock:
-            return slot.process.command(source)
+        with self._leased(pid) as slot:
+            source = _string(body, "command")
+            with self.faults(slot), slot.lock:
+                return slot.process.command(source)
 
     def proof_from_sorry(self, pid: int, body: dict[str, Any]) -> dict[str, Any]:
-        slot = self.slot(pid)
-        theorem = _string(body, "theorem_with_sorry")
-        with self.faults(slot), slot.lock:
-            return slot.process.proof_from_sorry(theorem)
-
-    def _tactic(self, slot: Slot, pid: int, psid: int, body: dict[str, Any],
-                apply: Callable[[int, str, int], dict[str, Any]]) -> dict[str, Any]:
-        """``apply(psid, tactic, timeout_ms)`` on ``slot``'s process, after the injected faults."""
-        tactic = _string(body, "tactic", limit=100_000)  # the kernel's parse is not bounded by the timeout
-        timeout_ms = int(min(_seconds(body.get("timeout"), "timeout", 1000.0), 3_600_000.0))
-        with self.faults(slot), slot.lock:
-            try:
-                return apply(psid, tactic, timeout_ms)
-            except KeyError:
-                raise ValueError(f"Proof state {psid} not found in process {pid}") from None
+        with self._leased(pid) as slot:
+            theorem = _string(body, "theorem_with_sorry")
+            with self.faults(slot), slot.lock:
+                return slot.process.proof_from_sorry(theorem)
 
     def try_apply_tactic(self, pid: int, psid: int, body: dict[str, Any]) -> dict[str, Any]:
-        slot = self.slot(pid)
-        return self._tactic(slot, pid, psid, body, slot.process.try_apply_tactic)
+        return self._tactic(pid, psid, body, "try_apply_tactic")
 
     def apply_tactic(self, pid: int, psid: int, body: dict[str, Any]) -> dict[str, Any]:
-        slot = self.slot(pid)
-        native = getattr(slot.process, "apply_tactic", None)
-        if native is not None:  # SimProcess registers a real merged state (a consistent proof_state_id)
-            return self._tactic(slot, pid, psid, body, native)
-        reply = self._tactic(slot, pid, psid, body, slot.process.try_apply_tactic)
+        return self._tactic(pid, psid, body, "apply_tactic")
+
+    def _tactic(self, pid: int, psid: int, body: dict[str, Any], method: str) -> dict[str, Any]:
+        """The process's ``method(psid, tactic, timeout_ms)``, after the injected faults."""
+        with self._leased(pid) as slot:
+            tactic = _string(body, "tactic", limit=100_000)  # the kernel's parse is not bounded by the timeout
+            timeout_ms = int(min(_seconds(body.get("timeout"), "timeout", 1000.0), 3_600_000.0))
+            apply = getattr(slot.process, method, None) or _merging(slot.process.try_apply_tactic)
+            with self.faults(slot), slot.lock:
+                try:
+                    return apply(psid, tactic, timeout_ms)
+                except KeyError:
+                    raise ValueError(f"Proof state {psid} not found in process {pid}") from None
+
+
+def _merging(try_apply: Callable[[int, str, int], dict[str, Any]]) -> Callable[[int, str, int], dict[str, Any]]:
+    """``apply_tactic`` for a process that has only ``try_apply_tactic`` (SimProcess registers a real
+    merged state; others get the branches' goals in one state under the first branch's id, -1 if none)."""
+    def apply(psid: int, tactic: str, timeout_ms: int) -> dict[str, Any]:
+        reply = try_apply(psid, tactic, timeout_ms)
         if "error" in reply:
             raise RuntimeError(str(reply["error"]))
         branches = reply.get("value") or []
-        if len(branches) == 1:
-            return {"proof_state_id": branches[0]["proof_state_id"], "goals": branches[0].get("goals") or []}
         goals = [g for b in branches for g in (b.get("goals") or [])]
         return {"proof_state_id": branches[0]["proof_state_id"] if branches else -1, "goals": goals}
+    return apply

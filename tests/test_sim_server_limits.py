@@ -1,0 +1,325 @@
+"""The simulated server's limits: idle connections, the connection cap, descriptors running out,
+abandoned and idle leases, CLI validation and odd requests. Waits here are bounds, never timings."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import socket
+import socketserver
+import struct
+import subprocess
+import sys
+import threading
+import time
+import tracemalloc
+
+import pytest
+import requests
+
+from conftest import ScriptedProcess, scripted
+from leangym.sim import server, server_http
+from leangym.sim.server_pool import SimLeanServer, SimServerConfig
+
+T = 5  # bound on every wait (s)
+
+
+def _connect(srv) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", srv.port), timeout=T)
+
+
+def _request(method: str, path: str, body: bytes = b"") -> bytes:
+    head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode("latin-1")
+    return head + body
+
+
+def _answer(s: socket.socket) -> tuple[int, dict]:
+    """Read one answer (Content-Length body) from ``s``: (status, JSON body)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"closed after {data!r}")
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    while len(body) < length:
+        body += s.recv(65536)
+    return int(head.split()[1]), json.loads(body)
+
+
+def _exchange(srv, raw: bytes) -> tuple[int, dict]:
+    with _connect(srv) as s:
+        s.sendall(raw)
+        return _answer(s)
+
+
+def _closed_by_server(s: socket.socket) -> bool:
+    """Whether the server closes ``s`` (EOF or reset) before the bound T (then: False)."""
+    try:
+        return s.recv(65536) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def _until(condition, what: str) -> None:
+    deadline = time.monotonic() + T
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {T} s: {what}"
+        time.sleep(0.02)
+
+
+def _reset(s: socket.socket) -> None:
+    """Close ``s`` with a reset (SO_LINGER 0), as a killed or aborting client may."""
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+
+
+# ---------------------------------------------------------------------- connections
+
+
+def test_idle_and_half_sent_connections_are_closed_after_the_idle_timeout(sim_server):
+    srv = sim_server(process_factory=scripted, idle_timeout=0.2)
+    idle, half, kept_alive = _connect(srv), _connect(srv), _connect(srv)
+    half.sendall(b"GET /sta")  # a request that never ends
+    kept_alive.sendall(_request("GET", "/status"))
+    assert _answer(kept_alive)[0] == 200
+    for s in (idle, half, kept_alive):
+        assert _closed_by_server(s)
+        s.close()
+
+
+def test_the_idle_timeout_does_not_cut_a_blocking_get_that_waits_longer(sim_server):
+    srv = sim_server(process_factory=scripted, max_processes=1, idle_timeout=0.1)
+    with _connect(srv) as s:
+        s.sendall(_request("POST", "/process/get", b'{"blocking": false}'))
+        assert _answer(s)[1]["process_id"] == 1  # the pool is empty now
+        s.sendall(_request("POST", "/process/get", b'{"blocking": true, "timeout": 0.5}'))
+        assert _answer(s) == (200, {"process_id": None})  # waited 0.5 s, past the idle timeout
+
+
+def test_connections_beyond_the_cap_are_closed_unanswered_until_one_frees(sim_server):
+    srv = sim_server(process_factory=scripted, max_connections=2)
+    held = [_connect(srv), _connect(srv)]
+    for s in held:  # both served, and kept open
+        s.sendall(_request("GET", "/status"))
+        assert _answer(s)[0] == 200
+    with _connect(srv) as extra:
+        extra.sendall(_request("GET", "/status"))
+        assert _closed_by_server(extra)
+    held.pop().close()
+
+    def served() -> bool:
+        try:
+            return _exchange(srv, _request("GET", "/status"))[0] == 200
+        except (ConnectionError, OSError):
+            return False  # the closed connection's slot is not free yet
+    _until(served, "a connection is served once one of the held ones closed")
+    held[0].close()
+
+
+def test_accept_backs_off_when_descriptors_run_out(sim_server, monkeypatch):
+    srv = sim_server(process_factory=scripted)
+    calls, first = [], threading.Event()
+
+    def accept_fails(self):
+        calls.append(1)
+        first.set()
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(server_http, "ACCEPT_BACKOFF", 60.0, raising=False)
+    monkeypatch.setattr(socketserver.TCPServer, "get_request", accept_fails)
+    pending = _connect(srv)  # the listener is readable from now on
+    assert first.wait(T)
+    time.sleep(0.3)  # time for a spinning accept loop to try again many times
+    assert len(calls) == 1, f"accept retried {len(calls)} times instead of backing off"
+    stopper = threading.Thread(target=srv.stop)
+    stopper.start()
+    stopper.join(T)
+    assert not stopper.is_alive(), "stop() waited for the accept back-off"
+    pending.close()
+
+
+def test_a_reset_connection_logs_one_line_not_a_traceback(sim_server, capsys):
+    srv = sim_server(process_factory=scripted)
+    s = _connect(srv)
+    s.sendall(b"GET /sta")
+    time.sleep(0.1)  # let the server start reading it (either way it must not print a traceback)
+    _reset(s)
+    err = []
+    _until(lambda: err.append(capsys.readouterr().err) or "ConnectionResetError" in "".join(err),
+           "the reset is logged")
+    text = "".join(err)
+    assert "Traceback" not in text and len([ln for ln in text.splitlines() if "Reset" in ln]) == 1, text
+
+
+# ---------------------------------------------------------------------- leases
+
+
+def test_a_client_that_leaves_without_reading_its_lease_does_not_keep_it(sim_server):
+    srv = sim_server(process_factory=scripted, max_processes=2)
+    s = _connect(srv)
+    s.sendall(_request("POST", "/process/get", b'{"blocking": true, "timeout": 5}'))
+    s.recv(1, socket.MSG_PEEK)  # the answer (a lease) has arrived; the client leaves without reading it
+    s.close()  # unread data: the kernel resets the connection
+    _until(lambda: srv.server.status()["used_processes"] == 0, "the unread lease is returned")
+
+
+def test_a_client_that_read_its_lease_keeps_it_after_closing(sim_server):
+    srv = sim_server(process_factory=scripted, max_processes=2)
+    with _connect(srv) as s:
+        s.sendall(_request("POST", "/process/get", b'{"blocking": true, "timeout": 5}'))
+        assert _answer(s)[1]["process_id"] == 1
+    _until(lambda: not srv._httpd._conns, "the server sees the connection closed")
+    assert srv.server.status()["used_processes"] == 1
+
+
+def test_idle_leases_are_returned_only_with_lease_idle_timeout(sim_server):
+    srv = sim_server(process_factory=scripted, max_processes=2, lease_idle_timeout=0.3)
+    keep = sim_server(process_factory=scripted, max_processes=2)  # the default: the real server's behaviour
+    for s in (srv, keep):
+        r = requests.post(s.url + "/process/get", json={"blocking": False}, timeout=T)
+        assert r.json()["process_id"] == 1
+    leases = requests.get(srv.url + "/status", timeout=T).json()["leangym"]["leases"]
+    assert [x["process_id"] for x in leases] == [1] and leases[0]["idle_seconds"] >= 0
+    _until(lambda: requests.get(srv.url + "/status", timeout=T).json()["used_processes"] == 0,
+           "the idle lease is returned")
+    r = requests.post(srv.url + "/process/1/return", json={}, timeout=T)
+    assert r.json() == {"status": "ok", "already_returned": True}
+    assert requests.get(keep.url + "/status", timeout=T).json()["used_processes"] == 1
+
+
+def test_a_lease_with_a_request_in_progress_is_not_idle():
+    entered, release = threading.Event(), threading.Event()
+
+    class Slow(ScriptedProcess):
+        def command(self, source):
+            entered.set()
+            release.wait(T)
+            return super().command(source)
+
+    sim = SimLeanServer(SimServerConfig(max_processes=2, lease_idle_timeout=60.0, process_factory=Slow))
+    try:
+        a, b = sim.get_process(False, None), sim.get_process(False, None)
+        worker = threading.Thread(target=sim.command, args=(b, {"command": "#check 1"}))
+        worker.start()
+        assert entered.wait(T)
+        later = time.monotonic() + 61
+        assert sim.reclaim_idle_leases(now=later) == [a]  # b is busy, not idle
+        release.set()
+        worker.join(T)
+        assert sim.reclaim_idle_leases(now=time.monotonic() + 59) == []  # b's request just ended
+        assert sim.return_process(a) == {"status": "ok", "already_returned": True}
+        assert sim.status()["used_processes"] == 1
+    finally:
+        release.set()
+        sim.close()
+
+
+def test_returned_lease_ids_cost_no_memory_and_still_read_as_returned():
+    sim = SimLeanServer(SimServerConfig(max_processes=1, process_factory=scripted))
+    for _ in range(300):
+        sim.return_process(sim.get_process(True, 1.0))
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(20_000):
+            sim.return_process(sim.get_process(True, 1.0))
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 100_000, f"{grown} bytes kept for 20000 returned leases"
+    last = sim.get_process(True, 1.0)
+    assert last == 20_301
+    for pid in (1, 777, 20_300):
+        assert sim.return_process(pid) == {"status": "ok", "already_returned": True}
+    for pid in (0, -1, 20_302):
+        with pytest.raises(ValueError, match=f"Process {pid} not found"):
+            sim.return_process(pid)
+    assert sim.return_process(last) == {"status": "ok"}
+
+
+# ---------------------------------------------------------------------- odd requests
+
+
+def test_non_ascii_digits_in_paths_and_lengths_are_refused_with_an_answer(sim_server):
+    srv = sim_server(process_factory=scripted)
+    for path in ("/process/\xb2/return", "/process/\u0663/command", "/process/1/proof/\xb9/try_apply_tactic"):
+        raw = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{{}}".encode("utf-8")
+        assert _exchange(srv, raw) == (404, {"error": "Not Found"}), path
+    status, body = _exchange(srv, b"POST /process/get HTTP/1.1\r\nHost: x\r\nContent-Length: \xb2\r\n\r\n{}")
+    assert status == 400 and "Content-Length must be" in body["error"]
+
+
+@pytest.mark.parametrize("blocking", ["false", "true", 0, 1, None, []])
+def test_blocking_must_be_a_json_boolean(sim_server, blocking):
+    srv = sim_server(process_factory=scripted, max_processes=1)
+    r = requests.post(srv.url + "/process/get", json={"blocking": blocking}, timeout=T)
+    assert r.status_code == 400 and "'blocking' must be true or false" in r.json()["error"]
+    assert srv.server.status()["used_processes"] == 0
+    assert requests.post(srv.url + "/process/get", json={"blocking": False}, timeout=T).json() == {"process_id": 1}
+
+
+# ---------------------------------------------------------------------- command line
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--port", "70000"], "--port: must be in [0, 65535]"),
+    (["--port", "-1"], "--port: must be in [0, 65535]"),
+    (["--max-processes", "0"], "--max-processes: must be >= 1"),
+    (["--max-processes", "-5"], "--max-processes: must be >= 1"),
+    (["--latency-ms", "-10"], "--latency-ms: must be a finite number >= 0"),
+    (["--jitter-ms", "-5"], "--jitter-ms: must be a finite number >= 0"),
+    (["--jitter-ms", "nan"], "--jitter-ms: must be a finite number >= 0"),
+    (["--latency-ms", "inf"], "--latency-ms: must be a finite number >= 0"),
+    (["--error-rate", "nan"], "--error-rate: must be a finite number in [0, 1]"),
+    (["--crash-after", "-1"], "--crash-after: must be >= 0"),
+    (["--idle-timeout", "0"], "--idle-timeout: must be a finite number > 0"),
+    (["--lease-idle-timeout", "-3"], "--lease-idle-timeout: must be a finite number > 0"),
+    (["--max-connections", "0"], "--max-connections: must be >= 1"),
+])
+def test_cli_refuses_bad_values(argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        server._parser().parse_args(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_cli_help_says_lease_idle_timeout_is_not_the_real_servers_behaviour(capsys):
+    with pytest.raises(SystemExit):
+        server.main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--lease-idle-timeout" in out and "unlike the real server" in out
+    assert "Divergence from the real server" in server.__doc__ and "--lease-idle-timeout" in server.__doc__
+
+
+def test_cli_on_every_interface_says_so_and_warns():
+    pytest.importorskip("leangym.sim.process")  # the CLI uses the real SimProcess
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "leangym.sim.server", "--host", "0.0.0.0", "--port", "0",
+                             "--max-processes", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=T)
+    assert "listening on http://0.0.0.0:" in line and "http://127.0.0.1:" in line, line
+    assert "WARNING" in err and "authentication" in err and "traceback" in err, err
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback here")
+def test_ipv6_hosts_are_served(sim_server):
+    srv = sim_server(process_factory=scripted, host="::1")
+    assert srv.url.startswith("http://[::1]:")
+    assert requests.get(srv.url + "/status", timeout=T).json()["max_processes"] == 8
