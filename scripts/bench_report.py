@@ -88,7 +88,12 @@ def summary_of(rs: ResultSet) -> Summary:
 # --------------------------------------------------------------------------- plot
 
 def plot(runs: Mapping[str, ResultSet], path: Path | str) -> Path:
-    """PNG of the pass rate against the Lean-call budget (cumulative solved vs calls used), one curve per run."""
+    """PNG of the theorems solved within N Lean calls, one curve per run.
+
+    From each run as it ran (at its own budget): how many calls each solved attempt had used.
+    That is not what a rerun at budget N would give: an agent that sends a batch of calls at
+    once is charged the whole batch, and one that knows its budget may spend it differently.
+    """
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display needed, safe in threads and on servers
@@ -104,12 +109,12 @@ def plot(runs: Mapping[str, ResultSet], path: Path | str) -> Path:
         if (rs.run.get("attempts") or 1) > 1:
             ax.step(budgets, [100 * x for x in one], where="post", linestyle="--", color=line.get_color(),
                     label=f"{label}: pass@1")
-    ax.set_xlabel("Lean calls used per attempt (budget)")
+    ax.set_xlabel("Lean calls the solving attempt had used (a batch counts whole)")
     ax.set_ylabel("theorems solved (%)")
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="best")
-    ax.set_title("Pass rate against budget")
+    ax.set_title("Solved within N Lean calls (each run at its own budget)")
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=120)
