@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from leangym.backends.types import CommandResult, LeanProcess, Outcome, ProofState, TacticResult
 from leangym.proof import ProofTree, assemble
-from leangym.soundness import SoundnessPolicy, Verification, verify
+from leangym.soundness import SoundnessPolicy, Verification, normalise_tactic, verify
 from leangym.theorem import Theorem
 
 
@@ -98,6 +98,7 @@ class ProofSession:
 
         Raises :class:`BudgetExhausted` (before any call) if the budget cannot pay for them all.
         """
+        tactics = [normalise_tactic(t) for t in tactics]  # what is sent is what a proof records
         results: list[TacticResult | None] = [None] * len(tactics)
         to_send: list[int] = []
         for i, tactic in enumerate(tactics):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import re
 import secrets
+import textwrap
 from dataclasses import dataclass
 
 from leangym.backends.types import LeanProcess, ServerError
@@ -76,6 +77,20 @@ def _banned_pattern(word: str) -> re.Pattern[str]:
     return re.compile(r"(?<![A-Za-z_'])" + re.escape(word) + (r"(?![A-Za-z0-9_'])" if word[-1].isalnum() else ""))
 
 
+_ODD_LINE_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def normalise_tactic(tactic: str) -> str:
+    """A tactic as it is sent and recorded: ``\\r\\n`` line ends as ``\\n``, no leading blank lines, no
+    common indentation, no trailing whitespace. In an assembled proof an indented line continues
+    the previous tactic (``intro h`` then ``  exact h`` reads ``intro h exact h``), so a step must
+    not start indented."""
+    lines = tactic.replace("\r\n", "\n").split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return textwrap.dedent("\n".join(lines)).rstrip()
+
+
 def _code(tactic: str) -> str:
     """``tactic`` with its comments blanked (``-- ...`` and nested ``/- ... -/``), so that prose like
     "by the theorem of ..." is not taken for a command; unchanged when it holds a string or
@@ -107,12 +122,23 @@ class SoundnessPolicy:
     max_tactic_chars: int = 4096
 
     def check_tactic(self, tactic: str) -> str | None:
-        """``None`` if the tactic may be sent to Lean, else why not (a clear error for ``info``)."""
+        """``None`` if the tactic may be sent to Lean, else why not (a clear error for ``info``).
+
+        Give it the tactic as it will be sent (:func:`normalise_tactic`).
+        """
         if not tactic.strip():
             return "leangym: empty tactic"
         if len(tactic) > self.max_tactic_chars:
             return f"leangym: tactic longer than {self.max_tactic_chars} characters"
-        code = _code(tactic)
+        return self.check_script(tactic)
+
+    def check_script(self, script: str) -> str | None:
+        """The rules of :meth:`check_tactic` for a whole proof script (bullets and all), at any length."""
+        if m := _ODD_LINE_BREAK.search(script):
+            # Python's splitlines() breaks there and Lean does not: the assembled proof would not be
+            # the tactics that ran
+            return f"leangym: a tactic may break lines only with '\\n' (found {m.group(0)!r})"
+        code = _code(script)
         for word in self.banned:
             if _banned_pattern(word).search(code):
                 return f"leangym soundness policy: '{word}' is not allowed in a proof"
@@ -136,12 +162,9 @@ class Verification:
 
 def verify(process: LeanProcess, theorem: Theorem, script: str, policy: SoundnessPolicy) -> Verification:
     """Check ``script`` as the whole proof of ``theorem`` in one command (the only way to a reward)."""
-    for line in script.splitlines():
-        if line.strip() in ("·", ""):
-            continue
-        why = policy.check_tactic(line.lstrip("· "))
-        if why:
-            return Verification(False, "", error=why)
+    why = policy.check_script(script)
+    if why:
+        return Verification(False, "", error=why)
     source = theorem.source_with_proof(script)
     name = theorem.check_name(f"_leangym_{secrets.token_hex(8)}")  # see the module docstring
     checked = theorem.renamed(name).source_with_proof(script)

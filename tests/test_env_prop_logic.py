@@ -181,3 +181,33 @@ def test_make_vec_max_episode_steps_minus_one_means_no_limit():
         envs.reset(seed=0)
     finally:
         envs.close()
+
+
+@pytest.mark.parametrize("factorized", [False, True], ids=["single-branch", "factorized"])
+def test_real_proofs_in_untidy_text_are_rewarded(factorized):
+    """Steps Lean accepts must assemble into a proof Lean accepts: indentation, bullets on their
+    own line and multi-line comments that mention command words (false negatives before)."""
+    thm = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+    for steps in (["constructor", "  exact hp", "\n   exact hq"],
+                  ["/- split, then close each side,\n   for example by assumption -/\nconstructor", "·\n  exact hp",
+                   "exact hq"],
+                  ["constructor\r\n", "exact hp\r\n", "exact hq"]):
+        env = PropLogicEnv(factorized=factorized)
+        env.reset(options={"theorem": thm})
+        for step in steps:
+            _, reward, terminated, _, info = env.step(step)
+        assert terminated and reward == 1.0, (steps, info.get("error"))
+    # what was checked is what ran, one tactic per step (`intro a` + `  intro b` once read `intro a intro b`)
+    env = PropLogicEnv(factorized=factorized)
+    env.reset(options={"theorem": "theorem u (p : Prop) : p → p → p := by sorry"})
+    for step in ("intro a", "  intro b", "  exact a"):
+        _, reward, _, _, info = env.step(step)
+    assert reward == 1.0 and info["proof_script"] == "intro a\nintro b\nexact a"
+
+
+def test_line_breaks_lean_and_python_read_differently_are_refused():
+    env = PropLogicEnv()
+    env.reset(options={"theorem": "theorem t (p : Prop) (hp : p) : p := by sorry"})
+    for step in ("exact\rhp", "exact\u2028hp", "exact\x0chp"):
+        _, reward, _, _, info = env.step(step)
+        assert reward == 0.0 and "only with" in info["error"]

@@ -456,6 +456,7 @@ class LeanProofEnv(gym.Env[str, str]):
         except BudgetExhausted as e:
             outcome, truncated, extra["error"] = "budget", True, str(e)
         else:
+            extra["tactic"] = result.tactic  # as sent: normalised (see soundness.normalise_tactic)
             outcome = result.outcome.value
             if result.outcome in (Outcome.REJECTED, Outcome.TIMEOUT):
                 reward += self.reward_rejected
@@ -465,7 +466,7 @@ class LeanProofEnv(gym.Env[str, str]):
                 truncated, extra["error"] = True, f"server failure: {result.error}"
             else:
                 outcome = "progress"
-                walk.advance(tactic, result.states)
+                walk.advance(result.tactic, result.states)
                 self._set_open(walk)
                 if walk.done:
                     outcome, terminated, truncated, bonus = self._finish(extra)
