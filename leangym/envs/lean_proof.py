@@ -1,12 +1,17 @@
 """``LeanProof-v0``: prove one Lean 4 theorem, one tactic per step, over a LeanTree server.
 
 Observation: the open goals as Lean prints them (``types.goals_to_text``).
-Action: a tactic (text); it runs on the FIRST open goal, as in Lean.
+Action: a tactic (text); it runs on the FIRST open goal, as in Lean. It is sent as
+``soundness.normalise_tactic`` makes it (no leading blank lines or common indentation).
 
 The env keeps the open goals as an ordered list of branches (proof states).
 A tactic applied to the first branch replaces it with its child branches, in
 order; this mirrors Lean's goal list on both server generations (one branch
-holding every goal, or one branch per goal). The applied tactics form a
+holding every goal, or one branch per goal). A tactic sees what its branch
+holds: on a single-branch server every open goal, so ``all_goals t`` or
+``case inr => t`` may reach goals after the first; on a factorized server only
+the first goal (there ``all_goals`` acts on that goal alone, and a ``case`` tag
+of a later goal is not found). The applied tactics form a
 :class:`~leangym.proof.ProofTree`, so the finished proof is assembled with
 correct focusing and checked again as one command (``ProofSession.verify``).
 
