@@ -11,9 +11,11 @@ is sent; a banned one is an ordinary ``REJECTED`` result that costs no Lean
 call. :meth:`ProofSession.verify` is the only way to call a proof correct.
 
 ``session.process`` is the leased process behind a meter (:class:`MeteredProcess`):
-a prover that calls it directly goes through the same policy, budget and
+a prover that applies tactics through it goes through the same policy, budget and
 statistics as one that calls :meth:`ProofSession.apply_many`, so a fixed-budget
-comparison cannot be side-stepped.
+comparison cannot be side-stepped. Its ``run_command`` costs a call but is not
+filtered: what a command declares on the process is the prover's business, which
+is why the benchmark harness runs the final check on a clean process.
 """
 from __future__ import annotations
 

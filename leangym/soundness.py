@@ -62,10 +62,9 @@ TACTIC_OPTIONS = {"maxRecDepth": 100_000, "maxHeartbeats": 1_000_000,
 _SCOPED_PREFIX = re.compile(
     _NOT_NAME_BEFORE + r"(?:set_option\s+([\w.]+)\s+(\d+)|open(?:\s+scoped)?(?:\s+(?!in\b)[^\W\d][\w.']*)+)\s+in"
     + _NOT_NAME_AFTER)
-# A `'` that no name precedes may open a character literal ('"'), which would make a comment
-# scanner that ignores literals misread the text: with string or character literals, nothing is
-# taken for a comment.
-_LITERAL = re.compile(r"\"|(?<![\w'])'")
+# A raw string (`r"..."`, `r#"..."#`) is a literal kind the comment scanner does not read: with one,
+# nothing is taken for a comment (a misread literal could hide code behind a "comment").
+_RAW_STRING = re.compile(r"(?<![\w'.])r#*\"")
 
 
 @functools.lru_cache(maxsize=256)
@@ -93,10 +92,10 @@ def normalise_tactic(tactic: str) -> str:
 
 def _code(tactic: str) -> str:
     """``tactic`` with its comments blanked (``-- ...`` and nested ``/- ... -/``), so that prose like
-    "by the theorem of ..." is not taken for a command; unchanged when it holds a string or
-    character literal (inside one, ``--`` is no comment, and a scanner that misread a literal
-    kind, such as a raw string, would hide code: then every word counts, comments included)."""
-    return tactic if _LITERAL.search(tactic) else strip_comments(tactic)
+    "by the theorem of ..." is not taken for a command. Strings and character literals are read as
+    Lean reads them (``theorem.strip_comments``); with a raw string, nothing is blanked and every
+    word counts, comments included."""
+    return tactic if _RAW_STRING.search(tactic) else strip_comments(tactic)
 
 
 def _strip_scoped_prefixes(code: str) -> str:
@@ -209,7 +208,8 @@ def _axioms_of(answer: str, name: str) -> tuple[str, ...] | None:
     ``_private...`` for a private theorem). Each axiom must be a plain dotted name: an axiom
     named ``«does not depend on any axioms»`` or ``Classical.«choice]✝»`` must not read as a pass.
     """
-    m = re.fullmatch(r"'(?:[^\n]*\.)?" + re.escape(name) + r"' (?:(does not depend on any axioms)|"
+    printed = name.removeprefix("_root_.")  # Lean declares and prints `_root_.foo` as `foo`
+    m = re.fullmatch(r"'(?:[^\n]*\.)?" + re.escape(printed) + r"' (?:(does not depend on any axioms)|"
                      r"depends on axioms: \[([^\[\]]*)\])", answer, re.S)
     if m is None:
         return None

@@ -261,16 +261,18 @@ def mismatches(old: dict[str, Any], new: dict[str, Any], keys: Iterable[str] = R
             for k in keys if _field(old, k) != _field(new, k)]
 
 
-def _comparable(header: dict[str, Any]) -> dict[str, Any]:
+def _comparable(header: dict[str, Any], by_source: bool) -> dict[str, Any]:
     """A header with the agent and dataset specs in canonical form, for the resume check
-    (files written before the header held canonical specs included)."""
-    return {**header, "agent_resolved": canonical_agent(str(header.get("agent_resolved"))),
-            "dataset": canonical_dataset(str(header.get("dataset")))}
+    (files written before the header held canonical specs included). ``by_source``: compare the
+    datasets by their resolved sources (a relative path means nothing in another directory)."""
+    dataset = header.get("dataset_source") if by_source else canonical_dataset(str(header.get("dataset")))
+    return {**header, "agent_resolved": canonical_agent(str(header.get("agent_resolved"))), "dataset": dataset}
 
 
 def resume_refusal(old: ResultSet, header: dict[str, Any], hashes: dict[str, str]) -> str | None:
     """Why this run must not append to ``old`` (None: it may)."""
-    bad = mismatches(_comparable(old.header), _comparable(header))
+    by_source = bool(old.header.get("dataset_source")) and bool(header.get("dataset_source"))
+    bad = mismatches(_comparable(old.header, by_source), _comparable(header, by_source))
     if bad:
         return f"{old.path} holds a different run ({'; '.join(bad)}); use another --out or --restart"
     changed = old.changed_statements(hashes)

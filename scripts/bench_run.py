@@ -154,8 +154,9 @@ def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget
     elif call.proof is not None:
         _check(session, process, call.proof, result, clean_process)
     _record_stats(session, result)
-    if session.stats.server_failures and not result.solved and result.status != "infra_error":
+    if session.stats.server_failures and result.status == "failed" and result.candidate is None:
         # a search that found nothing while Lean calls failed on the server says nothing about the prover
+        # (a prover that raised, or gave an answer the check refused, did say something)
         why = f"{session.stats.server_failures} Lean call(s) failed on the server side"
         result.status, result.error = "infra_error", f"{why}; {result.error}" if result.error else why
     result.wall_s = time.monotonic() - t0
@@ -210,10 +211,11 @@ class RunConfig:
 class _Worker:
     """A worker thread's prover and leased process; both are replaced when an attempt is abandoned."""
 
-    def __init__(self, lease: Callable[[], LeanProcess]) -> None:
+    def __init__(self, lease: Callable[[], LeanProcess], abandoned: list[int], lock: threading.Lock) -> None:
         self.lease = lease
         self.prover: Prover | None = None
         self.process: LeanProcess | None = None
+        self.abandoned, self.lock = abandoned, lock  # the run's abandoned calls still holding a process
 
     def renew(self) -> LeanProcess:
         """The prover's process back to the pool, and a clean one for the check (and what follows)."""
@@ -233,7 +235,11 @@ class _Worker:
         def close_after() -> None:
             call.join()
             process.close()
+            with self.lock:
+                self.abandoned[0] -= 1
         if process is not None:
+            with self.lock:
+                self.abandoned[0] += 1
             threading.Thread(target=close_after, name="bench-close-abandoned", daemon=True).start()
 
 
@@ -260,12 +266,12 @@ def run_tasks(tasks: Sequence[Task], make_prover: Callable[[], Prover], lease: C
         todo.put(t)
     stop = stop or threading.Event()
     lock = threading.Lock()
-    streak, produced, built, said = [0], [0], [0], [False]
+    streak, produced, built, said, abandoned = [0], [0], [0], [False], [0]
     build_errors: list[BaseException] = []
     crashes: list[BaseException] = []
 
     def worker() -> None:
-        w = _Worker(lease)
+        w = _Worker(lease, abandoned, lock)
         try:
             while not stop.is_set():
                 if w.prover is None and (todo.empty() or not _build(w)):
@@ -278,8 +284,13 @@ def run_tasks(tasks: Sequence[Task], make_prover: Callable[[], Prover], lease: C
                     try:
                         w.process = lease()
                     except ServerError as e:
-                        _after(AttemptResult(task.theorem.name, task.attempt, category_of(task.theorem),
-                                             "infra_error", error=f"could not lease a Lean process: {e}"))
+                        r = AttemptResult(task.theorem.name, task.attempt, category_of(task.theorem),
+                                          "infra_error", error=f"could not lease a Lean process: {e}")
+                        if abandoned[0]:  # the agent's own hung calls hold the processes: its failure
+                            r.status, r.budget_exhausted = "failed", True
+                            r.error = (f"no Lean process free while {abandoned[0]} abandoned attempt(s) of this "
+                                       f"agent (it did not return in time) still hold theirs: {e}")
+                        _after(r)
                         continue
                 r = run_attempt(w.prover, w.process, task, config.budget, run_seed=config.run_seed,
                                 timeout_ms=config.timeout_ms, clean_process=w.renew, grace_s=config.grace_s,

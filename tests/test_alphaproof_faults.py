@@ -17,7 +17,7 @@ import torch
 from agents.alphaproof import checkpoint
 from agents.alphaproof import train as train_mod
 from agents.alphaproof.interfaces import Evaluation, per_state
-from agents.alphaproof.search import SearchConfig, run_batched_search, run_search
+from agents.alphaproof.search import CUT_SHORT, SearchConfig, run_batched_search, run_search
 from agents.alphaproof.theorem_source import Task
 from leangym.backends.types import Outcome, ServerTimeout, ServerUnavailable, TacticResult
 from leangym.cli import run_cli
@@ -195,17 +195,19 @@ def test_a_vanished_server_stops_the_search_too():
     assert result.stop_reason == "server_unavailable"
 
 
-def test_training_warns_once_per_iteration_about_a_hung_server(tmp_path, monkeypatch, capsys):
+def test_an_iteration_against_a_hung_server_does_not_count(tmp_path, monkeypatch, capsys):
+    # Every search found the server hung: as in an outage, no learning on the old buffer and no step;
+    # training waits for the server (here until --max-minutes ends the run).
     from agents.alphaproof.policy import PolicyValueNet
 
     fixed = Proposes("exact hp", "intro h")  # (an untrained net may propose nothing at all)
     monkeypatch.setattr(PolicyValueNet, "evaluate", lambda self, states, k: fixed.evaluate(states, k))
     monkeypatch.setattr(train_mod, "process_factory", lambda args, deadline=None: HungAfterStart)
-    out = train_mod.train(tiny_args(tmp_path, "hung", iterations=2, read_timeout=2.0))
-    assert out["iteration"] == 2 and all(h["new_rows"] == 0.0 for h in out["history"])
-    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
-    assert warnings == [f"[iteration {i}] warning: 2 of 2 searches stopped early: the LeanTree server did not "
-                        "answer within --read-timeout 2 s" for i in (1, 2)]
+    out = train_mod.train(tiny_args(tmp_path, "hung", iterations=2, read_timeout=2.0, max_minutes=0.05))
+    assert out["iteration"] == 0 and out["history"] == []
+    err = capsys.readouterr().err.splitlines()
+    assert any(line.startswith("[iteration 1] server unavailable (every search found it hung or gone)")
+               for line in err)
 
 
 def test_a_deadline_ends_every_search():
@@ -478,3 +480,20 @@ def test_prove_says_a_statement_is_nested_too_deeply(tmp_path, capsys):
     deep = "theorem t (p : Prop) : " + "p → " * 3000 + "p := by sorry"
     code, err = _cli(prove_main, ["--checkpoint", str(tmp_path / "net.pt"), "--theorem", deep], capsys)
     assert code == 2 and err.startswith("error: the statement is nested too deeply") and err.count("\n") == 1
+
+
+def test_a_server_failure_in_the_final_check_is_no_verdict():
+    class CheckFails(LocalProcess):
+        def run_command(self, source):
+            raise ServerTimeout("did not answer /command within 2 s (read timeout)")
+
+    result = run_search(ProofSession(CheckFails(factorized=True), TRIVIAL), Proposes("exact hp"),
+                        SearchConfig(num_simulations=4))
+    assert result.solved and not result.verified and result.stop_reason == "server_unavailable"
+    assert result.stop_reason in CUT_SHORT  # so the theorem is not counted as failed
+
+
+@pytest.mark.parametrize("flag", ["actors", "sims", "eval_size"])
+def test_counts_below_one_are_clear_errors(tmp_path, flag):
+    with pytest.raises(ValueError, match=f"--{flag.replace('_', '-')} must be at least 1"):
+        train_mod.train(tiny_args(tmp_path, "zero", **{flag: 0}))

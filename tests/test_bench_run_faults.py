@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 import pytest
 
 from leangym.backends.types import (
-    CommandResult, Goal, Hypothesis, Outcome, ProofState, ReplMessage, ServerIdentity, TacticResult,
+    CommandResult, Goal, Hypothesis, Outcome, ProofState, ReplMessage, ServerError, ServerIdentity, TacticResult,
 )
 from leangym.cli import run_cli
 from leangym.prover import AgentSpecError
@@ -302,6 +302,32 @@ def test_a_hung_prover_is_abandoned_and_its_process_goes_back_only_when_it_retur
     assert zombie.closed_event.wait(HANG_GUARD_S), "the abandoned process never went back"
 
 
+def test_no_free_process_while_the_agents_hung_calls_hold_them_is_the_agents_failure() -> None:
+    # A pool of one: the abandoned call keeps it, so the next lease fails. That is the agent's doing,
+    # not a server fault (as an infra error it would be retried forever and stop the run as "the
+    # server kept failing").
+    release = threading.Event()
+
+    class Hangs:
+        def prove(self, theorem, session, budget):
+            release.wait(2 * HANG_GUARD_S)
+
+    class PoolOfOne(Leases):
+        def __call__(self) -> FakeLean:
+            if any(not p.closed for p in self.procs):
+                raise ServerError("no process free")
+            return super().__call__()
+
+    out: list[AttemptResult] = []
+    try:
+        guarded(lambda: run_tasks(tasks(3), Hangs, PoolOfOne(), RunConfig(Budget(5, 0.2), grace_s=0.2),
+                                  out.append))
+    finally:
+        release.set()
+    assert [r.status for r in out] == ["failed"] * 3
+    assert "abandoned" in out[1].error and "no Lean process free" in out[1].error
+
+
 @pytest.mark.parametrize("budget, watched", [(Budget(5), False), (Budget(5, 60.0), True)],
                          ids=["no time budget", "time budget"])
 def test_prove_runs_on_the_worker_unless_a_time_budget_needs_a_watchdog(budget: Budget, watched: bool) -> None:
@@ -337,15 +363,27 @@ class SearchesOnAFlakyServer:
         return self.answer
 
 
-@pytest.mark.parametrize("answer, status", [(None, "infra_error"), (["skip"], "infra_error"),
+@pytest.mark.parametrize("answer, status", [(None, "infra_error"), (["skip"], "failed"),
                                             (["exact h"], "proved")])
 def test_server_failures_in_a_search_make_an_unsolved_attempt_an_infra_error(answer, status: str) -> None:
     r = run_attempt(SearchesOnAFlakyServer(answer), FakeLean(), tasks(1)[0], Budget(5))
     assert r.status == status and r.server_failures == 1
     if status == "infra_error":
         assert "1 Lean call(s) failed on the server side" in r.error and not r.solved
+    elif status == "failed":  # an answer the check refused says something about the prover
+        assert r.candidate == "skip" and r.verify_error
     else:
         assert r.proof == "exact h" and r.error is None
+
+
+def test_a_prover_that_raises_after_server_failures_is_an_error_not_an_infra_error() -> None:
+    class Raises(SearchesOnAFlakyServer):
+        def prove(self, theorem, session, budget):
+            super().prove(theorem, session, budget)
+            raise RuntimeError("prover bug")
+
+    r = run_attempt(Raises(None), FakeLean(), tasks(1)[0], Budget(5))
+    assert r.status == "error" and "prover bug" in r.error
 
 
 # --------------------------------------------------------------------------- Ctrl-C

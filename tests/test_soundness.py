@@ -190,8 +190,8 @@ def test_a_namespaced_or_private_theorem_verifies():
     "/- -/ axiom cheat : False", "local notation \"x\" => 1", "alias foo := bar",
     "skip; set_option debug.skipKernelTC true in exact hp",
     "exact Lean.ofReduceBool _ _ rfl", "exact hp @[command_elab Lean.Parser.Command.printAxioms] def forge := 1",
-    # a comment scanner that ignored literals would take this for a comment, and miss the command
-    "exact (fun _ => hp) '\"' -- \" axiom cheat : False",
+    # a raw string, which the comment scanner does not read: no text is taken for a comment
+    "exact hp r#\"a\"b\"# -- \" axiom cheat : False",
 ])
 def test_commands_anywhere_in_a_tactic_are_rejected(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is not None
@@ -204,3 +204,31 @@ def test_commands_anywhere_in_a_tactic_are_rejected(tactic):
 ])
 def test_command_words_in_comments_and_names_pass(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is None
+
+
+def test_a_quote_in_one_comment_does_not_turn_prose_in_others_into_commands():
+    script = "constructor -- for example, split the conjunction\n· exact hp -- 'hp' is the left part\n· exact hq"
+    thm = Theorem("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
+    assert verify(LocalProcess(), thm, script, SoundnessPolicy()).ok
+    assert verify(LocalProcess(), thm, '-- for example, split "p ∧ q"\nexact ⟨hp, hq⟩', SoundnessPolicy()).ok
+
+
+@pytest.mark.parametrize("tactic", [
+    'exact hp r"a" -- axiom cheat : False',  # a raw string: nothing is taken for a comment
+    'exact hp r#"a"b"# -- theorem x : False',  # (a scanner misreading it could hide code)
+    "exact hp \"a -- b\" axiom cheat : False",  # `--` inside a string is no comment
+])
+def test_literals_cannot_hide_a_command_behind_a_comment(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is not None
+
+
+@pytest.mark.parametrize("tactic", [
+    "exact (fun _ => hp) '\"' -- \" the end",  # a char literal holding a quote, then a comment
+    'exact hp "\\"" -- " an example',  # an escaped quote inside a string, then a comment
+])
+def test_comments_after_literals_are_read_as_lean_reads_them(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is None
+
+
+def test_root_names_are_read_as_lean_prints_them():
+    assert verify(Answers("'{name}' does not depend on any axioms"), THM, "exact hp", SoundnessPolicy()).ok

@@ -186,6 +186,8 @@ class _Search:
             proof = assemble(proof_tree)
             check = self.session.verify(proof_tree)
             verified, error = check.ok, check.error
+            if check.server_failure:  # no verdict on the proof: a search the server cut short
+                self.stop_reason = "server_unavailable"
         # own time only: until this search stopped, plus its final check (not the batch's tail)
         wall_s = (self.stopped_at or checked_at) - self.started + time.monotonic() - checked_at
         return SearchResult(
@@ -237,8 +239,18 @@ class _Threads:
             self._jobs.put((futures[-1], fn, item))
         try:
             return [f.result() for f in futures]
+        except Exception:
+            # A job failed: the others may be inside a Lean call on their lease. Wait for them (each
+            # call ends within the read timeout) before the caller gives the leases back, or a pid
+            # could be returned, and leased again, while a request is still running on it.
+            for f in futures:
+                f.cancel()
+            for f in futures:
+                if not f.cancelled():
+                    f.exception()
+            raise
         finally:
-            for f in futures:  # after an error or an interrupt: what has not started never will
+            for f in futures:  # after an interrupt: what has not started never will
                 f.cancel()
 
     def close(self) -> None:

@@ -215,6 +215,9 @@ def train(args: Args) -> dict[str, Any]:
         args = dataclasses.replace(args, env="LeanProof-v0")
     if args.env == "LeanProof-v0" and not args.server:
         raise ValueError("LeanProof-v0 needs --server URL (and usually --theorems FILE.jsonl)")
+    for name in ("actors", "sims", "eval_size"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     resume_path = checkpoint.latest(args.resume) if args.resume else None
     if args.resume and resume_path is None:
         raise ValueError(f"--resume {args.resume}: no checkpoint there")
@@ -295,7 +298,10 @@ def train(args: Args) -> dict[str, Any]:
         # after an outage the same theorems again: the run draws nothing for an iteration that did not count
         tasks = tasks or [source.sample(curriculum.sample_level(rng), rng, curriculum) for _ in range(args.actors)]
         out = run_searches(tasks, net, new_process, args, deadline=deadline)
-        down = out["outage"]
+        down = out["outage"] or ("every search found it hung or gone" if server_lost(out) else None)
+        results = [r for r in out["results"] if r is not None]
+        if results and all(r.stop_reason == "deadline" and not r.simulations for r in results):
+            break  # the time limit came before any search did anything: nothing to count
         if down:  # nothing was searched: no learning on the old buffer, no step, no (zero) statistics
             wait = backoff.delay() if deadline is None else min(backoff.delay(), deadline - time.monotonic())
             print(f"[iteration {step}] server unavailable ({down}); "
@@ -327,11 +333,8 @@ def train(args: Args) -> dict[str, Any]:
             postfix["loss"] = f"{losses['loss']:.3f}"
         if heldout and args.eval_every > 0 and (step % args.eval_every == 0 or step == args.iterations
                                                 or out_of_time()):
-            if server_lost(out):  # every search of this iteration found it hung or gone: wait for it in vain?
-                print(f"[iteration {step}] no held-out evaluation: the server is not answering", file=sys.stderr)
-            else:
-                ev = held_out(step)
-                postfix["heldout"] = f"{ev['solve_rate']:.2f}" if "solve_rate" in ev else "-"
+            ev = held_out(step)
+            postfix["heldout"] = f"{ev['solve_rate']:.2f}" if "solve_rate" in ev else "-"
         bar.set_postfix(postfix)
         bar.update(1)
         save()

@@ -198,7 +198,8 @@ class Transport:
                 try:
                     conn.connect()
                 except (urllib3.exceptions.HTTPError, OSError) as e:
-                    refused = isinstance(e, ConnectionRefusedError) or isinstance(e.__cause__, ConnectionRefusedError)
+                    # urllib3 2 chains the OSError as __cause__, urllib3 1.26 only as __context__
+                    refused = any(isinstance(x, ConnectionRefusedError) for x in (e, e.__cause__, e.__context__))
                     raise ConnectFailed(type(e).__name__, refused) from None
             conn.sock.settimeout(read_timeout)
             try:
