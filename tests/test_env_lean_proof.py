@@ -15,7 +15,8 @@ from leangym.backends.leantree import LeanTreeClient
 from leangym.backends.types import (
     CommandResult, Goal, ProofState, ReplMessage, ServerError, ServerIdentity, ServerUnavailable,
 )
-from leangym.envs.lean_proof import TRUNCATION_MARKER, LeanProofEnv, clip_text
+from leangym.envs.lean_proof import LeanProofEnv
+from leangym.envs.spaces import TRUNCATION_MARKER, clip_text
 from leangym.proof import ProofTree
 from leangym.session import Budget
 from leangym.sim.local import LocalProcess

@@ -154,7 +154,7 @@ def test_async_vector_env_needs_no_shared_memory():
 
 def test_every_observation_in_the_space_flattens():
     from gymnasium.spaces import flatten
-    from leangym.envs.lean_proof import UNKNOWN_CHAR
+    from leangym.envs.spaces import UNKNOWN_CHAR
 
     env = PropLogicEnv()
     obs = "hж : p\n⊢ 定理"
