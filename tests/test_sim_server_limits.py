@@ -323,3 +323,19 @@ def test_ipv6_hosts_are_served(sim_server):
     srv = sim_server(process_factory=scripted, host="::1")
     assert srv.url.startswith("http://[::1]:")
     assert requests.get(srv.url + "/status", timeout=T).json()["max_processes"] == 8
+
+
+def test_a_request_racing_a_return_never_runs_on_the_next_owners_process():
+    # The request got its slot, then the lease was returned and leased again before it took the
+    # process's lock: it must fail as "not found", not run on the new owner's (rolled back) process.
+    sim = SimLeanServer(SimServerConfig(max_processes=1, process_factory=scripted))
+    first = sim.get_process(blocking=False, timeout=None)
+    with sim._leased(first) as slot:
+        sim.return_process(first)
+        second = sim.get_process(blocking=False, timeout=None)
+        assert second != first and slot.lease_id == second  # the same process, someone else's now
+        with pytest.raises(ValueError, match=f"Process {first} not found"):
+            with sim._locked(slot, first):
+                pass
+    assert sim.command(second, {"command": "theorem x : True := trivial"})["env"] is not None
+    sim.close()

@@ -276,10 +276,10 @@ class SimLeanServer:
         """Roll back a process taken out of ``_leases`` and put it back in the pool."""
         try:
             with slot.lock:
+                slot.lease_id = None  # under the slot's lock: see _locked
                 slot.process.reset()
         finally:
             with self._cond:
-                slot.lease_id = None
                 self._free.append(slot)
                 self._cond.notify()
 
@@ -320,18 +320,29 @@ class SimLeanServer:
                 slot.in_flight -= 1
                 slot.last_used = time.monotonic()
 
+    @staticmethod
+    @contextlib.contextmanager
+    def _locked(slot: Slot, pid: int) -> Iterator[None]:
+        """The slot's process for lease ``pid`` alone. A request that got the slot just before a
+        ``/return`` of the same lease must not run on it once it is rolled back (and maybe leased
+        to another client): the lease id is checked again under the lock the return takes."""
+        with slot.lock:
+            if slot.lease_id != pid:
+                raise ValueError(f"Process {pid} not found")
+            yield
+
     # ------------------------------------------------------------------ Lean endpoints
 
     def command(self, pid: int, body: dict[str, Any]) -> dict[str, Any]:
         with self._leased(pid) as slot:
             source = _string(body, "command")
-            with self.faults(slot), slot.lock:
+            with self.faults(slot), self._locked(slot, pid):
                 return slot.process.command(source)
 
     def proof_from_sorry(self, pid: int, body: dict[str, Any]) -> dict[str, Any]:
         with self._leased(pid) as slot:
             theorem = _string(body, "theorem_with_sorry")
-            with self.faults(slot), slot.lock:
+            with self.faults(slot), self._locked(slot, pid):
                 return slot.process.proof_from_sorry(theorem)
 
     def try_apply_tactic(self, pid: int, psid: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -346,7 +357,7 @@ class SimLeanServer:
             tactic = _string(body, "tactic", limit=100_000)  # the kernel's parse is not bounded by the timeout
             timeout_ms = int(min(_seconds(body.get("timeout"), "timeout", 1000.0), 3_600_000.0))
             apply = getattr(slot.process, method, None) or _merging(slot.process.try_apply_tactic)
-            with self.faults(slot), slot.lock:
+            with self.faults(slot), self._locked(slot, pid):
                 try:
                     return apply(psid, tactic, timeout_ms)
                 except KeyError:
