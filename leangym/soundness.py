@@ -95,6 +95,8 @@ def _code(tactic: str) -> str:
     "by the theorem of ..." is not taken for a command. Strings and character literals are read as
     Lean reads them (``theorem.strip_comments``); with a raw string, nothing is blanked and every
     word counts, comments included."""
+    if "--" not in tactic and "/-" not in tactic:  # no comment at all (most tactics): no scan
+        return tactic
     return tactic if _RAW_STRING.search(tactic) else strip_comments(tactic)
 
 
