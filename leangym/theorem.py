@@ -50,6 +50,10 @@ DECLARATION = re.compile(
 _NAME = re.compile(rf"\s*(?P<name>{IDENT})(?P<universes>\s*\.\{{[^{{}}]*\}})?")
 _TAIL = re.compile(r":=\s*(?:by(?:\s+sorry)?|sorry)\s*$")
 _OTHER_DECL = re.compile(r"^\s*(?:axiom|def|abbrev|instance|#\w+)\b", re.M)
+# A header line that declares something (the env gives such theorems a fresh lease per episode).
+_HEADER_DECLARATION = re.compile(
+    r"^\s*(?:@\[.*?\]\s*)?(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
+    r"(?:theorem|lemma|def|abbrev|instance|structure|class|inductive|axiom|opaque|irreducible_def|alias)\b", re.M)
 # What makes a statement unprovable under the final check (leangym.soundness.verify rejects
 # any command that reports "declaration uses 'sorry'" or depends on sorryAx).
 _SORRY_WORDS = ("sorry", "admit", "sorryAx")
@@ -235,6 +239,12 @@ class Theorem:
         start, end = head.name_span
         stmt = self.formal_statement[:start] + decl_name + self.formal_statement[end:]
         return dataclasses.replace(self, formal_statement=stmt)
+
+    @property
+    def header_declares(self) -> bool:
+        """Whether the header declares something: every check declares it again, which Lean refuses
+        on a process that has it already."""
+        return bool(_HEADER_DECLARATION.search(self.preamble))
 
     @property
     def preamble(self) -> str:

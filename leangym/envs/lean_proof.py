@@ -73,10 +73,6 @@ DEFAULT_SERVER = "http://127.0.0.1:8000"
 SERVER_ENV_VAR = "LEANGYM_SERVER"
 
 TheoremSpec = Any  # a statement, Theorem, row mapping, theorem set (JSONL path, "minif2f", ...), or a list
-# A header line that declares something (a check re-declares it: see ``episodes_per_lease``).
-_HEADER_DECLARATION = re.compile(
-    r"^\s*(?:@\[.*?\]\s*)?(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
-    r"(?:theorem|lemma|def|abbrev|instance|structure|class|inductive|axiom|opaque|irreducible_def|alias)\b", re.M)
 
 
 def default_server_url() -> str:
@@ -336,7 +332,7 @@ class LeanProofEnv(gym.Env[str, str]):
     def _start(self, theorem: Theorem) -> ProofSession:
         kw = dict(policy=self.policy, timeout_ms=self.tactic_timeout_ms, budget=self.budget)
         if self.fresh_process or self._lease_episodes >= self.episodes_per_lease or (
-                self._lease_episodes and _HEADER_DECLARATION.search(theorem.preamble)):
+                self._lease_episodes and theorem.header_declares):
             self._release()
         for attempt in range(self.reset_attempts):
             try:
