@@ -269,9 +269,9 @@ def test_quick_give_back_of_real_leases_on_a_hung_server(hung_url, monkeypatch, 
     from agents.alphaproof import actors
     from leangym.backends.leantree import HttpLease, LeanTreeClient
 
-    from leangym.backends import leantree
+    from leangym.backends import lease as lease_module
 
-    monkeypatch.setattr(leantree, "_EXIT_TIMEOUT", (1.0, 0.2))
+    monkeypatch.setattr(lease_module, "_EXIT_TIMEOUT", (1.0, 0.2))
     client = LeanTreeClient(hung_url, read_timeout=60)
     leases = [HttpLease(client, pid) for pid in (1, 2, 3)]
     actors.give_back(leases, quick=True)

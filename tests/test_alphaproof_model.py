@@ -250,6 +250,26 @@ def test_evaluate_batch(net):
     assert net.evaluate([], 8) == []
 
 
+def test_sample_texts_are_the_tokenizers_decode_memoised_or_not(net):
+    """``_texts`` keeps a memo of token ids -> text: a hit, a miss and a memo just emptied all
+    give exactly what the tokenizer decodes (tokens before <|eos|>, stripped)."""
+    tok, eos = net.tok, net.tok.eos_id
+    g = torch.Generator().manual_seed(0)
+    rows = torch.randint(0, tok.vocab_size, (40, 12), generator=g)
+    rows[rows == eos] = tok.pad_id
+    rows[::2, 5] = eos  # half end with <|eos|> (and carry junk after it), half were cut at the cap
+    rows[1] = rows[0]  # the same tactic twice in one call
+    want = []
+    for row in rows.tolist():
+        row = row[:row.index(eos)] if eos in row else row
+        want.append(tok.decode(row).strip())
+    assert net._texts(rows) == want  # every row a miss
+    assert net._texts(rows) == want  # every row a hit
+    assert net._texts(rows[:3]) == want[:3]
+    net._text_memo.clear()
+    assert net._texts(rows.flip(0)) == want[::-1]
+
+
 def test_sampler_draws_from_the_softmax():
     from agents.alphaproof.policy import sample
     torch.manual_seed(0)

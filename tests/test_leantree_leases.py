@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from conftest import scripted, used_processes as used
-from leangym.backends import leantree
+from leangym.backends import lease as lease_module
 from leangym.backends.leantree import HttpLease, LeanTreeClient, live_leases
 from leangym.backends.transport import ConnectFailed
 from leangym.backends.types import CommandResult, LeanProcess, NoProcessAvailable, Outcome, ProofState
@@ -67,7 +67,7 @@ def test_lease_returned_on_gc(scripted_client):
 def test_leases_returned_at_exit(scripted_client):
     a, b = scripted_client.lease(), scripted_client.lease()
     assert used(scripted_client) == 2
-    leantree._return_all_leases()  # the atexit hook
+    lease_module._return_all_leases()  # the atexit hook
     assert a.closed and b.closed and used(scripted_client) == 0
 
 
@@ -215,6 +215,6 @@ def test_leases_left_at_exit_are_given_back_all_at_once(monkeypatch):
             calls.append(quick)
             barrier.wait()
 
-    monkeypatch.setattr(leantree, "live_leases", lambda: [Lease(), Lease(), Lease()])
-    leantree._return_all_leases()
+    monkeypatch.setattr(lease_module, "live_leases", lambda: [Lease(), Lease(), Lease()])
+    lease_module._return_all_leases()
     assert calls == [True] * 3 and not barrier.broken

@@ -209,7 +209,7 @@ def test_nothing_listening_is_connect_failure():
         url = f"http://127.0.0.1:{s.getsockname()[1]}"  # bound, not listening: refused
     with pytest.raises(ConnectFailed) as failed:
         Transport(requests.Session(), url).exchange("GET", "/status", None, 1.0, 1.0)
-    assert failed.value.refused  # what a server that is down looks like (see leantree._give_back)
+    assert failed.value.refused  # what a server that is down looks like (see lease._give_back)
     with pytest.raises(ServerUnavailable, match="No LeanTree server answers"):
         LeanTreeClient(url, retries=0).status()
 

@@ -93,6 +93,7 @@ class PolicyValueNet:
         # room for <|bos|><|goal|> ... <|tactic|> and the longest tactic
         self.max_state_tokens = model.cfg.max_seq_len - max_tactic_tokens - 3
         # tokens a tactic may never contain (sampling only; log-probs stay the model's own)
+        self._text_memo: dict[tuple[int, ...], str] = {}  # token ids -> text (see _texts)
         self._banned = torch.tensor([tokenizer.pad_id, tokenizer.bos_id, tokenizer.goal_id, tokenizer.tactic_id]
                                     + list(range(tokenizer.vocab_size, model.cfg.vocab_size)), device=self.device)
 
@@ -261,10 +262,22 @@ class PolicyValueNet:
         return raised
 
     def _texts(self, out: torch.Tensor) -> list[str]:
-        seqs = []
-        for row in out.tolist():
-            seqs.append(row[:row.index(self.tok.eos_id)] if self.tok.eos_id in row else row)
-        return [t.strip() for t in self.tok.decode_batch(seqs)]
+        """Each row's text: its tokens before ``<|eos|>``, decoded and stripped.
+
+        Memoised: a search proposes the same few tactics over and over, and a dict lookup
+        is ~10x cheaper than the tokenizer's decode (which was ~8% of a batched decode).
+        """
+        eos, memo = self.tok.eos_id, self._text_memo
+        keys = [tuple(row[:row.index(eos)] if eos in row else row) for row in out.tolist()]
+        texts = {k: memo.get(k) for k in keys}
+        missing = [k for k, text in texts.items() if text is None]
+        if missing:
+            decoded = [t.strip() for t in self.tok.decode_batch(missing)]
+            texts.update(zip(missing, decoded))
+            if len(memo) > 200_000:  # bounded: forget everything, refill as tactics come back
+                memo.clear()
+            memo.update(zip(missing, decoded))
+        return [texts[k] for k in keys]
 
     @torch.inference_mode()
     def evaluate(self, states: Sequence[str], k: int | Sequence[int]) -> list[Evaluation]:

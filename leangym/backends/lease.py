@@ -1,0 +1,167 @@
+"""A leased process of a LeanTree server, and the guarantee that every lease goes back.
+
+:class:`HttpLease` is what :meth:`LeanTreeClient.lease` returns: a
+:class:`~leangym.backends.types.LeanProcess` bound to one server process id.
+A lease is returned when closed, when its ``with`` block exits, when it is
+garbage collected, and at interpreter exit (SIGTERM included): a lease that
+is never returned holds a Lean process until the server restarts.
+"""
+from __future__ import annotations
+
+import atexit
+import logging
+import signal
+import sys
+import threading
+import time
+import weakref
+from typing import TYPE_CHECKING, Any, Sequence
+
+from leangym.backends.types import CommandResult, Outcome, ProofState, ServerError, ServerIdentity, TacticResult
+
+if TYPE_CHECKING:
+    from leangym.backends.leantree import LeanTreeClient
+
+__all__ = ["HttpLease", "live_leases"]
+
+log = logging.getLogger(__name__)
+
+_LIVE_LEASES: "weakref.WeakSet[HttpLease]" = weakref.WeakSet()
+_EXIT_TIMEOUT = (1.0, 5.0)
+
+
+def _give_back(client: LeanTreeClient, pid: int, state: dict) -> None:
+    """Return a lease; quiet (logs) on failure. Called at most once per lease (weakref.finalize)."""
+    state["closed"] = True
+    if client.last_refused > state["since"]:
+        # The server refused connections while we held this lease: it was down. If it
+        # restarted, its pool is fresh and may have given this very id to another client:
+        # returning it would take that client's process. A restart frees every lease anyway,
+        # so we do not return it. (The protocol has no way to tell a restart apart from a
+        # server that stayed up; a restart this client never noticed goes unseen.)
+        log.info("not returning LeanTree process %s: %s refused connections since it was leased", pid, client.url)
+        return
+    try:
+        client.return_process(pid, timeout=state.get("timeout"), retry=state.get("retry", True))
+    except ServerError as e:
+        log.warning("could not return LeanTree process %s to %s: %s", pid, client.url, e)
+    except Exception as e:  # noqa: BLE001 - runs from GC/atexit: never propagate
+        log.warning("could not return LeanTree process %s to %s: %r", pid, client.url, e)
+
+
+def live_leases() -> list["HttpLease"]:
+    """Leases not yet closed (diagnostics)."""
+    return [x for x in list(_LIVE_LEASES) if not x.closed]
+
+
+def _exit_on_sigterm() -> None:
+    """Make SIGTERM (``kill``, ``timeout``, batch schedulers) exit through the atexit hook below.
+
+    Python's default SIGTERM ends the process without running ``atexit``, so every lease it held
+    would stay taken until the server restarts. Only a default handler is replaced, and only
+    from the main thread; a program that handles SIGTERM itself keeps its handler.
+    """
+    try:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    except ValueError:  # not the main thread
+        pass
+
+
+@atexit.register
+def _return_all_leases() -> None:
+    """At exit, give back every lease still held: all at once, so that a hung server costs one
+    short timeout, not one per lease."""
+    threads = []
+    for lease in live_leases():
+        t = threading.Thread(target=lease.close, kwargs={"quick": True}, daemon=True)
+        try:
+            t.start()
+        except RuntimeError:  # no new threads this late in shutdown (newer Pythons): one by one
+            lease.close(quick=True)
+            continue
+        threads.append(t)
+    deadline = time.monotonic() + sum(_EXIT_TIMEOUT) + 1.0
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+
+
+class HttpLease:
+    """One leased process of a LeanTree server; implements :class:`~leangym.backends.types.LeanProcess`.
+
+    ``close()`` returns it (idempotent, never raises). It is also returned when the
+    ``with`` block exits (normally or on error), when the object is garbage collected
+    without ``close()``, and at interpreter exit.
+    """
+
+    in_process = False  # calls wait on the server: callers overlap them in threads
+
+    def __init__(self, client: LeanTreeClient, process_id: int) -> None:
+        self.client = client
+        self.process_id = int(process_id)
+        # One request at a time on this process: a REPL is one stream, and the protocol does not
+        # say that the server queues concurrent requests to one process. Parallelism comes from
+        # several leases (a vector env, a batched search), never from one.
+        self._busy = threading.Lock()
+        self._state: dict[str, Any] = {"closed": False, "timeout": None, "since": time.monotonic()}
+        # The finalizer must not reference self: it holds the client, the pid and a shared dict.
+        self._finalizer = weakref.finalize(self, _give_back, client, self.process_id, self._state)
+        _LIVE_LEASES.add(self)
+        _exit_on_sigterm()
+
+    @property
+    def closed(self) -> bool:
+        return self._state["closed"]
+
+    def start_proof(self, theorem_with_sorry: str) -> ProofState:
+        with self._busy:
+            return self.client.proof_from_sorry(self.process_id, theorem_with_sorry)
+
+    def apply_tactic(self, state: ProofState, tactic: str, timeout_ms: int = 1000) -> TacticResult:
+        with self._busy:
+            return self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
+
+    def apply_tactics(self, state: ProofState, tactics: Sequence[str], timeout_ms: int = 1000) -> list[TacticResult]:
+        """Apply each tactic to ``state`` (states are immutable), one request after another; results in input order.
+
+        Once a tactic gets no answer within the read timeout (the server hangs), the rest are not
+        sent: each would wait as long. They come back as ``SERVER_FAILURE`` too.
+        """
+        tactics, results = list(tactics), []
+        with self._busy:
+            for tactic in tactics:
+                r = self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
+                results.append(r)
+                if r.cause == "ServerTimeout":
+                    break
+        for tactic in tactics[len(results):]:
+            results.append(TacticResult(tactic, Outcome.SERVER_FAILURE, (),
+                                        "not sent: the server did not answer the previous tactic (read timeout)",
+                                        cause="ServerTimeout"))
+        return results
+
+    def run_command(self, source: str) -> CommandResult:
+        with self._busy:
+            return self.client.command(self.process_id, source)
+
+    def identity(self) -> ServerIdentity:
+        return self.client.identity()
+
+    def close(self, *, quick: bool = False) -> None:
+        """Return the process to the pool. Idempotent; never raises.
+
+        ``quick``: a short timeout and no retry, for a caller that is unwinding (Ctrl-C, SIGTERM)
+        and must not wait a whole read timeout on a hung server.
+        """
+        if quick:
+            self._state["timeout"], self._state["retry"] = _EXIT_TIMEOUT, False
+        self._finalizer()
+
+    def __enter__(self) -> "HttpLease":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"HttpLease(pid={self.process_id}, url={self.client.url!r}, closed={self.closed})"
