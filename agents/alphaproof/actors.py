@@ -86,7 +86,8 @@ def _in_threads(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
     for t in threads:
         t.start()
     for t in threads:
-        t.join()  # each call is bounded by the client's timeouts
+        while t.is_alive():  # each call is bounded by the client's timeouts; short joins let
+            t.join(0.1)  # Ctrl-C through at once (one long join is a C lock wait that may miss it)
     return out
 
 

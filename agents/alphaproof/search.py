@@ -23,7 +23,8 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import ALL_COMPLETED, FIRST_EXCEPTION, Future
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -207,6 +208,24 @@ class _Inline:
         pass
 
 
+def _wait(futures: list[Future], return_when: str) -> BaseException | None:
+    """``concurrent.futures.wait`` in short slices, so that Ctrl-C is handled at once; with
+    ``FIRST_EXCEPTION``, returns the first exception a job raised (None: all succeeded).
+
+    One long wait is a lock acquire in C: a SIGINT that lands just before it starts (or on
+    another thread) is handled only when the wait ends, which against a hung server is a
+    whole read timeout later.
+    """
+    pending = set(futures)
+    while pending:
+        done, pending = wait_futures(pending, timeout=0.1, return_when=return_when)
+        if return_when == FIRST_EXCEPTION:
+            for f in done:
+                if not f.cancelled() and f.exception() is not None:
+                    return f.exception()
+    return None
+
+
 class _Threads:
     """``map`` on daemon threads, for Lean behind a server (the calls wait on the network).
 
@@ -238,6 +257,9 @@ class _Threads:
             futures.append(Future())
             self._jobs.put((futures[-1], fn, item))
         try:
+            failed = _wait(futures, FIRST_EXCEPTION)
+            if failed is not None:
+                raise failed
             return [f.result() for f in futures]
         except Exception:
             # A job failed: the others may be inside a Lean call on their lease. Wait for them (each
@@ -245,9 +267,7 @@ class _Threads:
             # could be returned, and leased again, while a request is still running on it.
             for f in futures:
                 f.cancel()
-            for f in futures:
-                if not f.cancelled():
-                    f.exception()
+            _wait(futures, ALL_COMPLETED)
             raise
         finally:
             for f in futures:  # after an interrupt: what has not started never will

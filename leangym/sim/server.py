@@ -293,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
         while not stop.wait(0.5):
             if handle.crashed:
                 print("simulated crash: the server stopped answering (--crash-after); Ctrl+C to exit", flush=True)
-                stop.wait()
+                while not stop.wait(0.5):  # short waits: Ctrl+C is handled at once
+                    pass
                 break
     finally:
         handle.stop()
