@@ -20,17 +20,14 @@ Such a search says nothing about its theorem: it did not spend its budget.
 """
 from __future__ import annotations
 
-import queue
-import threading
 import time
-from concurrent.futures import ALL_COMPLETED, FIRST_EXCEPTION, Future
-from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from agents.alphaproof.interfaces import Evaluation, Evaluator
 from agents.alphaproof.mcts import Leaf, SearchConfig, SearchTree, Target
 from leangym.backends.types import Outcome, ServerTimeout, ServerUnavailable, TacticResult
+from leangym.daemon_pool import DaemonPool
 from leangym.proof import assemble
 from leangym.session import BudgetExhausted, ProofSession
 
@@ -208,78 +205,7 @@ class _Inline:
         pass
 
 
-def _wait(futures: list[Future], return_when: str) -> BaseException | None:
-    """``concurrent.futures.wait`` in short slices, so that Ctrl-C is handled at once; with
-    ``FIRST_EXCEPTION``, returns the first exception a job raised (None: all succeeded).
-
-    One long wait is a lock acquire in C: a SIGINT that lands just before it starts (or on
-    another thread) is handled only when the wait ends, which against a hung server is a
-    whole read timeout later.
-    """
-    pending = set(futures)
-    while pending:
-        done, pending = wait_futures(pending, timeout=0.1, return_when=return_when)
-        if return_when == FIRST_EXCEPTION:
-            for f in done:
-                if not f.cancelled() and f.exception() is not None:
-                    return f.exception()
-    return None
-
-
-class _Threads:
-    """``map`` on daemon threads, for Lean behind a server (the calls wait on the network).
-
-    Not a ThreadPoolExecutor: the interpreter joins an executor's threads at exit, even after
-    ``shutdown(wait=False)``, so one thread waiting on a hung server (a read timeout per call,
-    two minutes by default) would hold up Ctrl-C or SIGTERM. These threads are left behind
-    instead, and their searches are cancelled, so that they send nothing more.
-    """
-
-    def __init__(self, n: int) -> None:
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=self._work, name=f"lean-search-{i}", daemon=True)
-                         for i in range(n)]
-        for t in self._threads:
-            t.start()
-
-    def _work(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            future, fn, item = job
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn(item))
-                except BaseException as e:  # noqa: BLE001 -- handed to the caller by result()
-                    future.set_exception(e)
-
-    def map(self, fn, items) -> list:
-        futures = []
-        for item in items:
-            futures.append(Future())
-            self._jobs.put((futures[-1], fn, item))
-        try:
-            failed = _wait(futures, FIRST_EXCEPTION)
-            if failed is not None:
-                raise failed
-            return [f.result() for f in futures]
-        except Exception:
-            # A job failed: the others may be inside a Lean call on their lease. Wait for them (each
-            # call ends within the read timeout) before the caller gives the leases back, or a pid
-            # could be returned, and leased again, while a request is still running on it.
-            for f in futures:
-                f.cancel()
-            _wait(futures, ALL_COMPLETED)
-            raise
-        finally:
-            for f in futures:  # after an interrupt: what has not started never will
-                f.cancel()
-
-    def close(self) -> None:
-        """Let every thread end after its current job; nobody waits for them."""
-        for _ in self._threads:
-            self._jobs.put(None)
-
-
-def search_round(searches: list[_Search], evaluator: Evaluator, pool: _Threads | _Inline) -> int:
+def search_round(searches: list[_Search], evaluator: Evaluator, pool: DaemonPool | _Inline) -> int:
     """One round over the active searches: select, evaluate (one call), Lean (concurrent), back up.
 
     Returns the number of simulations completed.
@@ -323,7 +249,7 @@ def run_batched_search(sessions: Sequence[ProofSession], evaluator: Evaluator,
     # (a LeanProcess written before ``in_process`` existed counts as a server: threads, as before)
     if all(getattr(s.process, "in_process", False) for s in sessions):
         threads = 0
-    pool = _Threads(threads) if threads else _Inline()
+    pool = DaemonPool(threads, name="lean-search") if threads else _Inline()
     try:
         for s in searches:
             s.check_budgets()

@@ -19,7 +19,6 @@ registered ``vector_entry_point``); ``vectorization_mode="sync"`` gives a plain
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from copy import deepcopy
 from functools import partial
 from typing import Any, Callable, Sequence
@@ -31,6 +30,7 @@ from gymnasium.vector.utils import concatenate, iterate
 from gymnasium.wrappers import TimeLimit
 
 from leangym.backends.types import LeanError, ServerError
+from leangym.daemon_pool import DaemonPool
 from leangym.session import ProofSession
 
 __all__ = ["LeanVectorEnv", "make_lean_proof_vector", "make_prop_logic_vector"]
@@ -50,8 +50,8 @@ class LeanVectorEnv(SyncVectorEnv):
                  autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
                  max_workers: int | None = None) -> None:
         super().__init__(env_fns, copy=copy, autoreset_mode=autoreset_mode)
-        self._pool = ThreadPoolExecutor(max_workers=max_workers or self.num_envs,
-                                        thread_name_prefix="leangym-vec")
+        # daemon threads: a sub-env waiting on a hung server never holds up Ctrl-C or exit
+        self._pool = DaemonPool(max_workers or self.num_envs, name="leangym-vec")
         self._reset_failed = np.zeros(self.num_envs, dtype=np.bool_)  # an autoreset hit a server failure
 
     @property
@@ -60,10 +60,11 @@ class LeanVectorEnv(SyncVectorEnv):
         return [env.unwrapped.session for env in self.envs]
 
     def _map(self, fn: Callable[[int], Any], indices: Sequence[int]) -> list[Any]:
-        """``fn(i)`` for each index, concurrently; results in order; the first exception is raised."""
+        """``fn(i)`` for each index, concurrently; results in order; the first exception is raised
+        (after the calls still running have ended)."""
         if len(indices) <= 1:
             return [fn(i) for i in indices]
-        return list(self._pool.map(fn, indices))
+        return self._pool.map(fn, indices)
 
     def reset(self, *, seed: int | list[int | None] | None = None,
               options: dict[str, Any] | None = None) -> tuple[tuple[str, ...], dict[str, Any]]:
@@ -154,7 +155,7 @@ class LeanVectorEnv(SyncVectorEnv):
         if hasattr(self, "envs"):
             self._map(lambda i: self.envs[i].close(), range(self.num_envs))
         if hasattr(self, "_pool"):
-            self._pool.shutdown(wait=True)
+            self._pool.close()
 
 
 def _make_env(cls_path: str, max_episode_steps: int | None, kwargs: dict[str, Any]) -> gym.Env:

@@ -1,0 +1,93 @@
+"""A thread pool for calls that wait on a server, which never holds up Ctrl-C or exit.
+
+:class:`DaemonPool` runs ``map(fn, items)`` on daemon threads: results in input
+order, the first exception re-raised once the calls still running have ended.
+
+Why not a ``ThreadPoolExecutor``: the interpreter joins an executor's threads at
+exit, even after ``shutdown(wait=False)``, so one thread waiting on a hung
+server (a read timeout per call, two minutes by default) would hold up Ctrl-C or
+SIGTERM. A daemon thread is left behind instead. And the caller waits in short
+slices: one long wait is a lock acquire in C, and a SIGINT that lands just before
+it starts (or on another thread) is handled only when the wait ends.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import weakref
+from concurrent.futures import ALL_COMPLETED, FIRST_EXCEPTION, Future
+from concurrent.futures import wait as wait_futures
+from typing import Any, Callable, Iterable
+
+__all__ = ["DaemonPool"]
+
+_SLICE_S = 0.1  # longest wait before a pending signal (Ctrl-C) gets handled
+
+
+def _wait(futures: list[Future], return_when: str) -> BaseException | None:
+    """Wait in short slices; with ``FIRST_EXCEPTION``, return the first exception a call raised."""
+    pending = set(futures)
+    while pending:
+        done, pending = wait_futures(pending, timeout=_SLICE_S, return_when=return_when)
+        if return_when == FIRST_EXCEPTION:
+            for f in done:
+                if not f.cancelled() and f.exception() is not None:
+                    return f.exception()
+    return None
+
+
+def _work(jobs: queue.SimpleQueue) -> None:
+    # holds the queue, not the pool: a pool dropped without close() is still collected (see below)
+    while (job := jobs.get()) is not None:
+        future, fn, item = job
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn(item))
+            except BaseException as e:  # noqa: BLE001 -- handed to the caller by map()
+                future.set_exception(e)
+
+
+def _stop(jobs: queue.SimpleQueue, n: int) -> None:
+    for _ in range(n):
+        jobs.put(None)
+
+
+class DaemonPool:
+    """``n`` daemon threads; :meth:`map` is ``[fn(x) for x in items]``, run concurrently."""
+
+    def __init__(self, n: int, name: str = "leangym-pool") -> None:
+        if n < 1:
+            raise ValueError(f"a pool needs at least one thread, got {n}")
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        for i in range(n):
+            threading.Thread(target=_work, args=(self._jobs,), name=f"{name}-{i}", daemon=True).start()
+        # close() or garbage collection: every thread ends after its current call
+        self._close = weakref.finalize(self, _stop, self._jobs, n)
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        """Results in input order. If a call raises, the calls not yet started are cancelled, the
+        running ones are waited for (they may hold a lease the caller is about to give back), and
+        the exception is raised. On Ctrl-C, nothing not yet started will start."""
+        if not self._close.alive:
+            raise RuntimeError("this DaemonPool is closed")
+        futures = []
+        for item in items:
+            futures.append(Future())
+            self._jobs.put((futures[-1], fn, item))
+        try:
+            failed = _wait(futures, FIRST_EXCEPTION)
+            if failed is not None:
+                raise failed
+            return [f.result() for f in futures]
+        except Exception:
+            for f in futures:
+                f.cancel()
+            _wait(futures, ALL_COMPLETED)
+            raise
+        finally:
+            for f in futures:  # after an interrupt: what has not started never will
+                f.cancel()
+
+    def close(self) -> None:
+        """Let every thread end after its current call; nobody waits for them. Idempotent."""
+        self._close()
