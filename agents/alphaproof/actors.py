@@ -18,7 +18,6 @@ failure. What the trainer then needs to tell apart:
 from __future__ import annotations
 
 import sys
-import threading
 import time
 import traceback
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -31,6 +30,7 @@ from agents.alphaproof.search import CUT_SHORT, SERVER_STOPS, SearchConfig, Sear
 from agents.alphaproof.theorem_source import Task
 from leangym.backends.types import (LeanProcess, NoProcessAvailable, ServerError, ServerTimeout,
                                     ServerUnavailable)
+from leangym.daemon_pool import DaemonPool
 from leangym.session import Budget, ProofSession
 
 if TYPE_CHECKING:
@@ -75,20 +75,15 @@ START_ATTEMPTS = 3  # a theorem's start is tried this often on a failing server 
 
 
 def _in_threads(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-    """``[fn(x) for x in items]``, all at once on daemon threads (``fn`` must not raise): calls that
-    wait on a server then cost one wait, not one each, and an interrupted caller need not wait."""
-    out: list[Any] = [None] * len(items)
-
-    def run(i: int) -> None:
-        out[i] = fn(items[i])
-
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(items))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        while t.is_alive():  # each call is bounded by the client's timeouts; short joins let
-            t.join(0.1)  # Ctrl-C through at once (one long join is a C lock wait that may miss it)
-    return out
+    """``[fn(x) for x in items]``, all at once on daemon threads: calls that wait on a server then
+    cost one wait, not one each, and an interrupted caller need not wait (see DaemonPool)."""
+    if not items:
+        return []
+    pool = DaemonPool(len(items), name="actor-lean")
+    try:
+        return pool.map(fn, items)
+    finally:
+        pool.close()
 
 
 def _give_back(process: Any, quick: bool = False) -> None:
