@@ -433,23 +433,40 @@ class _Listed:
                 for n in per_state(k, len(states))]
 
 
-def test_a_raising_backend_does_not_overspend_the_lean_budget():
+@pytest.mark.parametrize("budget, attempts", [
+    # the batch of 4 is charged whole (4 calls), though `constructor` never reached Lean: it came after
+    # the raise; so at budget 4 nothing is retried
+    (4, ["left", "right", "boom"]),
+    # the retries, one tactic at a time, are charged too and stop where max_lean_calls does
+    (6, ["left", "right", "boom", "left", "right"]),
+    (8, ["left", "right", "boom", "left", "right", "boom", "constructor"]),
+])
+def test_a_raising_backend_does_not_overspend_the_lean_budget(budget, attempts):
     """A batch that raised is retried one tactic at a time, but never past max_lean_calls."""
     from leangym.sim.local import LocalProcess
 
     class Boom(LocalProcess):
-        sent = 0
+        """Records every tactic that reaches it, the raising ones included."""
+
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.attempts: list[str] = []
 
         def apply_tactic(self, state, tactic, timeout_ms=1000):
+            self.attempts.append(tactic)
             if tactic == "boom":
                 raise ValueError("kernel bug")
-            Boom.sent += 1
             return super().apply_tactic(state, tactic, timeout_ms)
 
-    session = ProofSession(Boom(factorized=True), "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
+    process = Boom(factorized=True)
+    session = ProofSession(process, "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
     result = run_search(session, _Listed(["left", "right", "boom", "constructor"]),
-                        SearchConfig(num_simulations=10, num_tactics=4, max_lean_calls=4, leaves_per_round=1))
-    assert result.lean_calls <= 4 and result.stop_reason == "lean_calls"
+                        SearchConfig(num_simulations=10, num_tactics=4, max_lean_calls=budget, leaves_per_round=1))
+    assert result.stop_reason == "lean_calls" and not result.solved
+    # what really reached the backend (raising calls included) never exceeds what was charged,
+    # and what was charged never exceeds the budget
+    assert len(process.attempts) <= result.lean_calls == session.stats.lean_calls == budget
+    assert process.attempts == attempts
 
 
 def test_a_budget_cut_is_not_a_dead_end():

@@ -485,3 +485,14 @@ def test_rows_from_reference_proofs():
         {"state": "⊢ p", "tactic": "done", "steps_to_go": 1},  # the branch the tactic runs on
         {"state": "⊢ q", "tactic": "done", "steps_to_go": 1},
     ]
+
+
+def test_train_tokenizer_names_the_smallest_vocab_it_accepts():
+    # the narrow form of test_train_tokenizer_rejects_tiny_vocab: the type and the message
+    from agents.alphaproof import tokenizer as tokenizer_mod
+
+    smallest = 256 + len(SPECIAL_TOKENS) + len(tokenizer_mod._ADDED)  # bytes, specials, Lean symbols
+    for too_small in (10, 300, smallest - 1):
+        with pytest.raises(ValueError, match=rf"^vocab_size must be at least {smallest}$"):
+            train_tokenizer(["p"], vocab_size=too_small)
+    assert train_tokenizer(["p ∧ q → p"], vocab_size=smallest).vocab_size == smallest

@@ -92,10 +92,34 @@ def test_rng_states_restore_exactly(tmp_path):
 
 
 def test_checkpoint_load_rejects_foreign_files(tmp_path):
-    torch.save({"weights": torch.zeros(1)}, tmp_path / "other.pt")
-    with pytest.raises(ValueError):
-        checkpoint.load(tmp_path / "other.pt")
+    import re
+
+    other = tmp_path / "other.pt"
+    torch.save({"weights": torch.zeros(1)}, other)
+    with pytest.raises(ValueError, match=re.escape(f"{other} is not a leangym-alphaproof-v1 checkpoint")):
+        checkpoint.load(other)
+    empty = tmp_path / "empty.pt"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match=re.escape(f"{empty}: not a readable checkpoint (truncated or corrupt?)")):
+        checkpoint.load(empty)
     assert checkpoint.latest(tmp_path) is None
+
+
+def test_junk_and_pickled_objects_get_different_errors(tmp_path):
+    """Bytes that are no pickle at all are a damaged file; a pickle of Python objects is refused as
+    such (never unpickled). torch's advice to pass weights_only=False is never repeated."""
+    import fractions
+    import re
+
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match=re.escape(f"{junk}: not a readable checkpoint")) as err:
+        checkpoint.read(junk)
+    assert "weights_only" not in str(err.value)
+    objects = tmp_path / "objects.pt"
+    torch.save({"x": fractions.Fraction(1, 3)}, objects)
+    with pytest.raises(ValueError, match=re.escape(f"{objects}: holds Python objects")):
+        checkpoint.read(objects)
 
 
 # ---------------------------------------------------------------------------- training rows from a search
@@ -318,9 +342,18 @@ def test_a_training_checkpoint_loads_as_a_net(tmp_path):
     net = PolicyValueNet.load(str(tmp_path / "ck" / "ck" / "latest.pt"))  # what `sft --init` and `prove` do
     for k, v in net.model.state_dict().items():
         assert torch.equal(v, out["net"].model.state_dict()[k]), k
-    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(Exception):
-        PolicyValueNet.load(str(tmp_path / "junk.pt"))
+    import re
+
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"not a checkpoint")
+    # a ValueError naming the file (torch itself would raise an UnpicklingError naming nothing)
+    with pytest.raises(ValueError, match=re.escape(str(junk)) + r": .*checkpoint"):
+        PolicyValueNet.load(str(junk))
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": torch.zeros(1)}, foreign)
+    with pytest.raises(ValueError, match=re.escape(f"{foreign} is neither a leangym-alphaproof-net-v1 net nor "
+                                                   "a leangym-alphaproof-v1 training checkpoint")):
+        PolicyValueNet.load(str(foreign))
 
 
 def test_prove_cli_runs_as_a_module(tmp_path):

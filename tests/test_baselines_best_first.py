@@ -73,12 +73,25 @@ def test_through_the_harness_the_answer_is_verified() -> None:
 def test_untrained_net_and_checkpoint_load(tmp_path) -> None:
     from agents.alphaproof.policy import PolicyValueNet
 
+    import torch
+
+    def same_weights(a, b) -> bool:
+        sa, sb = a.model.state_dict(), b.model.state_dict()
+        return sa.keys() == sb.keys() and all(torch.equal(sa[k].cpu(), sb[k].cpu()) for k in sa)
+
     path = tmp_path / "net.pt"
-    PolicyValueNet.create("tiny", seed=1).save(str(path))
+    saved = PolicyValueNet.create("tiny", seed=1)
+    saved.save(str(path))
     prover = load_agent("baselines.best_first:BestFirstProver",
                         {"checkpoint": str(path), "max_expansions": 2, "batch": 2, "k": 2})
+    assert isinstance(prover, BestFirstProver) and isinstance(prover.evaluator, PolicyValueNet)
+    assert (prover.k, prover.batch, prover.max_expansions) == (2, 2, 2)
+    assert same_weights(prover.evaluator, saved)  # the checkpoint's net, not a fresh one
     session = _session(SPLIT, calls=8)
     proof = prover.prove(None, session, session.budget)
     assert proof is None or session.verify(proof).ok
+    assert 1 <= prover.expansions <= 2 and session.stats.lean_calls <= 8
     untrained = BestFirstProver(seed=0, max_expansions=1, k=2)
-    assert untrained.evaluator is not None
+    assert isinstance(untrained.evaluator, PolicyValueNet)
+    assert same_weights(untrained.evaluator, PolicyValueNet.create("tiny", seed=0))  # seeded: reproducible
+    assert not same_weights(untrained.evaluator, saved)  # and a different seed is a different net

@@ -23,3 +23,25 @@ def test_without_a_call_cap_max_tactics_ends_it():
     session = ProofSession(LocalProcess(), FALSE)
     assert RandomProver(max_tactics=30).prove(session.theorem, session, Budget()) is None
     assert session.stats.lean_calls + session.stats.policy_rejected == 30
+
+
+PROVABLE = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+
+
+@pytest.mark.parametrize("mode", ["linear", "tree"])
+def test_a_provable_theorem_is_proved_and_the_seed_fixes_the_attempt(mode):
+    from leangym.proof import assemble
+
+    def attempt():
+        session = ProofSession(LocalProcess(), PROVABLE, budget=Budget(200))
+        prover = RandomProver(seed=0, mode=mode)
+        prover.set_seed(0)  # as the harness does per attempt
+        proof = prover.prove(session.theorem, session, session.budget)
+        assert proof is not None, mode
+        check = session.verify(proof)
+        assert check.ok, check.error
+        assert 0 < session.stats.lean_calls <= 200
+        return assemble(proof), session.stats.lean_calls
+
+    first = attempt()
+    assert attempt() == first  # the same seeds draw the same tactics: the same proof after as many calls

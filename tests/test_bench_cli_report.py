@@ -15,7 +15,9 @@ from scripts.bench_records import AttemptResult, read_results
 from scripts.bench_report import compare, markdown, summary_of
 from scripts.bench_stats import summarize
 
-# Two theorems the hammer's sweep proves on the simulator, and one no tactic proves.
+# Three provable theorems. Under run()'s --budget-calls 30 the hammer proves t_and and t_or in its root sweep;
+# t_imp (`exact fun h => h`) is not in the sweep and needs two of its steps (`intro h`, then `trivial`):
+# the root sweep spends the 30 calls first, so the hammer fails on it (budget exhausted).
 THEOREMS = [
     {"name": "t_and", "formal_statement": "theorem t_and (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"},
     {"name": "t_or", "formal_statement": "theorem t_or (p q : Prop) (hp : p) : p ∨ q := by sorry"},

@@ -181,13 +181,15 @@ def test_proplogic_heldout_hides_reference_proofs() -> None:
 def _shared_minif2f() -> Path | None:
     env = os.environ.get("LEANGYM_MINIF2F")
     if env:
-        p = Path(env)
-        return p / "minif2f_lean4.jsonl" if p.is_dir() else p
-    p = Path(__file__).resolve().parents[1] / minif2f_mod.SHARED_RELATIVE
-    return p if p.exists() else None
+        p = Path(env).expanduser()
+        p = p / "minif2f_lean4.jsonl" if p.is_dir() else p
+    else:
+        p = Path(__file__).resolve().parents[1] / minif2f_mod.SHARED_RELATIVE
+    return p if p.exists() else None  # a LEANGYM_MINIF2F naming nothing: skip, not fail
 
 
-@pytest.mark.skipif(_shared_minif2f() is None, reason="no shared miniF2F copy (LEANGYM_MINIF2F or ../shared)")
+@pytest.mark.skipif(_shared_minif2f() is None,
+                    reason="no shared miniF2F copy (LEANGYM_MINIF2F unset or naming nothing, and no ../shared)")
 def test_shared_minif2f_copy() -> None:
     test = load_theorems("minif2f", split="test")
     valid = load_minif2f(_shared_minif2f(), split="valid")
@@ -301,3 +303,89 @@ def test_comment_markers_inside_strings_are_not_comments(tmp_path: Path) -> None
     f.write_text('import Mathlib\ndef marker := "theorem fake : False := by sorry"\n'
                  'theorem real : True := by sorry\n', encoding="utf-8")
     assert [t.name for t in load_theorems(f)] == ["real"]
+
+
+# ------------------------------------------------ the named "minif2f" set, without ../shared
+@pytest.fixture
+def no_shared_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No LEANGYM_MINIF2F, no shared copy beside the repository, an empty cache: returns the fake repo
+    root (its ``../shared`` does not exist until a test writes it)."""
+    monkeypatch.delenv("LEANGYM_MINIF2F", raising=False)
+    root = tmp_path / "checkout" / "main"
+    root.mkdir(parents=True)
+    monkeypatch.setattr(minif2f_mod, "repo_root", lambda: root)
+    monkeypatch.setenv("LEANGYM_CACHE", str(tmp_path / "cache"))
+    # anything that would still go to the network fails loudly
+    monkeypatch.setattr(minif2f_mod, "DEFAULT_URL", "http://127.0.0.1:9/nowhere/minif2f.jsonl")
+    assert minif2f_mod.local_copy() is None
+    return root
+
+
+def _names(theorems) -> list[str]:
+    return [t.name for t in theorems]
+
+
+def test_minif2f_from_the_env_var_naming_a_file(no_shared_copy, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    f = write_jsonl(tmp_path / "rows.jsonl", ROWS)
+    monkeypatch.setenv("LEANGYM_MINIF2F", str(f))
+    assert minif2f_mod.local_copy() == f
+    assert _names(load_theorems("minif2f")) == [r["name"] for r in ROWS]
+    test = load_theorems("minif2f", split="test")
+    assert _names(test) == ["mathd_algebra_1", "imo_1959_p1"]
+    assert all(t.header == HEADER and t.formal_statement.endswith(":= by sorry") for t in test)
+    assert _names(load_minif2f(split="valid")) == ["aimeI_2000_p7"]
+    assert not (tmp_path / "cache").exists()  # nothing was downloaded
+
+
+def test_minif2f_from_the_env_var_naming_a_directory(no_shared_copy, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    d = tmp_path / "data"
+    d.mkdir()
+    write_jsonl(d / minif2f_mod.FILE_NAME, ROWS)
+    write_jsonl(d / "other.jsonl", [DEEPSEEK_ROW])  # only minif2f_lean4.jsonl is read
+    monkeypatch.setenv("LEANGYM_MINIF2F", str(d))
+    assert minif2f_mod.local_copy() == d / minif2f_mod.FILE_NAME
+    assert _names(load_theorems("minif2f")) == [r["name"] for r in ROWS]
+    assert _names(load_theorems("minif2f", split="valid")) == ["aimeI_2000_p7"]
+
+
+@pytest.mark.parametrize("where", ["missing.jsonl", "empty_dir"])
+def test_minif2f_env_var_naming_nothing_is_a_clear_error(no_shared_copy, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    target = tmp_path / where
+    if where == "empty_dir":
+        target.mkdir()  # a directory without minif2f_lean4.jsonl
+    monkeypatch.setenv("LEANGYM_MINIF2F", str(target))
+    expected = target / minif2f_mod.FILE_NAME if target.is_dir() else target
+    for load in (lambda: load_theorems("minif2f"), lambda: load_minif2f(split="test")):
+        with pytest.raises(DatasetError) as err:
+            load()
+        assert str(err.value) == f"LEANGYM_MINIF2F={str(target)!r}: no such file {expected}"
+    assert not (tmp_path / "cache").exists()  # no silent fallback to a download
+
+
+def test_minif2f_shared_copy_beside_the_repository(no_shared_copy, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = (no_shared_copy / minif2f_mod.SHARED_RELATIVE).resolve()
+    shared.parent.mkdir(parents=True)
+    write_jsonl(shared, ROWS[:2])
+    assert minif2f_mod.local_copy() == shared
+    assert _names(load_theorems("minif2f")) == ["mathd_algebra_1", "aimeI_2000_p7"]
+    # LEANGYM_MINIF2F comes first
+    monkeypatch.setenv("LEANGYM_MINIF2F", str(write_jsonl(tmp_path / "mine.jsonl", [ROWS[2]])))
+    assert _names(load_theorems("minif2f")) == ["imo_1959_p1"]
+
+
+def test_minif2f_downloads_the_default_url_without_a_local_copy(no_shared_copy, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "remote").mkdir()
+    remote = write_jsonl(tmp_path / "remote" / "minif2f.jsonl", ROWS + [DEEPSEEK_ROW])
+    url = remote.resolve().as_uri()
+    monkeypatch.setattr(minif2f_mod, "DEFAULT_URL", url)
+    assert _names(load_theorems("minif2f", split="valid")) == ["aimeI_2000_p7", "mathd_numbertheory_33"]
+    cached = list((tmp_path / "cache").iterdir())
+    assert len(cached) == 1 and cached[0].name.endswith("-minif2f.jsonl")
+    assert cached[0].read_bytes() == remote.read_bytes()
+    remote.unlink()  # from now on the cached copy is read
+    assert _names(load_minif2f()) == [r["name"] for r in ROWS] + ["mathd_numbertheory_33"]

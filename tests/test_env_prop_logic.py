@@ -92,8 +92,16 @@ def test_vector_prop_logic():
     obs, infos = envs.reset(seed=0)
     assert len(obs) == 3 and all("⊢" in o for o in obs)
     actions = [proof[0] for proof in infos["reference_proof"]]
-    _, rewards, *_ = envs.step(actions)
-    assert len(rewards) == 3
+    _, rewards, terminated, truncated, step_infos = envs.step(actions)
+    assert len(rewards) == 3 and not truncated.any()
+    # module docstring of lean_proof.py: "proved" terminates with reward_proved (1.0) + reward_step (0.0),
+    # "progress" goes on with reward_step (0.0)
+    for i in range(3):
+        outcome = step_infos["outcome"][i]
+        assert outcome in ("progress", "proved"), (actions[i], step_infos.get("error"))
+        assert bool(terminated[i]) == (outcome == "proved")
+        assert rewards[i] == (1.0 if terminated[i] else 0.0)
+        assert bool(terminated[i]) == (len(infos["reference_proof"][i]) == 1)
     envs.close()
 
 
@@ -176,9 +184,28 @@ def test_an_action_that_is_not_a_string_is_a_type_error():
 
 
 def test_make_vec_max_episode_steps_minus_one_means_no_limit():
+    from gymnasium.wrappers import TimeLimit
+
+    limit = gym.spec("PropLogic-v0").max_episode_steps
+    assert limit == 64  # envs_registry.yaml
     envs = gym.make_vec("leangym:PropLogic-v0", num_envs=2, max_episode_steps=-1)
     try:
+        assert not any(isinstance(e, TimeLimit) for e in envs.envs)
         envs.reset(seed=0)
+        for _ in range(limit + 6):  # a rejected tactic leaves the episode running
+            _, rewards, terminated, truncated, infos = envs.step(["exact nonsense_hyp"] * 2)
+            assert not truncated.any() and not terminated.any()
+            assert list(infos["outcome"]) == ["rejected", "rejected"]
+            assert "truncated_by" not in infos
+    finally:
+        envs.close()
+    # the control: with the registered limit the same steps truncate at step `limit`
+    envs = gym.make_vec("leangym:PropLogic-v0", num_envs=2)
+    try:
+        envs.reset(seed=0)
+        for step in range(1, limit + 1):
+            _, _, terminated, truncated, _ = envs.step(["exact nonsense_hyp"] * 2)
+            assert list(truncated) == [step == limit] * 2 and not terminated.any()
     finally:
         envs.close()
 

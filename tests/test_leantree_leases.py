@@ -21,12 +21,28 @@ THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
 def test_lease_is_a_lean_process(scripted_client):
     lease = scripted_client.lease()
     try:
+        import inspect
+
         assert isinstance(lease, HttpLease)
-        for name in ("start_proof", "apply_tactic", "apply_tactics", "run_command", "identity", "close"):
-            assert callable(getattr(lease, name))
+        # LeanProcess is a (not runtime-checkable) Protocol: check its members structurally
+        methods = sorted(name for name, member in vars(LeanProcess).items()
+                         if callable(member) and not name.startswith("_"))
+        assert methods == sorted(["start_proof", "apply_tactic", "apply_tactics", "run_command", "identity",
+                                  "close"])
+        for name in methods:
+            assert callable(getattr(lease, name)), name
+            wanted = inspect.signature(getattr(LeanProcess, name))
+            got = inspect.signature(getattr(HttpLease, name))
+            # callable as the Protocol says: its parameters first, same defaults; any extra one optional
+            params = list(got.parameters.values())
+            shared, extra = params[:len(wanted.parameters)], params[len(wanted.parameters):]
+            assert [(p.name, p.default) for p in shared] == [(p.name, p.default)
+                                                             for p in wanted.parameters.values()], name
+            assert all(p.default is not inspect.Parameter.empty or p.kind is p.VAR_KEYWORD for p in extra), name
+        assert set(LeanProcess.__annotations__) == {"process_id", "in_process"}
         assert isinstance(lease.process_id, int)
+        assert lease.in_process is False  # its calls wait on a server
         assert isinstance(lease.run_command("#check 1"), CommandResult)
-        _: LeanProcess = lease  # structural typing
     finally:
         lease.close()
 

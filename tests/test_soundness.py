@@ -87,8 +87,47 @@ def test_no_answer_from_print_axioms_is_a_failure():
                                     "open Real in set_option debug.skipKernelTC true in exact hp",
                                     "set_option maxRecDepth 100 in open Nat in #exit"])
 def test_banned_tactics_never_reach_lean(tactic):
-    assert SoundnessPolicy().check_tactic(tactic) is not None
-    assert not verify(LocalProcess(), THM, tactic, SoundnessPolicy()).ok
+    policy = SoundnessPolicy()
+    why = policy.check_tactic(tactic)
+    assert why is not None
+    process = Recording()
+    check = verify(process, THM, tactic, policy)
+    assert not check.ok and not check.server_failure
+    assert process.calls == []  # nothing at all was sent to Lean
+    # the verdict is the policy's, not the kernel's
+    assert check.error == policy.check_script(tactic) == why and check.error.startswith("leangym")
+    assert check.source == ""
+
+
+class Recording(LocalProcess):
+    """The simulator, recording every call that would reach Lean."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls: list[tuple[str, object]] = []
+
+    def start_proof(self, theorem_with_sorry):
+        self.calls.append(("start_proof", theorem_with_sorry))
+        return super().start_proof(theorem_with_sorry)
+
+    def apply_tactic(self, state, tactic, timeout_ms=1000):
+        self.calls.append(("apply_tactic", tactic))
+        return super().apply_tactic(state, tactic, timeout_ms)
+
+    def apply_tactics(self, state, tactics, timeout_ms=1000):
+        self.calls.append(("apply_tactics", tuple(tactics)))
+        return super().apply_tactics(state, tactics, timeout_ms)
+
+    def run_command(self, source):
+        self.calls.append(("run_command", source))
+        return super().run_command(source)
+
+
+def test_the_recording_process_sees_an_allowed_proof():
+    # the control for test_banned_tactics_never_reach_lean: an allowed proof is sent, once
+    process = Recording()
+    assert verify(process, THM, "exact hp", SoundnessPolicy()).ok
+    assert [kind for kind, _ in process.calls] == ["run_command"] and "exact hp" in process.calls[0][1]
 
 
 @pytest.mark.parametrize("tactic", ["exact hp", "intro h", "rcases h with ⟨a, b⟩", "exact h.endpoint",
@@ -175,6 +214,8 @@ class Answers(LocalProcess):
 def test_the_axioms_answer_is_read_whole(answer):
     check = verify(Answers(answer), THM, "exact hp", SoundnessPolicy())
     assert not check.ok, answer
+    assert not check.server_failure
+    assert check.error.startswith("final check failed: unreadable '#print axioms' answer"), check.error
 
 
 def test_a_namespaced_or_private_theorem_verifies():

@@ -71,7 +71,9 @@ def read(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> A
     except OSError:
         raise
     except pickle.UnpicklingError as e:
-        if "weights only" in str(e).lower():  # a real pickle, but of Python objects: never run that
+        # "Unsupported global": a real pickle, but of Python objects (never run that). Anything
+        # else torch's safe unpickler refuses ("Unsupported operand" ...) is a damaged file.
+        if "unsupported global" in str(e).lower():
             raise ValueError(f"{path}: holds Python objects, not only tensors and plain values; this tool "
                              "loads only checkpoints it wrote (it never unpickles code)") from None
         raise _unreadable(path, e) from None
@@ -80,9 +82,12 @@ def read(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> A
 
 
 def _unreadable(path, e: Exception) -> ValueError:
+    detail = str(e)
+    if "WeightsUnpickler error:" in detail:  # torch's advice around it (weights_only=False) does not apply
+        detail = detail.split("WeightsUnpickler error:", 1)[1].strip().splitlines()[0]
     return ValueError(f"{path}: not a readable checkpoint (truncated or corrupt?); if a copy was cut short, "
                       f"copy it again, else use an earlier checkpoint or start afresh "
-                      f"({type(e).__name__}: {str(e)[:200] or 'no detail'})")
+                      f"({type(e).__name__}: {detail[:200] or 'no detail'})")
 
 
 def load(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:
