@@ -30,13 +30,46 @@ protocol-level tests that must not depend on the simulator's tactic semantics:
 """
 from __future__ import annotations
 
+import atexit
 import itertools
+import os
+import shutil
+import tempfile
 import threading
 from typing import Any, Callable, Iterator
 
 import pytest
 
 from leangym.sim.server import SimServerConfig, SimServerHandle, start_server
+
+# Property tests are the same on every run and write nothing into the repository: examples come
+# from a fixed seed (derandomize) and no example database is kept. The profile is loaded before
+# the test modules are imported, so their @settings(...) inherit it (pytest
+# --hypothesis-profile=NAME still picks another registered profile). Hypothesis also caches the
+# constants it finds in source files under its storage directory (default: ./.hypothesis, i.e.
+# the repository), whatever the database: that goes to a temporary directory, unless
+# HYPOTHESIS_STORAGE_DIRECTORY says where.
+try:
+    from hypothesis import settings as _hypothesis_settings
+    from hypothesis.configuration import set_hypothesis_home_dir as _set_hypothesis_home_dir
+except ImportError:  # hypothesis is a dev extra; the tests that need it import it themselves
+    pass
+else:
+    _hypothesis_settings.register_profile("leangym", derandomize=True, database=None)
+    _hypothesis_settings.load_profile("leangym")
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        _hypothesis_home = tempfile.mkdtemp(prefix="leangym-hypothesis-")
+        atexit.register(shutil.rmtree, _hypothesis_home, ignore_errors=True)
+        _set_hypothesis_home_dir(_hypothesis_home)
+
+# tqdm starts a "tqdm_monitor" thread with its first progress bar, which outlives every test.
+# It only watches for stuck bars, which tests do not need.
+try:
+    import tqdm as _tqdm
+except ImportError:
+    pass
+else:
+    _tqdm.tqdm.monitor_interval = 0
 
 
 def _goal(target: str, tag: str | None = None) -> dict[str, Any]:

@@ -203,8 +203,11 @@ def test_an_iteration_against_a_hung_server_does_not_count(tmp_path, monkeypatch
     fixed = Proposes("exact hp", "intro h")  # (an untrained net may propose nothing at all)
     monkeypatch.setattr(PolicyValueNet, "evaluate", lambda self, states, k: fixed.evaluate(states, k))
     monkeypatch.setattr(train_mod, "process_factory", lambda args, deadline=None: HungAfterStart)
-    out = train_mod.train(tiny_args(tmp_path, "hung", iterations=2, read_timeout=2.0, max_minutes=0.05))
+    clock = FakeClock()  # the waits for the server take no real time
+    monkeypatch.setattr(train_mod, "time", clock)
+    out = train_mod.train(tiny_args(tmp_path, "hung", iterations=2, read_timeout=2.0, max_minutes=1.0))
     assert out["iteration"] == 0 and out["history"] == []
+    assert clock.sleeps[:3] == [1, 2, 4] and sum(clock.sleeps) <= 60  # backoff, capped by the time left
     err = capsys.readouterr().err.splitlines()
     assert any(line.startswith("[iteration 1] server unavailable (every search found it hung or gone)")
                for line in err)

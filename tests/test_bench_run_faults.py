@@ -283,9 +283,16 @@ def test_a_hung_prover_is_abandoned_and_its_process_goes_back_only_when_it_retur
 
     out: list[AttemptResult] = []
     leases = Leases()
-    config = RunConfig(Budget(5, 0.25), workers=1, grace_s=0.25)  # slack for the provers that do return
+    config = RunConfig(Budget(5, 0.25), workers=1, grace_s=0.25)  # the hung attempt (t0) is abandoned soon ...
+
+    def sink(r: AttemptResult) -> None:
+        out.append(r)
+        # ... and the attempts after it, which do return, get time to spare, however loaded the machine:
+        # the worker reads the budget and grace from the config at each attempt, after the last result.
+        config.budget, config.grace_s = Budget(5, HANG_GUARD_S / 3), HANG_GUARD_S / 3
+
     try:
-        complete = guarded(lambda: run_tasks(tasks(3), make, leases, config, out.append))
+        complete = guarded(lambda: run_tasks(tasks(3), make, leases, config, sink))
         assert complete and [r.theorem for r in out] == ["t0", "t1", "t2"]
         assert out[0].status == "failed" and out[0].budget_exhausted
         assert "did not return in time" in out[0].error and "abandoned" in out[0].error

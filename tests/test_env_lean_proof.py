@@ -1,9 +1,13 @@
 """LeanProof-v0 over the simulated LeanTree server (both server generations)."""
 from __future__ import annotations
 
+import contextlib
+import errno
 import gc
 import json
 import socket
+import threading
+from typing import Iterator
 
 import gymnasium as gym
 import pytest
@@ -265,17 +269,41 @@ def test_theorem_sources_jsonl_list_options_and_header(sim_server, tmp_path):
 
 # ----------------------------------------------------------------------------- server trouble
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+@contextlib.contextmanager
+def _reserved_port() -> Iterator[socket.socket]:
+    """A loopback port held by a bound socket that does not listen: connecting to it is refused,
+    and the kernel hands it to no one else meanwhile (as a free port, or an outgoing connection's).
+    The sim server (SO_REUSEADDR) may still bind it on Linux, where only a *listening* socket
+    blocks such a bind; see _start_on."""
+    holder = socket.socket()
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        holder.bind(("127.0.0.1", 0))
+        yield holder
+    finally:
+        holder.close()
+
+
+def _start_on(sim_server, holder: socket.socket, **options):
+    """Start a sim server on ``holder``'s port, then let the holder go."""
+    port = holder.getsockname()[1]
+    try:
+        return sim_server(port=port, **options)
+    except OSError as e:  # a platform that refuses to share a bound port: free it first
+        if e.errno != errno.EADDRINUSE:
+            raise
+        holder.close()
+        return sim_server(port=port, **options)
+    finally:
+        holder.close()
 
 
 def test_no_server_at_reset_is_one_clear_error():
-    url = f"http://127.0.0.1:{_free_port()}"
-    env = gym.make("LeanProof-v0", theorem=AND, server=url)
-    with pytest.raises(ServerUnavailable) as err:
-        env.reset()
+    with _reserved_port() as holder:
+        url = f"http://127.0.0.1:{holder.getsockname()[1]}"
+        env = gym.make("LeanProof-v0", theorem=AND, server=url)
+        with pytest.raises(ServerUnavailable) as err:
+            env.reset()
     assert url in str(err.value) and "python -m leangym.sim.server --port 8000" in str(err.value)
     assert err.value.__cause__ is None and err.value.__suppress_context__
     env.close()
@@ -285,11 +313,11 @@ def test_first_reset_before_the_server_starts_then_proving_works(sim_server):
     """The usual first run: reset() before the server is up (a clear error), start it, go on.
     (Gymnasium's passive env checker would break the first step after such a reset, so
     LeanProof-v0 is registered without it; check_env still runs in the tests.)"""
-    port = _free_port()
-    env = gym.make("LeanProof-v0", theorem=ONE, server=f"http://127.0.0.1:{port}")
-    with pytest.raises(ServerUnavailable):
-        env.reset()
-    srv = sim_server(port=port)
+    with _reserved_port() as holder:
+        env = gym.make("LeanProof-v0", theorem=ONE, server=f"http://127.0.0.1:{holder.getsockname()[1]}")
+        with pytest.raises(ServerUnavailable):
+            env.reset()
+        srv = _start_on(sim_server, holder)
     assert env.reset(seed=0)[0] == ONE_OBS
     assert env.step("exact hq")[1] == 1.0
     env.close()
@@ -444,7 +472,27 @@ def test_an_empty_or_odd_theorem_argument_is_a_clear_error(tmp_path, monkeypatch
         LeanProofEnv(42, process_factory=LocalProcess)
 
 
-def test_a_hung_server_costs_one_read_timeout(sim_server, monkeypatch):
+class _Hanging(ScriptedProcess):
+    """A process whose ``proof_from_sorry`` hangs until ``release`` is set."""
+
+    def __init__(self, release: threading.Event, factorized: bool = False) -> None:
+        super().__init__(factorized)
+        self.release = release
+
+    def proof_from_sorry(self, theorem: str):
+        self.release.wait(60)
+        return super().proof_from_sorry(theorem)
+
+
+@pytest.fixture
+def hang(sim_server):
+    """An Event set at teardown (before the servers stop), so no server thread is left hanging."""
+    release = threading.Event()
+    yield release
+    release.set()
+
+
+def test_a_hung_server_costs_one_read_timeout(sim_server, hang, monkeypatch):
     """A server slower than ``read_timeout_s``: reset raises ServerTimeout after one attempt, not four."""
     from leangym.backends.leantree import LeanTreeClient
     from leangym.backends.types import ServerTimeout
@@ -452,7 +500,7 @@ def test_a_hung_server_costs_one_read_timeout(sim_server, monkeypatch):
     starts = []
     real = LeanTreeClient.proof_from_sorry
     monkeypatch.setattr(LeanTreeClient, "proof_from_sorry", lambda self, *a: starts.append(a) or real(self, *a))
-    srv = sim_server(latency_ms=1500)
+    srv = sim_server(process_factory=lambda factorized: _Hanging(hang, factorized))
     env = LeanProofEnv(AND, server=srv.url, read_timeout_s=0.3)
     with pytest.raises(ServerTimeout, match="read timeout"):
         env.reset(seed=0)

@@ -1,6 +1,8 @@
 """The threaded vector env of LeanProof-v0 (gym.make_vec)."""
 from __future__ import annotations
 
+import threading
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -52,13 +54,27 @@ def test_make_vec_four_envs_autoreset_next_step(srv):
     assert used(srv) == 0
 
 
-def test_lean_calls_of_the_envs_overlap(srv):
+def test_lean_calls_of_the_envs_overlap(sim_server):
+    """The sub-envs' Lean calls run together (threads), not one by one: each process's tactic call
+    waits at a 4-party barrier, which only opens if all four are in flight at once (if they ran one
+    by one, the barrier would time out and break, and the calls fail)."""
+    barrier = threading.Barrier(4, timeout=30)
+
+    class Waiting(ScriptedProcess):
+        def try_apply_tactic(self, proof_state_id, tactic, timeout_ms=1000):
+            if tactic == "exact foo":
+                barrier.wait()
+            return super().try_apply_tactic(proof_state_id, tactic, timeout_ms)
+
+    srv = sim_server(process_factory=Waiting, max_processes=4)
     envs = gym.make_vec("LeanProof-v0", num_envs=4, server=srv.url, **KW)
-    envs.reset(seed=0)
-    srv.server.peak_active = 0
-    envs.step(["exact foo"] * 4)
-    assert srv.server.peak_active >= 2  # requests were in flight together (threads), not one by one
-    envs.close()
+    try:
+        envs.reset(seed=0)
+        _, _, _, _, infos = envs.step(["exact foo"] * 4)
+    finally:
+        barrier.abort()  # a server thread still waiting (the test failed) goes on at once
+        envs.close()
+    assert list(infos["outcome"]) == ["rejected"] * 4, infos.get("error")
 
 
 def test_sync_vectorization_fallback(srv):
@@ -110,16 +126,26 @@ def test_a_faulty_server_never_breaks_the_vector_env(sim_server):
     envs.reset(seed=0)
     rng = np.random.default_rng(0)
     menu = ["split", "assumption", "exact foo", "intro h", "slow", "exact ⟨hp, hq⟩"]
-    seen: dict[str, int] = {}
     for _ in range(40):
         _, rew, term, trunc, infos = envs.step([str(t) for t in rng.choice(menu, 4)])
         for i in np.flatnonzero(infos["_outcome"]):
             outcome = infos["outcome"][i]
-            seen[outcome] = seen.get(outcome, 0) + 1
             assert (rew[i] > 0) == (outcome == "proved") and (rew[i] == 0 or (term[i] and infos["verified"][i]))
             if outcome == "server_failure":
                 assert trunc[i] and not term[i] and infos["error"][i]
-    assert seen.get("server_failure", 0) > 0 and seen.get("proved", 0) > 0, seen
+    # Which calls failed above depends on how the envs' threads interleaved their draws from the
+    # server's fault RNG. So the failure and the recovery are also forced, one step each:
+    faults = srv.server.config  # read by the server at every Lean call
+    faults.error_rate = 1.0  # every Lean call fails: the tactic, or the reset (all its attempts)
+    _, rew, term, trunc, infos = envs.step(["split"] * 4)
+    assert list(infos["outcome"]) == ["server_failure"] * 4 and trunc.all() and not term.any(), infos
+    assert not rew.any() and all(infos["error"])
+    faults.error_rate = faults.drop_rate = 0.0
+    _, _, _, trunc, infos = envs.step(["split"] * 4)  # the autoresets go through
+    assert list(infos["outcome"]) == ["reset"] * 4 and not trunc.any(), infos
+    _, rew, term, _, infos = envs.step(["assumption"] * 4)
+    assert list(infos["outcome"]) == ["proved"] * 4 and term.all() and rew.tolist() == [1.0] * 4
+    assert all(infos["verified"])
     envs.close()
     assert used(srv) == 0
 

@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -173,7 +174,7 @@ def test_deterministic_across_hash_seeds():
     for hs in ("0", "12345"):
         env = dict(os.environ, PYTHONHASHSEED=hs)
         outs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                check=True).stdout.strip())
+                                check=True, timeout=120, cwd=Path(__file__).resolve().parents[1]).stdout.strip())
     assert len(outs) == 1
 
 

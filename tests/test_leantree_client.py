@@ -36,10 +36,13 @@ def client(scripted_client):
     return scripted_client
 
 
-def _free_port() -> int:
+@pytest.fixture
+def refused_url():
+    """The URL of a loopback port that refuses connections: bound for the whole test, never listening
+    (so no other program can start listening there meanwhile)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        yield f"http://127.0.0.1:{s.getsockname()[1]}"
 
 
 # ---------------------------------------------------------------------- endpoints
@@ -152,8 +155,8 @@ def test_404_is_server_error(srv):
 # ---------------------------------------------------------------------- failures
 
 
-def test_no_server_is_unavailable_with_hint():
-    url = f"http://127.0.0.1:{_free_port()}"
+def test_no_server_is_unavailable_with_hint(refused_url):
+    url = refused_url
     client = LeanTreeClient(url, connect_timeout=1, retries=1)
     with pytest.raises(ServerUnavailable) as e:
         client.status()
@@ -205,13 +208,29 @@ def test_injected_500_and_drop(sim_server):
         assert srv.server.request_count == 4  # the tactic call was retried once (harmless)
 
 
-def test_read_timeout_is_server_failure(sim_server):
-    srv = sim_server(process_factory=scripted, latency_ms=400)
-    client = LeanTreeClient(srv.url, read_timeout=0.1)
-    pid = client.get_process()
-    r = client.try_apply_tactic(pid, 0, "split")
-    assert r.outcome is Outcome.SERVER_FAILURE and "timeout" in r.error
-    client.return_process(pid)
+@pytest.fixture
+def hung(sim_server):
+    """``(server, release)``: a server whose tactic calls hang until ``release`` is set (at the latest
+    at teardown, before the server stops: no server thread is left waiting)."""
+    release = threading.Event()
+
+    class Hanging(ScriptedProcess):
+        def try_apply_tactic(self, proof_state_id, tactic, timeout_ms=1000):
+            release.wait(60)
+            return super().try_apply_tactic(proof_state_id, tactic, timeout_ms)
+
+    yield sim_server(process_factory=Hanging, max_processes=2), release
+    release.set()
+
+
+def test_read_timeout_is_server_failure(hung):
+    srv, release = hung
+    with LeanTreeClient(srv.url, read_timeout=0.1) as client:
+        pid = client.get_process()
+        r = client.try_apply_tactic(pid, 0, "split")
+        assert r.outcome is Outcome.SERVER_FAILURE and "timeout" in r.error
+        release.set()  # the hung call ends, so the process can be rolled back
+        client.return_process(pid)
 
 
 class _Evil(Exception):
@@ -406,10 +425,10 @@ def test_only_leans_timeout_text_is_a_timeout(scripted_client, monkeypatch):
     assert scripted_client.apply_tactic(1, 0, "simp").outcome is Outcome.TIMEOUT
 
 
-def test_a_server_failure_names_its_cause(sim_server):
-    srv = sim_server(process_factory=scripted, latency_ms=1500)
-    client = LeanTreeClient(srv.url, read_timeout=0.3, retries=0)
-    pid = client.get_process()
-    assert client.try_apply_tactic(pid, 0, "split").cause == "ServerTimeout"
-    srv.stop()
-    assert client.try_apply_tactic(pid, 0, "split").cause == "ServerUnavailable"
+def test_a_server_failure_names_its_cause(hung):
+    srv, _ = hung
+    with LeanTreeClient(srv.url, read_timeout=0.3, retries=0) as client:
+        pid = client.get_process()
+        assert client.try_apply_tactic(pid, 0, "split").cause == "ServerTimeout"
+        srv.stop()
+        assert client.try_apply_tactic(pid, 0, "split").cause == "ServerUnavailable"

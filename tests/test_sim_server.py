@@ -4,6 +4,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import pathlib
+import re
 import signal
 import socket
 import subprocess
@@ -18,6 +20,7 @@ from leangym.sim.server import INJECTED_ERROR_TEXT, SimServerConfig, main, start
 
 THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
 T = 5  # requests timeout (s)
+REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
 def post(url: str, path: str, body=None, **kw):
@@ -85,6 +88,24 @@ def test_get_process_nonblocking_and_timeout(srv):
     assert post(srv.url, "/process/get", {"blocking": True, "timeout": 0.1}).json() == {"process_id": None}
 
 
+def status(url: str) -> dict:
+    return requests.get(url + "/status", timeout=T).json()
+
+
+def wait_for_status(url: str, predicate, what: str) -> dict:
+    """Poll /status until ``predicate(status)`` holds (at most T s); the status that satisfied it."""
+    deadline = time.monotonic() + T
+    while not predicate(s := status(url)):
+        assert time.monotonic() < deadline, f"no {what} within {T} s: {s}"
+        time.sleep(0.01)
+    return s
+
+
+def waiting_gets(s: dict) -> int:
+    """/process/get requests the server is serving (blocked waiting for a process, here)."""
+    return sum(r["path"] == "/process/get" for r in s["active_requests"])
+
+
 def test_blocking_get_wakes_on_return(srv):
     import threading
 
@@ -93,6 +114,8 @@ def test_blocking_get_wakes_on_return(srv):
     t = threading.Thread(target=lambda: got.update(post(srv.url, "/process/get", {"blocking": True,
                                                                                    "timeout": 10}).json()))
     t.start()
+    wait_for_status(srv.url, lambda s: waiting_gets(s) == 1, "waiting /process/get")  # it waits now
+    assert "process_id" not in got
     post(srv.url, f"/process/{a}/return")
     t.join(10)
     assert isinstance(got.get("process_id"), int)
@@ -244,23 +267,17 @@ def test_cli_help_documents_flags(capsys):
         assert flag in out
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_cli_serves_and_exits_cleanly_on_sigterm():
     pytest.importorskip("leangym.sim.process")  # the CLI uses the real SimProcess
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-m", "leangym.sim.server", "--port", str(port),
-                             "--max-processes", "2", "--factorized"],
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "leangym.sim.server", "--port", "0",
+                             "--max-processes", "2", "--factorized"], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stdout.readline()
-        assert f"127.0.0.1:{port}" in line, line + proc.stderr.read()
-        s = requests.get(f"http://127.0.0.1:{port}/status", timeout=T).json()
+        found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
+        assert found, line + proc.stderr.read()
+        s = requests.get(f"{found.group(1)}/status", timeout=T).json()
         assert s["max_processes"] == 2 and s["leangym"]["generation"] == "factorized"
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=10)
@@ -360,11 +377,23 @@ def test_a_waiter_that_left_does_not_take_a_process(srv):
     waiter = socket.create_connection((host, int(port)), timeout=T)
     body = b'{"blocking": true, "timeout": 30}'
     waiter.sendall(b"POST /process/get HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
-    time.sleep(0.3)  # it is waiting on the server now
-    waiter.close()  # ... and gives up
-    time.sleep(0.3)
+    wait_for_status(srv.url, lambda s: waiting_gets(s) == 1, "waiting /process/get")  # it waits now
+    _leave(waiter)  # ... and gives up
     post(srv.url, f"/process/{pids[0]}/return")
-    deadline = time.monotonic() + T
-    while requests.get(srv.url + "/status", timeout=T).json()["used_processes"] != 1 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert requests.get(srv.url + "/status", timeout=T).json()["used_processes"] == 1
+    # The waiter's request ends (it took the process, saw its client gone, gave it back) ...
+    s = wait_for_status(srv.url, lambda s: waiting_gets(s) == 0, "end of the waiter's /process/get")
+    # ... and only the lease still held is out.
+    assert s["used_processes"] == 1 and [x["process_id"] for x in s["leangym"]["leases"]] == [pids[1]]
+
+
+def _leave(sock: socket.socket) -> None:
+    """Close ``sock`` once the server's end has seen it go (its FIN acknowledged), where that can be told."""
+    sock.shutdown(socket.SHUT_WR)
+    tcp_info = getattr(socket, "TCP_INFO", None)  # Linux: the first byte of struct tcp_info is the TCP state
+    if tcp_info is not None:
+        fin_wait2 = 5  # our FIN was acknowledged: the server's recv() now reads end-of-stream
+        deadline = time.monotonic() + T
+        while sock.getsockopt(socket.IPPROTO_TCP, tcp_info, 8)[0] != fin_wait2:
+            assert time.monotonic() < deadline, "the server never acknowledged the client's close"
+            time.sleep(0.005)
+    sock.close()

@@ -40,19 +40,30 @@ def _read_request(conn: socket.socket, buf: bytearray) -> bytes | None:
         if name.strip().lower() == b"content-length":
             length = int(value)
     while len(rest) < length:
-        rest += conn.recv(65536)
+        chunk = conn.recv(65536)
+        if not chunk:  # closed mid-body
+            return None
+        rest += chunk
     buf[:] = rest[length:]
     return head + b"\r\n\r\n" + rest[:length]
 
 
 class RawServer:
-    """Loopback TCP server: ``reply(request_bytes, connection_number) -> (bytes to send, close after?)``."""
+    """Loopback TCP server: ``reply(request_bytes, connection_number) -> (bytes to send, close after?)``.
+
+    ``closing`` is set by :meth:`close` (a reply that must hang waits on it); ``close`` also
+    closes every accepted connection and joins every thread the server started.
+    """
 
     def __init__(self, reply: Callable[[bytes, int], tuple[list[bytes], bool]]) -> None:
         self.reply, self.requests, self.connections, self.closed = reply, [], 0, 0
+        self.closing = threading.Event()
+        self._changed = threading.Condition()
+        self._conns: list[socket.socket] = []
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._threads = [threading.Thread(target=self._accept, daemon=True)]
+        self._threads[0].start()
 
     def _accept(self) -> None:
         while True:
@@ -60,25 +71,56 @@ class RawServer:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            self.connections += 1
-            threading.Thread(target=self._serve, args=(conn, self.connections), daemon=True).start()
+            with self._changed:
+                if self.closing.is_set():
+                    conn.close()
+                    return
+                self.connections += 1
+                self._conns.append(conn)
+                t = threading.Thread(target=self._serve, args=(conn, self.connections), daemon=True)
+                self._threads.append(t)
+            t.start()
 
     def _serve(self, conn: socket.socket, number: int) -> None:
         buf = bytearray()
-        with conn:
-            while (request := _read_request(conn, buf)) is not None:
-                self.requests.append(request)
-                pieces, close = self.reply(request, number)
-                for piece in pieces:
-                    conn.sendall(piece)
-                    if len(pieces) > 1:
-                        time.sleep(0.002)  # separate TCP segments
-                if close:
-                    break
-        self.closed += 1
+        try:
+            with conn:
+                while (request := _read_request(conn, buf)) is not None:
+                    self.requests.append(request)
+                    pieces, close = self.reply(request, number)
+                    for piece in pieces:
+                        conn.sendall(piece)
+                        if len(pieces) > 1:
+                            time.sleep(0.002)  # separate TCP segments
+                    if close:
+                        break
+        except OSError:  # the client went away mid-answer, or close() shut the connection
+            pass
+        with self._changed:
+            self.closed += 1
+            self._changed.notify_all()
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+        with self._changed:
+            return self._changed.wait_for(predicate, timeout)
 
     def close(self) -> None:
+        self.closing.set()
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
+        except OSError:
+            pass
         self.sock.close()
+        with self._changed:
+            conns, threads = list(self._conns), list(self._threads)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked in recv()
+            except OSError:
+                pass
+        for t in threads:
+            t.join(timeout=10)
+            assert not t.is_alive(), f"{t.name} of the raw server did not stop"
 
 
 @pytest.fixture
@@ -94,6 +136,20 @@ def raw_server():
         s.close()
 
 
+@pytest.fixture
+def closing():
+    """``closing(x)`` returns ``x`` (a LeanTreeClient or Transport) and closes it at teardown."""
+    opened: list = []
+
+    def track(x):
+        opened.append(x)
+        return x
+
+    yield track
+    for x in opened:
+        x.close()
+
+
 def _answer(request: bytes) -> bytes:
     return json.dumps(STATUS if request.startswith(b"GET /status") else BRANCHES).encode()
 
@@ -102,10 +158,10 @@ def _fixed(head: str, body: bytes) -> list[bytes]:
     return [head.encode() + b"\r\n\r\n" + body]
 
 
-def test_content_length_keep_alive_reuses_one_connection(raw_server):
+def test_content_length_keep_alive_reuses_one_connection(raw_server, closing):
     srv = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(_answer(req))}",
                                             _answer(req)), False))
-    client = LeanTreeClient(srv.url)
+    client = closing(LeanTreeClient(srv.url))
     for _ in range(5):
         assert client.status()["max_processes"] == 1
     assert srv.connections == 1
@@ -113,126 +169,124 @@ def test_content_length_keep_alive_reuses_one_connection(raw_server):
     assert head[0] == b"GET /status HTTP/1.1" and head[1].startswith(b"Host: 127.0.0.1:")
 
 
-def test_chunked_answer(raw_server):
+def test_chunked_answer(raw_server, closing):
     def reply(req, n):
         body = _answer(req)
         chunks = [body[:7], body[7:]]
         framed = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n"
         return [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", framed], False
 
-    client = LeanTreeClient(raw_server(reply).url)
+    client = closing(LeanTreeClient(raw_server(reply).url))
     assert client.status()["available_processes"] == 1
     r = client.try_apply_tactic(1, 0, "intro hq")
     assert r.outcome is Outcome.PROGRESS and r.states[0].goals[0].target == "q"
 
 
-def test_connection_close_after_each_answer(raw_server):
+def test_connection_close_after_each_answer(raw_server, closing):
     srv = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: "
                                             f"{len(_answer(req))}", _answer(req)), True))
-    client = LeanTreeClient(srv.url)
+    client = closing(LeanTreeClient(srv.url))
     for _ in range(3):
         assert client.try_apply_tactic(1, 0, "intro hq").outcome is Outcome.PROGRESS
     assert srv.connections == 3  # a new connection each time, no error
 
 
-def test_http10_answer_delimited_by_close(raw_server):
+def test_http10_answer_delimited_by_close(raw_server, closing):
     srv = raw_server(lambda req, n: (_fixed("HTTP/1.0 200 OK\r\nContent-Type: application/json", _answer(req)), True))
-    client = LeanTreeClient(srv.url)
+    client = closing(LeanTreeClient(srv.url))
     assert client.status()["used_processes"] == 0
     assert client.status()["used_processes"] == 0
     assert srv.connections == 2
 
 
-def test_answer_dripped_in_pieces(raw_server):
+def test_answer_dripped_in_pieces(raw_server, closing):
     def reply(req, n):
         data = _fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(_answer(req))}", _answer(req))[0]
         return [data[i:i + 5] for i in range(0, len(data), 5)], False
 
-    assert LeanTreeClient(raw_server(reply).url).try_apply_tactic(1, 0, "x").outcome is Outcome.PROGRESS
+    assert closing(LeanTreeClient(raw_server(reply).url)).try_apply_tactic(1, 0, "x").outcome is Outcome.PROGRESS
 
 
-def test_idle_connection_closed_by_server_is_replaced(raw_server):
+def test_idle_connection_closed_by_server_is_replaced(raw_server, closing):
     """The server closes a keep-alive connection between calls (idle timeout, restart): the next call
     opens a new one instead of failing."""
     srv = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(_answer(req))}",
                                             _answer(req)), True))  # closes without saying so
-    client = LeanTreeClient(srv.url, retries=0)
+    client = closing(LeanTreeClient(srv.url, retries=0))
     assert client.status()["max_processes"] == 1
-    deadline = time.monotonic() + 10
-    while not srv.closed and time.monotonic() < deadline:  # the server has closed it
-        time.sleep(0.01)
+    assert srv.wait_for(lambda: srv.closed)  # the server has closed it
     assert client.status()["max_processes"] == 1
     assert srv.connections == 2
 
 
-def test_close_without_answer_is_dropped_then_retried(raw_server):
+def test_close_without_answer_is_dropped_then_retried(raw_server, closing):
     """A connection closed with no answer: retried where harmless, a server failure otherwise."""
     srv = raw_server(lambda req, n: ([], True) if n == 1 else
                      (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(_answer(req))}", _answer(req)), False))
-    assert LeanTreeClient(srv.url).status()["max_processes"] == 1  # retried on a new connection
+    assert closing(LeanTreeClient(srv.url)).status()["max_processes"] == 1  # retried on a new connection
     srv2 = raw_server(lambda req, n: ([], True))
-    r = LeanTreeClient(srv2.url).try_apply_tactic(1, 0, "x")
+    r = closing(LeanTreeClient(srv2.url)).try_apply_tactic(1, 0, "x")
     assert r.outcome is Outcome.SERVER_FAILURE and "without an answer" in r.error
     with pytest.raises(Dropped):
-        Transport(requests.Session(), srv2.url).exchange("GET", "/status", None, 1.0, 1.0)
+        closing(Transport(requests.Session(), srv2.url)).exchange("GET", "/status", None, 1.0, 1.0)
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])
-def test_compressed_answer_is_decoded(raw_server, encoding):
+def test_compressed_answer_is_decoded(raw_server, encoding, closing):
     """Never asked for, but a proxy in between may compress anyway."""
     def reply(req, n):
         body = _answer(req)
         packed = gzip.compress(body) if encoding == "gzip" else zlib.compress(body)
         return _fixed(f"HTTP/1.1 200 OK\r\nContent-Encoding: {encoding}\r\nContent-Length: {len(packed)}", packed), False
 
-    assert LeanTreeClient(raw_server(reply).url).status()["max_processes"] == 1
+    assert closing(LeanTreeClient(raw_server(reply).url)).status()["max_processes"] == 1
 
 
-def test_garbage_status_line_is_server_error(raw_server):
+def test_garbage_status_line_is_server_error(raw_server, closing):
     srv = raw_server(lambda req, n: ([b"SSH-2.0-OpenSSH_9.6\r\n"], True))
     with pytest.raises(ServerError, match="without an answer"):
-        LeanTreeClient(srv.url, retries=0).status()
+        closing(LeanTreeClient(srv.url, retries=0)).status()
 
 
-def test_read_timeout(raw_server):
-    srv = raw_server(lambda req, n: (time.sleep(0.5), ([], True))[1])
-    client = LeanTreeClient(srv.url, read_timeout=0.1)
+def test_read_timeout(raw_server, closing):
+    srv = raw_server(lambda req, n: (srv.closing.wait(10), ([], True))[1])  # hangs until teardown
+    client = closing(LeanTreeClient(srv.url, read_timeout=0.1))
     with pytest.raises(ServerTimeout, match="read timeout"):
         client.status()
     with pytest.raises(ReadTimedOut):
-        Transport(requests.Session(), srv.url).exchange("GET", "/status", None, 1.0, 0.1)
+        closing(Transport(requests.Session(), srv.url)).exchange("GET", "/status", None, 1.0, 0.1)
 
 
-def test_nothing_listening_is_connect_failure():
+def test_nothing_listening_is_connect_failure(closing):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}"  # bound, not listening: refused
     with pytest.raises(ConnectFailed) as failed:
-        Transport(requests.Session(), url).exchange("GET", "/status", None, 1.0, 1.0)
+        closing(Transport(requests.Session(), url)).exchange("GET", "/status", None, 1.0, 1.0)
     assert failed.value.refused  # what a server that is down looks like (see lease._give_back)
     with pytest.raises(ServerUnavailable, match="No LeanTree server answers"):
-        LeanTreeClient(url, retries=0).status()
+        closing(LeanTreeClient(url, retries=0)).status()
 
 
-def test_base_path_of_the_url_prefixes_every_request(raw_server):
+def test_base_path_of_the_url_prefixes_every_request(raw_server, closing):
     """A server behind a reverse proxy at http://host/lean: paths go under /lean."""
     srv = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(_answer(req))}",
                                             _answer(req)), False))
-    LeanTreeClient(srv.url + "/lean/").status()
+    closing(LeanTreeClient(srv.url + "/lean/")).status()
     assert srv.requests[-1].startswith(b"GET /lean/status HTTP/1.1")
 
 
-def test_close_from_another_thread_does_not_break_later_calls(raw_server):
+def test_close_from_another_thread_does_not_break_later_calls(raw_server, closing):
     srv = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(_answer(req))}",
                                             _answer(req)), False))
-    transport = Transport(requests.Session(), srv.url)
+    transport = closing(Transport(requests.Session(), srv.url))
     pool = transport._connection_pool()
     transport.close()  # closes the pool a racing caller may still hold
     transport._pool = pool
     assert transport.exchange("GET", "/status", None, 1.0, 1.0)[0] == 200
 
 
-def test_return_is_retried_after_a_5xx_or_garbled_answer(raw_server):
+def test_return_is_retried_after_a_5xx_or_garbled_answer(raw_server, closing):
     """Returning a lease is idempotent, so a 500 or a proxy's HTML page is worth another try:
     a lease that is not returned holds a Lean process until the server restarts."""
     answers = iter([(500, b'{"error": "REPL process died", "exception": "gASV"}'),
@@ -243,28 +297,28 @@ def test_return_is_retried_after_a_5xx_or_garbled_answer(raw_server):
         return _fixed(f"HTTP/1.1 {status} X\r\nContent-Length: {len(body)}", body), False
 
     srv = raw_server(reply)
-    assert LeanTreeClient(srv.url).return_process(3) == {"status": "ok"}
+    assert closing(LeanTreeClient(srv.url)).return_process(3) == {"status": "ok"}
     assert [r.split(b" ")[1] for r in srv.requests] == [b"/process/3/return"] * 3
     srv404 = raw_server(lambda req, n: (_fixed("HTTP/1.1 404 Not Found\r\nContent-Length: 2", b"{}"), False))
     with pytest.raises(ServerError, match="HTTP 404"):
-        LeanTreeClient(srv404.url).return_process(3)
+        closing(LeanTreeClient(srv404.url)).return_process(3)
     assert len(srv404.requests) == 1  # a 4xx is not retried
 
 
-def test_answers_that_would_exhaust_memory_or_the_stack_are_server_errors(raw_server):
+def test_answers_that_would_exhaust_memory_or_the_stack_are_server_errors(raw_server, closing):
     """A claimed length, a compression bomb or deeply nested JSON: a ServerError, never MemoryError/RecursionError."""
     huge = raw_server(lambda req, n: ([b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000000\r\n\r\n{}"], True))
     with pytest.raises(ServerError, match="at most"):
-        LeanTreeClient(huge.url, retries=0).status()
+        closing(LeanTreeClient(huge.url, retries=0)).status()
     bomb = gzip.compress(b" " * (300 * 2**20))  # 300 MB of spaces, about 300 kB packed
     packed = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
                                                f"Content-Length: {len(bomb)}", bomb), True))
     with pytest.raises(ServerError, match="at most"):
-        LeanTreeClient(packed.url, retries=0).status()
+        closing(LeanTreeClient(packed.url, retries=0)).status()
     nested = b"[" * 100_000 + b"]" * 100_000
     deep = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(nested)}", nested), False))
     with pytest.raises(ServerError, match="malformed JSON"):
-        LeanTreeClient(deep.url, retries=0).status()
+        closing(LeanTreeClient(deep.url, retries=0)).status()
     err = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 500 Oops\r\nContent-Length: {len(nested)}", nested), False))
     with pytest.raises(ServerError, match="HTTP 500"):
-        LeanTreeClient(err.url, retries=0).status()
+        closing(LeanTreeClient(err.url, retries=0)).status()
