@@ -94,6 +94,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--work", type=Path, default=Path("runs/baselines_proplogic"), help="JSONL results and models")
     p.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="where the table and PNG go")
     args = p.parse_args(argv)
+    if args.alphaproof_checkpoint is not None:  # before minutes of PPO training, not after them
+        from agents.alphaproof.checkpoint import read
+
+        read(args.alphaproof_checkpoint)  # a missing or unreadable file: one error line
+    for flag in ("n", "budget_calls", "ppo_timesteps"):
+        if getattr(args, flag) < 1:
+            p.error(f"--{flag.replace('_', '-')} must be >= 1")
     torch.set_num_threads(1)  # small nets on shared cores: extra threads only contend
     args.work.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)

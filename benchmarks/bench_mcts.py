@@ -169,4 +169,6 @@ def compare(net, theorems, cfg: SearchConfig, args, new_process) -> dict[str, fl
 
 
 if __name__ == "__main__":
-    main()
+    from leangym.cli import run_cli
+
+    run_cli(main)

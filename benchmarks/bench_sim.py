@@ -62,4 +62,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from leangym.cli import run_cli
+
+    run_cli(main)

@@ -164,4 +164,6 @@ Held-out evaluations during training ({len(tasks)} theorems: one theorem moves a
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from leangym.cli import run_cli
+
+    run_cli(main)

@@ -60,6 +60,40 @@ def test_the_tools_use_it(tmp_path):
         assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "nope.jsonl" in proc.stderr, proc.stderr
 
 
+def test_every_python_m_tool_ends_with_run_cli():
+    """The module docstring's promise, checked on the files: each tool's ``__main__`` block runs
+    ``run_cli(main)`` (a tool without it turns every user mistake into a traceback)."""
+    tools = []
+    for folder in ("leangym", "agents", "baselines", "scripts", "benchmarks"):
+        for path in (REPO / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            if 'if __name__ == "__main__":' in text:
+                tools.append(path)
+                block = text.split('if __name__ == "__main__":', 1)[1]
+                assert "run_cli(main)" in block, f"{path.relative_to(REPO)}: __main__ does not call run_cli(main)"
+    assert len(tools) >= 10
+
+
+def test_generator_and_sim_server_mistakes_are_one_line(tmp_path):
+    import socket
+
+    for argv in (["-n", "5", "--difficulty", "9", "-o", str(tmp_path / "g.jsonl")],
+                 ["-n", "-3", "-o", str(tmp_path / "g.jsonl")],
+                 ["-n", "3", "-o", str(tmp_path / "missing" / "g.jsonl")]):
+        proc = subprocess.run([sys.executable, "-m", "leangym.sim.generator", *argv], capture_output=True,
+                              text=True, timeout=120, cwd=REPO)
+        assert proc.returncode == 2 and proc.stderr.startswith("error: "), proc.stderr
+        assert "Traceback" not in proc.stderr
+    with socket.socket() as taken:  # a port something else listens on
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.run([sys.executable, "-m", "leangym.sim.server", "--port", str(port)],
+                              capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: cannot listen"), proc.stderr
+    assert "--port" in proc.stderr
+
+
 def test_tokenizer_symbol_order_does_not_depend_on_the_hash_seed():
     # the order of the added symbols decides their ids: `python scripts/train_tokenizer.py` must rebuild
     # the shipped asset exactly, whatever PYTHONHASHSEED is

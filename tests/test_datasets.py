@@ -389,3 +389,20 @@ def test_minif2f_downloads_the_default_url_without_a_local_copy(no_shared_copy, 
     assert cached[0].read_bytes() == remote.read_bytes()
     remote.unlink()  # from now on the cached copy is read
     assert _names(load_minif2f()) == [r["name"] for r in ROWS] + ["mathd_numbertheory_33"]
+
+
+def test_offline_minif2f_is_one_error_line_that_says_what_to_do(no_shared_copy, tmp_path: Path, capsys) -> None:
+    """No local copy and no network: the benchmark CLI ends with one ``error:`` line (status 2, not
+    the harness's "rerun to retry" status 1) that names $LEANGYM_MINIF2F."""
+    from leangym.cli import run_cli
+    from scripts import benchmark
+
+    with pytest.raises(DownloadError, match="LEANGYM_MINIF2F"):
+        load_minif2f()
+    argv = ["--agent", "hammer", "--dataset", "minif2f", "--split", "test", "--limit", "2",
+            "--out", str(tmp_path / "out.jsonl"), "--sim", "--quiet"]
+    with pytest.raises(SystemExit) as e:
+        run_cli(lambda: benchmark.main(argv))
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.startswith("error: ") and "LEANGYM_MINIF2F" in err
+    assert "Traceback" not in err and not (tmp_path / "out.jsonl").exists()

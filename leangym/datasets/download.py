@@ -22,8 +22,9 @@ import requests
 CHUNK = 1 << 16
 
 
-class DownloadError(RuntimeError):
-    """The file could not be fetched, or its checksum does not match."""
+class DownloadError(OSError):
+    """The file could not be fetched, or its checksum does not match (an I/O failure: the command
+    line tools report it as one ``error:`` line, like a missing file)."""
 
 
 def cache_dir() -> Path:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from leangym.datasets.download import fetch
+from leangym.datasets.download import DownloadError, fetch
 from leangym.datasets.rows import DatasetError, read_jsonl, select_split
 from leangym.theorem import Theorem
 
@@ -78,8 +78,12 @@ def load_minif2f(source: str | Path | None = None, split: str | None = None, *,
         source = local_copy() or DEFAULT_URL
     text = str(source)
     if "://" in text:
-        path = fetch(text, sha256=sha256, cache=cache,
-                     validate=lambda p: read_jsonl(p, required=REQUIRED_FIELDS, check=_check_split))
+        try:
+            path = fetch(text, sha256=sha256, cache=cache,
+                         validate=lambda p: read_jsonl(p, required=REQUIRED_FIELDS, check=_check_split))
+        except DownloadError as e:
+            raise DownloadError(f"{e}; offline? Point $LEANGYM_MINIF2F at a local copy of the file "
+                                f"(a {FILE_NAME} with rows like {REQUIRED_FIELDS}) or pass its path") from None
     else:
         path = Path(source)
     theorems = read_jsonl(path, required=REQUIRED_FIELDS, check=_check_split)

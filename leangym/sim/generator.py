@@ -358,7 +358,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args(argv)
     lo, _, hi = a.difficulty.partition("-")
-    diff: int | tuple[int, int] = (int(lo), int(hi)) if hi else int(lo)
+    try:
+        diff: int | tuple[int, int] = (int(lo), int(hi)) if hi else int(lo)
+    except ValueError:
+        ap.error(f"--difficulty: a level (3) or a range (1-{MAX_DIFFICULTY}), got {a.difficulty!r}")
     if a.heldout:
         ts = heldout_set(a.n)
     else:
@@ -368,4 +371,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from leangym.cli import run_cli
+
+    run_cli(main)

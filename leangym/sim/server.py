@@ -274,8 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         handle = start_server(config)
     except OSError as e:
-        print(f"cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
-        return 1
+        raise OSError(f"cannot listen on {args.host}:{args.port}: {e}; is a server already running there? "
+                      "Pick another --port (0: any free one)") from None
     gen = "factorized" if args.factorized else "single-branch"
     where = handle.url
     if not _is_loopback(args.host):
@@ -303,4 +303,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from leangym.cli import run_cli
+
+    run_cli(main)
