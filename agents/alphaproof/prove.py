@@ -20,6 +20,7 @@ from typing import Sequence
 
 import torch
 
+from agents.alphaproof import cli_checks
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.search import SearchConfig, SearchResult, run_search
 from leangym.backends.types import LeanError
@@ -69,13 +70,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--theorem", required=True, help="a Lean statement ending in ':= by sorry'")
     p.add_argument("--header", default="", help="Lean header (opens, set_options) before the statement")
     p.add_argument("--server", default=None, help="LeanTree URL (default: the in-process simulator)")
-    p.add_argument("--sims", type=int, default=128, help="MCTS simulations")
-    p.add_argument("--lean-calls", type=int, default=512, help="Lean-call budget")
-    p.add_argument("--seconds", type=float, default=None, help="wall-clock budget")
-    p.add_argument("--num-tactics", type=int, default=4, help="tactics asked of the policy per new node")
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--sims", type=int, default=128, help="MCTS simulations (at least 1)")
+    p.add_argument("--lean-calls", type=int, default=512, help="Lean-call budget (at least 1)")
+    p.add_argument("--seconds", type=float, default=None, help="wall-clock budget in seconds (default: none)")
+    p.add_argument("--num-tactics", type=int, default=4, help="tactics asked of the policy per new node (at least 1)")
+    p.add_argument("--device", default="cpu", help=cli_checks.DEVICES)
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
+    # a budget that cannot find a proof would only end in "no proof found"
+    cli_checks.at_least(1, sims=a.sims, lean_calls=a.lean_calls, num_tactics=a.num_tactics)
+    cli_checks.positive(seconds=a.seconds)
+    cli_checks.seed(a.seed)
+    cli_checks.check_device(a.device)
 
     torch.manual_seed(a.seed)
     net = PolicyValueNet.load(a.checkpoint, a.device)

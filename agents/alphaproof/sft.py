@@ -1,10 +1,14 @@
 """Supervised bootstrapping: teach the net to imitate known proofs before it searches.
 
     python -m agents.alphaproof.sft --data rows.jsonl --size tiny --steps 2000 --out sft.pt
+    python -m leangym.sim.generator -n 2000 -o gen.jsonl && python -m agents.alphaproof.sft --data gen.jsonl
 
-Rows are ``{state, tactic[, steps_to_go]}`` (see :mod:`agents.alphaproof.data`):
-transitions extracted from Mathlib, or from the generator's reference proofs
-(:func:`rows_from_reference_proofs`). :func:`train_supervised` is the whole
+Rows are ``{"state": ..., "tactic": ...[, "steps_to_go": n]}`` (see
+:mod:`agents.alphaproof.data`): transitions extracted from Mathlib, or from the
+generator's reference proofs (:func:`rows_from_reference_proofs`). ``--data`` takes
+either: a file of the generator's theorems (``python -m leangym.sim.generator -o
+FILE``: rows with a ``formal_statement`` and a reference ``proof``) is replayed into
+rows on the simulator (:func:`load_sft_rows`). :func:`train_supervised` is the whole
 training loop (AdamW, linear warmup then cosine decay, gradient clipping); the
 RL learner reuses it on replay-buffer rows, passing its own optimizer so Adam's
 moments persist between learner steps.
@@ -14,12 +18,16 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from contextlib import closing
 from typing import Any, Iterable, Sequence
 
 import torch
 from tqdm import tqdm
 
+from agents.alphaproof import cli_checks
 from agents.alphaproof.data import Row, batches, load_rows
+from agents.alphaproof.jsonl import read_jsonl
+from agents.alphaproof.model import SIZES
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.tokenizer import load_tokenizer
 from leangym.cli import run_cli
@@ -129,14 +137,72 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None) -> li
     return rows
 
 
+# What --data takes, for the error that finds something else.
+ROW_FORMAT = ('sft reads JSONL rows {"state": GOAL_TEXT, "tactic": TACTIC[, "steps_to_go": N]} '
+              '(see agents/alphaproof/data.py), or the theorems of "python -m leangym.sim.generator -o FILE.jsonl" '
+              '(a formal_statement and a reference proof per row), which it replays into such rows '
+              '(agents.alphaproof.sft.rows_from_reference_proofs)')
+
+
+def is_generator_row(row: Any) -> bool:
+    """A row of ``leangym.sim.generator``'s JSONL (a theorem and its reference proof), not a training row."""
+    return (isinstance(row, dict) and "state" not in row and isinstance(row.get("formal_statement"), str)
+            and isinstance(row.get("proof"), list))
+
+
+def load_sft_rows(path: str) -> list[Row]:
+    """Training rows from ``path``: rows as :func:`agents.alphaproof.data.load_rows` reads them, or, when
+    its first row is one of the generator's theorems, every reference proof replayed into rows."""
+    with closing(read_jsonl(path)) as lines:
+        first = next(lines, None)
+    if first is not None and is_generator_row(first[1]):
+        return rows_from_generator_file(path)
+    try:
+        return load_rows(path)
+    except ValueError as e:
+        raise ValueError(f"{e}. {ROW_FORMAT}") from None
+
+
+def rows_from_generator_file(path: str) -> list[Row]:
+    """Rows from a ``python -m leangym.sim.generator -o FILE`` file: each reference proof replayed on the
+    simulator (:func:`rows_from_reference_proofs`); a statement the simulator cannot start names its line."""
+    from leangym.backends.types import LeanError
+    from leangym.sim.generator import from_row
+    from leangym.sim.local import LocalProcess
+
+    process = LocalProcess(factorized=True)  # as rows_from_reference_proofs replays them by default
+    rows: list[Row] = []
+    theorems = failed = 0
+    for lineno, row in read_jsonl(path):
+        if not is_generator_row(row):
+            raise ValueError(f"{path}:{lineno}: the file starts with generator theorems, but this row is not one "
+                             "(a 'formal_statement' and a 'proof' list of tactics); one file holds one kind of row. "
+                             f"{ROW_FORMAT}")
+        try:
+            got = rows_from_reference_proofs([from_row(row)], process)
+        except (ValueError, TypeError, LeanError) as e:
+            raise ValueError(f"{path}:{lineno}: {e} (reference proofs are replayed on the PropLogic simulator, "
+                             "which knows the generator's theorems)") from None
+        theorems += 1
+        failed += not got
+        rows += got
+    if not rows:
+        raise ValueError(f"{path}: none of its {theorems} reference proofs replayed on the simulator, so there "
+                         f"is nothing to train on. {ROW_FORMAT}")
+    print(f"{path}: {theorems} generator theorems, their reference proofs replayed into {len(rows)} rows"
+          + (f" ({failed} proofs did not replay and gave none)" if failed else ""))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Supervised training of the AlphaProof policy-value net.")
-    ap.add_argument("--data", required=True, help="JSONL rows {state, tactic[, steps_to_go]}")
-    ap.add_argument("--size", default="tiny", help="model size for a fresh net: tiny, small, base, 1b")
+    ap.add_argument("--data", required=True, help='JSONL rows {"state": ..., "tactic": ...[, "steps_to_go": n]}, '
+                    "or the output of python -m leangym.sim.generator -o FILE (replayed into rows)")
+    ap.add_argument("--size", default="tiny", choices=tuple(SIZES), help="model size for a fresh net")
     ap.add_argument("--init", default=None, help="start from this checkpoint instead of a fresh net")
     ap.add_argument("--tokenizer", default=None, help="tokenizer json for a fresh net (default: the shipped one)")
-    ap.add_argument("--steps", type=int, default=1000)
-    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--steps", type=int, default=1000, help="optimizer steps (at least 1)")
+    ap.add_argument("--batch-size", type=int, default=32, help="rows per step (at least 1)")
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--warmup", type=int, default=None)
     ap.add_argument("--weight-decay", type=float, default=0.1)
@@ -144,23 +210,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--overwrite", action="store_true", help="replace --out if it exists (default: refuse)")
     ap.add_argument("--ckpt-every", type=int, default=500)
     ap.add_argument("--logdir", default=None, help="TensorBoard directory (default: none)")
-    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help=cli_checks.DEVICES)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default); "
                     "1 is often fastest for small models on a shared machine")
     args = ap.parse_args(argv)
+    # values that cannot work are refused before anything is read, trained or written
+    cli_checks.at_least(1, steps=args.steps, batch_size=args.batch_size)
+    cli_checks.at_least(0, warmup=args.warmup, ckpt_every=args.ckpt_every, threads=args.threads)
+    cli_checks.positive(lr=args.lr)
+    cli_checks.non_negative(weight_decay=args.weight_decay)
+    cli_checks.seed(args.seed)
+    cli_checks.check_device(args.device)
 
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    rows = load_rows(args.data)  # every row checked: a bad one is an error now, not after an hour
     if os.path.exists(args.out) and not args.overwrite:  # before any training step
         raise ValueError(f"{args.out} exists and this run would overwrite it (from its first --ckpt-every "
                          "save on): choose another --out, or pass --overwrite to replace it")
+    tokenizer = None if args.init else load_tokenizer(args.tokenizer)  # a missing file: before reading the rows
+    rows = load_sft_rows(args.data)  # every row checked: a bad one is an error now, not after an hour
     if args.init:
         net = PolicyValueNet.load(args.init, device=args.device)
     else:
-        net = PolicyValueNet.create(args.size, load_tokenizer(args.tokenizer), device=args.device)
+        net = PolicyValueNet.create(args.size, tokenizer, device=args.device)
     print(f"{len(rows)} rows; model {net.model.n_params() / 1e6:.2f}M params on {net.device}")
     writer = None
     if args.logdir:

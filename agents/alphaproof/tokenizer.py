@@ -81,8 +81,22 @@ class LeanTokenizer:
 
 
 def load_tokenizer(path: str | None = None) -> LeanTokenizer:
-    """The tokenizer at ``path``; the project's default (``assets/tokenizer.json``) when None."""
-    return LeanTokenizer(Tokenizer.from_file(path or DEFAULT_PATH))
+    """The tokenizer at ``path``; the project's default (``assets/tokenizer.json``) when None.
+
+    A file that cannot be read is an OSError naming it (``FileNotFoundError`` ...), one that is not a
+    tokenizer a ValueError naming it: the tokenizers library's own errors name no file.
+    """
+    path = path or DEFAULT_PATH
+    with open(path, encoding="utf-8") as f:
+        try:
+            text = f.read()
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}: not a tokenizer file (not UTF-8 text)") from None
+    try:
+        tk = Tokenizer.from_str(text)
+    except Exception as e:  # noqa: BLE001 -- the library raises a bare Exception for any bad file
+        raise ValueError(f"{path}: not a tokenizer file ({e})") from None
+    return LeanTokenizer(tk)
 
 
 _BYTES = set(pre_tokenizers.ByteLevel.alphabet())

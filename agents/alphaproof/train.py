@@ -45,7 +45,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from agents.alphaproof import checkpoint
+from agents.alphaproof import checkpoint, cli_checks
 from agents.alphaproof.actors import (Backoff, describe, evaluate, process_factory, run_searches, search_stats,
                                       server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
@@ -86,7 +86,7 @@ class Args:
     eval_size: int = 40  # held-out theorems per evaluation
     logdir: str | None = "runs/alphaproof"
     checkpoint_dir: str | None = "checkpoints/alphaproof"
-    resume: str | None = None  # a checkpoint file, or a directory holding latest.pt
+    resume: str | None = None  # DIR: a run's --checkpoint-dir (its latest.pt), or a checkpoint file
     overwrite: bool = False  # start afresh even where --checkpoint-dir holds another run's latest.pt
     seed: int = 0
     device: str = "cpu"
@@ -137,6 +137,31 @@ def learn(net: PolicyValueNet, opt: torch.optim.Optimizer, replay: ReplayBuffer,
 
 
 # ============================================================================ the run
+def check_args(args: Args) -> None:
+    """Refuse values that cannot work, naming the flag, before the run reads, trains or writes anything."""
+    cli_checks.check_device(args.device)
+    cli_checks.at_least(1, actors=args.actors, sims=args.sims, lean_calls=args.lean_calls,
+                        num_tactics=args.num_tactics, max_tactic_tokens=args.max_tactic_tokens,
+                        batch_size=args.batch_size, replay_size=args.replay_size, eval_size=args.eval_size)
+    # 0 is meaningful here: no iterations (warm start only), no learning, no warm start, no evaluation ...
+    cli_checks.at_least(0, iterations=args.iterations, learn_steps=args.learn_steps, warmup_steps=args.warmup_steps,
+                        warmup_theorems=args.warmup_theorems, min_unsolved_visits=args.min_unsolved_visits,
+                        eval_every=args.eval_every, threads=args.threads)
+    cli_checks.positive(lr=args.lr, warmup_lr=args.warmup_lr, time_per_theorem=args.time_per_theorem,
+                        read_timeout=args.read_timeout, max_minutes=args.max_minutes)
+    cli_checks.fraction(sft_mix=args.sft_mix)
+    cli_checks.seed(args.seed)
+
+
+def solve_rate_text(ev: dict[str, float]) -> str:
+    """A held-out evaluation as ``7/40 = 0.175`` (one format wherever the run reports it)."""
+    if "solve_rate" not in ev:
+        return describe(ev)  # nothing evaluated, and why
+    n, missing = int(ev["evaluated"]), int(ev.get("not_evaluated", 0))
+    return (f"{round(ev['solve_rate'] * n)}/{n} = {ev['solve_rate']:.3f}"
+            + (f" ({missing} more could not be searched)" if missing else ""))
+
+
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -215,9 +240,7 @@ def train(args: Args) -> dict[str, Any]:
         args = dataclasses.replace(args, env="LeanProof-v0")
     if args.env == "LeanProof-v0" and not args.server:
         raise ValueError("LeanProof-v0 needs --server URL (and usually --theorems FILE.jsonl)")
-    for name in ("actors", "sims", "eval_size"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    check_args(args)
     resume_path = checkpoint.latest(args.resume) if args.resume else None
     if args.resume and resume_path is None:
         raise ValueError(f"--resume {args.resume}: no checkpoint there")
@@ -286,7 +309,7 @@ def train(args: Args) -> dict[str, Any]:
                   f"loss {history[-1]['loss']:.3f}", file=sys.stderr)
         progress["warm_started"] = True
         if heldout and args.eval_every > 0:
-            print(f"held-out solve rate after warm start: {describe(held_out(0))}", file=sys.stderr)
+            print(f"held-out solve rate after warm start: {solve_rate_text(held_out(0))}", file=sys.stderr)
         save()
 
     # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
@@ -328,13 +351,14 @@ def train(args: Args) -> dict[str, Any]:
         progress["history"].append(record)
         log("train", {k: v for k, v in record.items() if k != "iteration"}, step)
         log("curriculum", curriculum.summary(), step)
-        postfix = {"solved": f"{stats.get('solve_rate', float('nan')):.2f}", "replay": len(replay)}
+        # no solve rate for an iteration without a verdict (every search cut short by the time limit)
+        postfix = {"solved": f"{stats['solve_rate']:.2f}" if "solve_rate" in stats else "-", "replay": len(replay)}
         if losses:
             postfix["loss"] = f"{losses['loss']:.3f}"
         if heldout and args.eval_every > 0 and (step % args.eval_every == 0 or step == args.iterations
                                                 or out_of_time()):
             ev = held_out(step)
-            postfix["heldout"] = f"{ev['solve_rate']:.2f}" if "solve_rate" in ev else "-"
+            postfix["heldout"] = f"{ev['solve_rate']:.3f}" if "solve_rate" in ev else "-"
         bar.set_postfix(postfix)
         bar.update(1)
         save()
@@ -350,6 +374,10 @@ def train(args: Args) -> dict[str, Any]:
 
 # ============================================================================ CLI
 _CHOICES = {"env": ("PropLogic-v0", "LeanProof-v0"), "model_size": tuple(SIZES)}
+_HELP = {"resume": ("continue a run: DIR is its --checkpoint-dir (the latest.pt in it) or a checkpoint file; "
+                    "the run goes on where it stopped, up to --iterations in all"),
+         "device": cli_checks.DEVICES}
+_METAVAR = {"resume": "DIR"}
 
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
@@ -364,7 +392,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
             if f.name in ("time_per_theorem", "max_minutes"):
                 kind = float
             p.add_argument(flag, type=kind, default=default, choices=_CHOICES.get(f.name),
-                           help=f"(default: {default})")
+                           metavar=_METAVAR.get(f.name), help=f"{_HELP.get(f.name, '')} (default: {default})".lstrip())
     ns = p.parse_args(argv)
     return Args(**vars(ns))
 
@@ -383,9 +411,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     evals = [e for e in progress["evals"] if "solve_rate" in e]  # (an evaluation during an outage has none)
     if evals:
         first, last = evals[0], evals[-1]
-        print(f"held-out solve rate: {first['solve_rate']:.3f} "
+        print(f"held-out solve rate: {solve_rate_text(first)} "
               f"({'after warm start' if first['iteration'] == 0 else 'iteration %d' % first['iteration']}) -> "
-              f"{last['solve_rate']:.3f} (iteration {last['iteration']})")
+              f"{solve_rate_text(last)} (iteration {last['iteration']})")
     if args.checkpoint_dir:
         print(f"checkpoint: {Path(args.checkpoint_dir) / 'latest.pt'}")
 
