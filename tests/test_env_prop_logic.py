@@ -238,3 +238,24 @@ def test_line_breaks_lean_and_python_read_differently_are_refused():
     for step in ("exact\rhp", "exact\u2028hp", "exact\x0chp"):
         _, reward, _, _, info = env.step(step)
         assert reward == 0.0 and "only with" in info["error"]
+
+
+@pytest.mark.parametrize("factorized", [False, True], ids=["single-branch", "factorized"])
+def test_scoped_set_option_and_open_steps_are_rewarded(factorized):
+    """`set_option LIMIT N in tac` and `open NS in tac` pass the soundness policy; the simulated
+    kernel runs `tac` (it once answered "unknown tactic"), stepwise and in the final check."""
+    thm = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+    for steps in (["set_option maxRecDepth 100 in constructor", "open Nat in exact hp", "exact hq"],
+                  ["set_option maxHeartbeats 400000 in\nconstructor", "exact hp", "open Classical in\nexact hq"]):
+        env = PropLogicEnv(factorized=factorized)
+        env.reset(options={"theorem": thm})
+        for step in steps:
+            _, reward, terminated, _, info = env.step(step)
+            assert info["outcome"] in ("progress", "proved"), (step, info.get("error"))
+        assert terminated and reward == 1.0 and info["verified"], (steps, info.get("error"))
+    env = PropLogicEnv(factorized=factorized)
+    env.reset(options={"theorem": thm})
+    _, reward, _, _, info = env.step("set_option maxRecDepth 100 in sorry")  # still the policy's to refuse
+    assert info["outcome"] == "rejected" and "sorry" in info["error"]
+    _, reward, _, _, info = env.step("set_option pp.all true in constructor")  # refused by the policy first
+    assert info["outcome"] == "rejected" and info["error"]

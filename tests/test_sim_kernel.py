@@ -510,3 +510,108 @@ def test_tactics_see_the_header_but_not_the_theorem_itself():
     assert p.try_apply_tactic(root, "exact helper q hq")["value"] == [{"proof_state_id": 1, "goals": []}]
     assert "unknown identifier 'uses'" in p.try_apply_tactic(root, "exact uses q hq")["error"]
     assert "helper" not in p.kernel.env  # proof_from_sorry declares nothing on the process
+
+
+# --------------------------------------------------------------------------- scoped tactic forms
+
+
+SCOPED_FORMS = ["set_option maxRecDepth 100 in constructor", "open Nat in constructor", "open scoped Nat in constructor",
+                "set_option maxHeartbeats 400000 in\nconstructor", "open Nat in\n  constructor",
+                "(set_option maxRecDepth 100 in constructor)", "set_option maxRecDepth 100 in open Classical in constructor"]
+
+
+@pytest.mark.parametrize("tactic", SCOPED_FORMS)
+def test_set_option_and_open_in_run_their_tactics(s, tactic):
+    """Lean's `set_option LIMIT N in tac` and `open NS in tac` (leangym's soundness policy lets them
+    through): `tac` runs, and the limits, which mean nothing to the simulated kernel, are ignored."""
+    sid = s.start(T_AND)
+    assert s.ok(sid, tactic)[1] == s.ok(sid, "constructor")[1]
+
+
+def test_scoped_forms_take_the_block_after_in(s):
+    sid = s.start(T_AND)
+    assert s.ok(sid, "set_option maxRecDepth 100 in\nconstructor\nexact hp\nexact hq")[1] == "no goals"
+    assert s.ok(sid, "constructor <;> set_option maxRecDepth 1 in assumption")[1] == "no goals"
+    assert s.ok(sid, "open And in exact And.intro hp hq")[1] == "no goals"  # full names are unaffected
+    # `set_option ... in t; u` scopes over `u` too, as in Lean: no tactic is lost
+    assert data_of(s.err(sid, "set_option maxRecDepth 100 in exact ⟨hp, hq⟩; rfl")) == "no goals to be proved"
+
+
+def test_scoped_forms_in_a_checked_proof():
+    """As leangym's final check assembles a proof: steps indented under `by`, where `set_option` and
+    `open` begin tactics, not commands. The tactics after `in` are checked like any others."""
+    prove = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n"
+    for body in ("  set_option maxRecDepth 100 in constructor\n  exact hp\n  exact hq",
+                 "  set_option maxRecDepth 100 in\n  constructor\n  exact hp\n  exact hq",
+                 "  open Nat in\n    constructor\n  exact hp\n  exact hq",
+                 "  constructor\n  · open Nat in exact hp\n  · set_option maxRecDepth 100 in\n    exact hq"):
+        r = SimProcess().command(prove + body + "\n#print axioms t")
+        assert [m["data"] for m in r["messages"]] == ["'t' does not depend on any axioms"], body
+    r = SimProcess().command(prove + "  set_option maxRecDepth 100 in sorry\n#print axioms t")
+    assert [m["data"] for m in r["messages"]] == ["declaration uses 'sorry'", "'t' depends on axioms: [sorryAx]"]
+    assert check_proof(T_AND, "set_option maxRecDepth 100 in\nopen Nat in\nconstructor\nexact hp\nexact hq")
+    assert not check_proof(T_AND, "set_option maxRecDepth 100 in\nconstructor\nexact hp\nexact hp")
+    assert not check_proof(T_AND, "open Nat in\nconstructor")
+    assert not check_proof(T_AND, "set_option maxRecDepth 100 in\ntheorem x : False := sorry")
+
+
+@pytest.mark.parametrize("tactic,says", [
+    ("set_option pp.all true in constructor", "'set_option pp.all true in' is outside the simulated fragment"),
+    ("set_option maxRecDepth true in constructor", "'set_option maxRecDepth true in' is outside"),
+    ("open Real in constructor", "unknown namespace 'Real'"),
+    ("open Nat hiding add_comm in constructor", "'open ... hiding' is outside"),
+    ("open Nat (add_comm) in constructor", "'open NS (names)' is outside"),
+    ("open And in exact intro hp hq", "under 'open And', 'intro' could mean 'And.intro'"),
+])
+def test_scoped_forms_outside_the_fragment_are_sim_errors(s, tactic, says):
+    err = data_of(s.err(s.start(T_AND), tactic))
+    assert err.startswith("(sim) ") and says in err, err
+
+
+# --------------------------------------------------------------------------- statements outside the fragment
+
+
+@pytest.mark.parametrize("stmt,lean_text", [
+    ("theorem t (x : ℕ → ℤ) (h : x 1 = 2) : x 1 = 2 := by sorry", "type expected, got\n  (ℕ : Type)"),
+    ("theorem t (n : ℕ) (h : Nat.Prime n) : 2 ≤ n := by sorry", "unknown identifier 'Nat.Prime'"),
+    ("theorem t (n : ℕ) : ∑ k in Finset.range n, k = n := by sorry", "unexpected character '∑'"),
+    ("theorem t (x : ℕ) : -1 < (x : ℤ) := by sorry", "Neg ℕ"),  # ℤ in Lean: the sim's guess of ℕ is tagged
+    # the statement is parsed whole before it is elaborated: `7!` is not blamed on the `7` before it
+    ("theorem t : 7! % 23 = 3 := by sorry", "unexpected token '!'; expected ':='"),
+    ("theorem t (n : ℕ) (h₀ : 3 ≤ n) : (n)! < n ^ (n - 1) := by sorry", "unexpected token '!'"),
+])
+def test_statements_outside_the_fragment_are_tagged(stmt, lean_text):
+    """The sim cannot tell Lean it does not model (Mathlib's notation, types, constants) from text
+    that is not Lean: such statement errors say so instead of reading as Lean's verdict."""
+    err = SimProcess().proof_from_sorry(stmt)["error"]
+    assert err.split(": ", 1)[1].startswith("(sim) ") and lean_text in err, err
+    assert "not in the simulated fragment (or not Lean)" in err
+    assert [m["data"] for m in SimProcess().command(stmt)["messages"]] == [err.split(": ", 1)[1]]
+
+
+def test_statement_errors_the_sim_knows_keep_leans_text():
+    p = SimProcess()
+    assert p.proof_from_sorry("theorem t (n : ℕ) (h : Nat.Prime n) : 2 ≤ n := by sorry")["error"] == \
+        "1:23: (sim) unknown identifier 'Nat.Prime': not in the simulated fragment (or not Lean)"
+    # wrong in any Lean: a number or a proof used as a type, a numeral as a proposition, a cut-off text
+    assert p.proof_from_sorry("theorem t (x : ℕ) (h : x) : True := by sorry")["error"] == "1:23: type expected, got\n  (x : ℕ)"
+    assert p.proof_from_sorry("theorem t (p : Prop) (h : p) (g : h) : True := by sorry")["error"] == \
+        "1:34: type expected, got\n  (h : p)"
+    assert p.proof_from_sorry("theorem t : 2 := by sorry")["error"].startswith("1:12: failed to synthesize\n  OfNat Prop 2")
+    assert p.proof_from_sorry("theorem t : True := by sorry /- ")["error"] == "1:32: unterminated comment"
+    assert p.proof_from_sorry("theorem t (p : Prop) : p")["error"] == "1:24: unexpected end of input; expected ':='"
+    # an axiom's type cut short by notation the sim lacks is not blamed on the part that was read
+    assert p.command("axiom a : 7! = 2")["messages"][0]["data"].startswith("(sim) failed to synthesize\n  OfNat Prop 7")
+
+
+def test_minif2f_rejections_are_all_tagged():
+    """Every miniF2F statement the sim rejects says that the rejection may be the sim's (its
+    statements are Lean 4 + Mathlib, accepted by real Lean)."""
+    from leangym.datasets.minif2f import load_minif2f, local_copy
+
+    path = local_copy()
+    if path is None:
+        pytest.skip("no local miniF2F copy")
+    p = SimProcess()
+    errors = [e for t in load_minif2f(path) if (e := p.proof_from_sorry(t.source_with_sorry).get("error"))]
+    assert errors and all("(sim)" in e for e in errors), [e for e in errors if "(sim)" not in e][:5]

@@ -16,11 +16,15 @@ _SUPER = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 class ElabError(Exception):
-    """A Lean error with the span of the syntax it is about (None: the whole tactic)."""
+    """A Lean error with the span of the syntax it is about (None: the whole tactic).
 
-    def __init__(self, msg: str, span=None):
+    ``genuine``: the text is wrong in any Lean, not merely outside the fragment (a statement's
+    other errors are tagged ``(sim)``: :func:`leangym.sim.syntax.outside_fragment`).
+    """
+
+    def __init__(self, msg: str, span=None, genuine: bool = False):
         super().__init__(msg)
-        self.msg, self.span = msg, span
+        self.msg, self.span, self.genuine = msg, span, genuine
 
 
 class Hyp(NamedTuple):
@@ -134,7 +138,9 @@ def elab_prop(node, hyps) -> tuple:
             raise ElabError(f"unknown identifier '{name}'", node[1])
         if h.type == PROP:
             return ("var", name)
-        raise ElabError(f"type expected, got\n  ({name} : {'ℕ' if h.type == NAT else show(h.type)})", node[1])
+        # a variable of the context is a number or a proof, never a type (in any Lean)
+        raise ElabError(f"type expected, got\n  ({name} : {'ℕ' if h.type == NAT else show(h.type)})", node[1],
+                        genuine=True)
     if k == "paren":
         return elab_prop(node[2], hyps)
     if k == "asc":
@@ -167,7 +173,7 @@ def elab_prop(node, hyps) -> tuple:
     if k == "num":
         raise ElabError(f"failed to synthesize\n  OfNat Prop {node[2]}\nnumerals are polymorphic in Lean, but the "
                         f"numeral `{node[2]}` cannot be used in a context where the expected type is\n  Prop\ndue to "
-                        f"the absence of the instance above", node[1])
+                        f"the absence of the instance above", node[1], genuine=True)
     if k == "binder":
         raise ElabError("(sim) quantifiers (∀/∃) are outside the simulated fragment", node[1])
     if k in ("hole", "shole"):

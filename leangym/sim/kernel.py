@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from leangym.sim.formula import NAT, PROP, SORTS, FragmentError, is_tautology
 from leangym.sim.goals import ElabError, Goal, Hyp, elab_prop, goals_text
-from leangym.sim.syntax import LeanSyntaxError, Parser, Tok, tokenize
+from leangym.sim.syntax import LeanSyntaxError, Parser, Tok, outside_fragment, tokenize
 from leangym.sim.tactic_syntax import parse_tactic_seq_here
 from leangym.sim.tactics import SYNTHETIC_SORRY, Engine, State, TacticError, Timeout
 from leangym.sim.lemmas import BUILTINS, Const
@@ -170,7 +171,7 @@ class Kernel:
                 self.env[name] = Const(name, _schema_binders(decl), _pattern(decl), (name,), "axiom")
                 declared_here.add(name)
             return
-        p.expect(":=", "':='")
+        p.expect(":=", "':='")  # (parse_header has seen it)
         goal = Goal(decl.hyps, decl.target)
         axioms, errors = self._prove(p, source, goal, messages, sorries)
         explicit_sorry = "sorryAx" in axioms
@@ -243,8 +244,35 @@ def _tok_span(t: Tok):
     return (t.line, t.col, t.eline, t.ecol)
 
 
+@contextmanager
+def _statement_errors():
+    """Tag the errors of a statement ``(sim)`` unless they are wrong in any Lean.
+
+    The one place where statement errors get the tag: the fragment's parser and elaborator
+    reject much of Lean (Mathlib's notation, types and constants, binders it does not model),
+    and the simulator cannot tell that from text that is not Lean, so its verdict on a
+    statement must not read as Lean's (``unknown identifier 'Nat.Prime'``,
+    ``type expected, got (ℕ : Type)`` for ``x : ℕ → ℤ``). Errors it knows are genuine
+    (``genuine=True``: a number or a proof used as a type, ...) keep Lean's own text.
+    """
+    try:
+        yield
+    except LeanSyntaxError as e:
+        if e.genuine:
+            raise
+        raise LeanSyntaxError(outside_fragment(e.msg), e.line, e.col) from None
+
+
 def parse_header(p: Parser) -> Decl:
-    """``theorem NAME binders* : TYPE`` (also ``lemma``, ``example``, ``axiom``), elaborated."""
+    """``theorem NAME binders* : TYPE`` (also ``lemma``, ``example``, ``axiom``), elaborated.
+
+    Errors are tagged ``(sim)`` where the fragment's limits may be the cause (:func:`_statement_errors`).
+    """
+    with _statement_errors():
+        return _parse_header(p)
+
+
+def _parse_header(p: Parser) -> Decl:
     kw = p.next()
     kind = "theorem" if kw.text in ("theorem", "lemma", "example") else "axiom"
     name, name_tok = None, kw
@@ -288,7 +316,21 @@ def parse_header(p: Parser) -> Decl:
                 hyps.append(Hyp(n.text, f))
                 binders.append(("H", n.text, f))
     p.expect(":", "':'")
-    target = _elab(p.term(), hyps)
+    node = p.term()
+    # As Lean does, parse the whole statement before elaborating it: a term cut short by notation
+    # the fragment lacks (`7! % 23 = 3` read as `7`) must not be blamed on the part that was read.
+    if kind == "theorem" and not p.is_sym(":="):
+        if p.blocked():  # nothing follows the type: wrong in any Lean
+            raise LeanSyntaxError("unexpected end of input; expected ':='", p.peek().line, p.peek().col, genuine=True)
+        p.fail("expected ':='")
+    after = p.peek()
+    whole = kind == "theorem" or after.kind == "eof" or (after.bol and after.col == 0)
+    try:
+        target = _elab(node, hyps)
+    except LeanSyntaxError as e:
+        if whole:
+            raise
+        raise LeanSyntaxError(e.msg, e.line, e.col) from None  # (an axiom's type may be cut short: not genuine)
     return Decl(kind, name, name_tok, tuple(hyps), tuple(binders), target)
 
 
@@ -297,7 +339,7 @@ def _elab(node, hyps):
         return elab_prop(node, tuple(hyps))
     except ElabError as e:
         span = e.span or node[1]
-        raise LeanSyntaxError(e.msg, span[0], span[1]) from None
+        raise LeanSyntaxError(e.msg, span[0], span[1], genuine=e.genuine) from None
 
 
 def _schematize(decl: Decl):

@@ -20,11 +20,30 @@ from typing import NamedTuple
 
 
 class LeanSyntaxError(Exception):
-    """A parse error, reported the way Lean's parser reports it."""
+    """A parse error, reported the way Lean's parser reports it.
 
-    def __init__(self, msg: str, line: int, col: int):
+    ``genuine``: the text is wrong in any Lean (the simulator knows it), not merely outside
+    the fragment; see :func:`outside_fragment`.
+    """
+
+    def __init__(self, msg: str, line: int, col: int, genuine: bool = False):
         super().__init__(msg)
-        self.msg, self.line, self.col = msg, line, col
+        self.msg, self.line, self.col, self.genuine = msg, line, col, genuine
+
+
+FRAGMENT_NOTE = "not in the simulated fragment (or not Lean)"
+
+
+def outside_fragment(msg: str) -> str:
+    """``msg`` tagged ``(sim)``: an error that may come from the simulator's limits.
+
+    The simulator cannot tell text that is not Lean from Lean (Mathlib's notation,
+    types and constants) that it does not model, so such errors must not read as
+    Lean's verdict. A message that already starts with ``(sim)`` is kept as is.
+    """
+    if msg.startswith("(sim)"):
+        return msg
+    return f"(sim) {msg}" + (f"\n{FRAGMENT_NOTE}" if "\n" in msg else f": {FRAGMENT_NOTE}")
 
 
 class Tok(NamedTuple):
@@ -93,7 +112,7 @@ def tokenize(text: str, line0: int = 1, col0: int = 0) -> list[Tok]:
                 else:
                     i, col = i + 1, col + 1
             if depth:
-                raise LeanSyntaxError("unterminated comment", line, col)
+                raise LeanSyntaxError("unterminated comment", line, col, genuine=True)
             ws = True
             continue
         start = i
@@ -124,7 +143,8 @@ def tokenize(text: str, line0: int = 1, col0: int = 0) -> list[Tok]:
                     kind = "sym"
                     break
             else:
-                raise LeanSyntaxError(f"unexpected character '{c}'", line, col)
+                # Lean's lexer knows Mathlib's notation (`∑`, `↑`, `∈`, ...); this one only the fragment's
+                raise LeanSyntaxError(outside_fragment(f"unexpected character '{c}'"), line, col)
         word = text[start:i]
         toks.append(Tok(kind, word, line, col, line, col + len(word), bol, ws))
         col += len(word)

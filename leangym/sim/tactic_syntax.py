@@ -31,6 +31,19 @@ UNSUPPORTED = {
     "infer_instance", "tfae_have", "tfae_finish", "wlog", "cases'",
 }
 
+# Lean's scoped tactic forms `set_option NAME VALUE in TACS` and `open NS+ in TACS`. The options are the
+# resource limits of Lean's elaborator (what leangym's soundness policy lets through, with ceilings):
+# the simulated kernel keeps its own step budget, so their values change nothing here. Others are refused.
+SCOPED = ("set_option", "open")
+SIM_OPTIONS = ("maxHeartbeats", "maxRecDepth", "synthInstance.maxHeartbeats", "synthInstance.maxSize")
+
+
+def _blocked(p: Parser, t) -> bool:
+    """``p.blocked(t)``, except that ``set_option``/``open`` beginning an indented line inside a tactic
+    block begin a tactic (the scoped forms), as in Lean: as commands they start at column 0."""
+    if t.kind == "id" and t.text in SCOPED and t.bol and 0 < t.col and t.col > p.stop_col:
+        return False
+    return p.blocked(t)
 
 
 def _type_and_value(p):
@@ -47,7 +60,7 @@ def _type_and_value(p):
 def parse_tactic_seq_here(p: Parser):
     """A tactic sequence starting at the parser's current token (its column is the block's)."""
     first = p.peek()
-    if p.blocked(first):
+    if _blocked(p, first):
         p.fail("expected tactic")
     col = first.col
     saved = p.stop_col
@@ -60,10 +73,10 @@ def parse_tactic_seq_here(p: Parser):
         if t.kind == "sym" and t.text == ";" and not p.blocked(t):
             p.next()
             n = p.peek()
-            if p.blocked(n) or (n.kind == "sym" and n.text in (")", "|", "<;>")) or (n.bol and n.col != col):
+            if _blocked(p, n) or (n.kind == "sym" and n.text in (")", "|", "<;>")) or (n.bol and n.col != col):
                 break  # a trailing `;`
             continue
-        if t.kind != "eof" and t.bol and t.col == col and not p.blocked(t):
+        if t.kind != "eof" and t.bol and t.col == col and not _blocked(p, t):
             continue
         break
     p.stop_col = saved
@@ -145,6 +158,8 @@ def _tactic(p: Parser):
         p.next()
         e = p.term()
         return (w, p.span_from(t), e)
+    if w in SCOPED:
+        return _scoped(p)
     if w in ATOMIC:
         p.next()
         return ("atomic", p.span_from(t), w)
@@ -281,6 +296,55 @@ def _tactic(p: Parser):
                 p.next()
         return ("unsupported", p.span_from(t), w)
     raise LeanSyntaxError("unknown tactic", t.line, t.col)
+
+
+def _scoped(p: Parser):
+    """``set_option NAME VALUE in TACS`` -> ``("scoped", span, "set_option", (NAME, VALUE), seq)``;
+    ``open [scoped] NS+ in TACS`` -> ``("scoped", span, "open" | "open scoped", (NS, ...), seq)``.
+
+    As in Lean the sequence after ``in`` is a whole tactic block: on the same line, or on the next
+    ones (at the enclosing block's column too, where it takes the rest of that block).
+    """
+    t = p.next()
+    if t.text == "set_option":
+        name = p.ident("option name")
+        v = p.peek()
+        if p.blocked(v) or not (v.kind == "num" or (v.kind == "id" and v.text in ("true", "false"))):
+            p.fail("expected option value")
+        p.next()
+        if name.text not in SIM_OPTIONS or v.kind != "num":
+            raise LeanSyntaxError(f"(sim) 'set_option {name.text} {v.text} in' is outside the simulated fragment "
+                                  f"(it takes the limits {', '.join(SIM_OPTIONS)}, with a number, and ignores "
+                                  "them: the simulated kernel has its own budget)", name.line, name.col)
+        kind, args = "set_option", (name.text, int(v.text))
+    else:
+        kind, names = "open", []
+        if p.is_kw("scoped"):
+            p.next()
+            kind = "open scoped"
+        while p.peek().kind == "id" and not p.blocked() and p.peek().text != "in":
+            n = p.next()
+            if n.text in ("hiding", "renaming") and names:
+                raise LeanSyntaxError(f"(sim) 'open ... {n.text}' is outside the simulated fragment (only "
+                                      "'open [scoped] NS+ in')", n.line, n.col)
+            names.append(n.text)
+        if not names:
+            p.fail("expected identifier")
+        if p.is_sym("("):
+            n = p.peek()
+            raise LeanSyntaxError("(sim) 'open NS (names)' is outside the simulated fragment (only "
+                                  "'open [scoped] NS+ in')", n.line, n.col)
+        args = tuple(names)
+    p.expect("in", "'in'")
+    saved = p.stop_col
+    n = p.peek()
+    if n.bol and n.col == saved:
+        p.stop_col = saved - 1  # the block after `in` may start below, at the enclosing block's column
+    try:
+        body = parse_tactic_seq_here(p)
+    finally:
+        p.stop_col = saved
+    return ("scoped", p.span_from(t), kind, args, body)
 
 
 def _bar_here(p: Parser) -> bool:

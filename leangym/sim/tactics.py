@@ -95,6 +95,8 @@ class Engine(ClosingTactics):
             return self.run(tac[2][-1], st)
         if k == "comb":
             return self._combinator(tac[2], tac[3], st)
+        if k == "scoped":
+            return self._scoped(tac, st)
         if k == "unsupported":
             raise TacticError(f"(sim) tactic '{tac[2]}' is not supported by the simulated kernel", tac[1])
         main, rest = self._main(st, tac)
@@ -154,6 +156,33 @@ class Engine(ClosingTactics):
         g = Goal(g.hyps, g.target, None)
         rest = goals[:idx] + goals[idx + 1:]
         return self._focus_close(seq, st._replace(goals=(g, *rest)), kw_span)
+
+    def _scoped(self, tac, st: State) -> State:
+        """``set_option LIMIT N in tacs`` runs ``tacs`` (Lean's resource limits mean nothing to this kernel,
+        which keeps its own budget); ``open NS in tacs`` runs ``tacs`` when the ``open`` changes nothing.
+
+        Which names ``open`` brings into scope depends on what Lean knows (Mathlib's namespaces,
+        ``protected`` declarations, overloading), and that is outside the fragment: a namespace this
+        kernel does not know, or a name of ``tacs`` that could mean ``NS.name``, is a ``(sim)`` error.
+        """
+        _, span, kind, args, body = tac
+        if kind != "set_option":
+            spaces = {name.rsplit(".", i)[0] for name in self.env for i in range(1, name.count(".") + 1)}
+            for ns in args:
+                if ns not in spaces:
+                    raise TacticError(f"(sim) unknown namespace '{ns}': not in the simulated fragment (or not Lean)",
+                                      span)
+            if kind == "open":
+                for name, where in _identifiers(body):
+                    parts = name.split(".")
+                    for ns in args:
+                        for i in range(1, len(parts) + 1):
+                            full = f"{ns}.{'.'.join(parts[:i])}"
+                            if full in self.env or full in spaces:
+                                raise TacticError(f"(sim) under 'open {ns}', '{name}' could mean '{ns}.{name}': which "
+                                                  "one Lean takes is outside the simulated fragment (write the full name, "
+                                                  "or leave out the 'open')", where)
+        return self.run(body, st)
 
     def _combinator(self, name, seq, st: State) -> State:
         if name == "try":
@@ -357,6 +386,19 @@ class Engine(ClosingTactics):
 
     def t_rename_i(self, tac, g: Goal, st):
         return [_rename_inaccessible(g, tac[2], tac[1])], (), ()
+
+
+def _identifiers(node):
+    """``(name, span)`` of every identifier a syntax tree refers to (terms inside tactics included)."""
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, tuple):
+            if len(n) == 3 and n[0] == "id" and isinstance(n[1], tuple) and isinstance(n[2], str):
+                out.append((n[2], n[1]))
+            else:
+                todo.extend(reversed(n))  # (in reading order)
+    return out
 
 
 class _Reorder(Exception):
