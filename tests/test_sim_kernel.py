@@ -216,10 +216,12 @@ def test_terms(s):
 
 def test_errors(s):
     sid = s.start(T_AND)
-    assert data_of(s.err(sid, "exact foo")) == "unknown identifier 'foo'"
+    # a name or tactic the sim does not know may be Mathlib's: tagged, never Lean's verdict
+    assert data_of(s.err(sid, "exact foo")) == "(sim) unknown identifier 'foo': not in the simulated fragment (or not Lean)"
     assert data_of(s.err(sid, "exact hp")) == ("type mismatch\n  hp\nhas type\n  p : Prop\n"
                                                 "but is expected to have type\n  p ∧ q : Prop")
-    assert data_of(s.err(sid, "frobnicate")) == "unknown tactic"
+    assert data_of(s.err(sid, "frobnicate")) == "(sim) unknown tactic: not in the simulated fragment (or not Lean)"
+    assert data_of(s.err(sid, "zify")).startswith("(sim) unknown tactic")
     assert data_of(s.err(sid, "intro h")).startswith("tactic 'introN' failed")
     sid2, _ = s.ok(sid, "exact ⟨hp, hq⟩")
     assert data_of(s.err(sid2, "exact hp")) == "no goals to be proved"
@@ -301,7 +303,7 @@ def test_reset_forgets():
     with pytest.raises(KeyError):
         p.try_apply_tactic(0, "skip")
     r = p.command("theorem t (q : Prop) : q := by exact ax q")
-    assert any(m["data"] == "unknown identifier 'ax'" for m in r["messages"])
+    assert any(m["data"].startswith("(sim) unknown identifier 'ax'") for m in r["messages"])
 
 
 # --------------------------------------------------------------------------- commands and axioms
@@ -338,7 +340,7 @@ def test_command_messages():
     assert m["data"] == "unsolved goals\ncase right\np q : Prop\nhp : p\n⊢ q"
     assert m["pos"] == {"line": 1, "column": 43}  # at `by`
     r = p.command("theorem u (p : Prop) : p := by\n  exact foo")
-    assert r["messages"][0]["data"] == "unknown identifier 'foo'"
+    assert r["messages"][0]["data"] == "(sim) unknown identifier 'foo': not in the simulated fragment (or not Lean)"
     assert r["messages"][0]["pos"] == {"line": 2, "column": 8}
     r = p.command("theorem v (p : Prop) : p := by\n  sorry")
     assert [m["data"] for m in r["messages"]] == ["declaration uses 'sorry'"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from leangym.sim.formula import CONNECTIVES, FALSE, NAT, PROP, RELATIONS, SORTS, TRUE, show
+from leangym.sim.syntax import unknown_identifier
 
 _SUPER = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -135,7 +136,7 @@ def elab_prop(node, hyps) -> tuple:
             if name in ("Prop", "Type") or name in _NAT_TYPES or name in _OTHER_TYPES:
                 raise ElabError(f"type expected, got\n  ({name} : Type)" if name != "Prop" else
                                 "type mismatch: expected a proposition, got the sort Prop", node[1])
-            raise ElabError(f"unknown identifier '{name}'", node[1])
+            raise ElabError(unknown_identifier(name), node[1])
         if h.type == PROP:
             return ("var", name)
         # a variable of the context is a number or a proof, never a type (in any Lean)
@@ -168,7 +169,7 @@ def elab_prop(node, hyps) -> tuple:
             return {"Not": lambda: ("not", xs[0]), "And": lambda: ("and", *xs),
                     "Or": lambda: ("or", *xs), "Iff": lambda: ("iff", *xs)}[head[2]]()
         if head[0] == "id" and lookup(hyps, head[2]) is None and head[2] not in ("Eq", "Ne", "LE.le", "LT.lt"):
-            raise ElabError(f"unknown identifier '{head[2]}'", head[1])
+            raise ElabError(unknown_identifier(head[2]), head[1])
         raise ElabError("(sim) this proposition is outside the simulated fragment", node[1])
     if k == "num":
         raise ElabError(f"failed to synthesize\n  OfNat Prop {node[2]}\nnumerals are polymorphic in Lean, but the "
@@ -207,7 +208,7 @@ def elab_nat(node, hyps) -> tuple:
         name = node[2]
         h = lookup(hyps, name)
         if h is None:
-            raise ElabError(f"unknown identifier '{name}'", node[1])
+            raise ElabError(unknown_identifier(name), node[1])
         if h.type == NAT:
             return ("nvar", name)
         raise ElabError("(sim) only variables of type ℕ may appear in arithmetic", node[1])

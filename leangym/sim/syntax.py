@@ -46,6 +46,11 @@ def outside_fragment(msg: str) -> str:
     return f"(sim) {msg}" + (f"\n{FRAGMENT_NOTE}" if "\n" in msg else f": {FRAGMENT_NOTE}")
 
 
+def unknown_identifier(name: str) -> str:
+    """The error for a name the simulator does not know: Lean's text, tagged ``(sim)`` (Mathlib may have it)."""
+    return outside_fragment(f"unknown identifier '{name}'")
+
+
 class Tok(NamedTuple):
     kind: str  # 'id' | 'num' | 'sci' | 'sym' | 'eof'
     text: str

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from leangym.sim.syntax import LeanSyntaxError, Parser, tokenize
+from leangym.sim.syntax import LeanSyntaxError, Parser, outside_fragment, tokenize
 
 # Tactics without arguments.
 ATOMIC = {
@@ -295,7 +295,7 @@ def _tactic(p: Parser):
             else:
                 p.next()
         return ("unsupported", p.span_from(t), w)
-    raise LeanSyntaxError("unknown tactic", t.line, t.col)
+    raise LeanSyntaxError(outside_fragment("unknown tactic"), t.line, t.col)  # Mathlib has hundreds more
 
 
 def _scoped(p: Parser):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from leangym.sim.formula import (NAT, PROP, defeq, has_mvar, instantiate, show, terms_defeq,
                                  unfold_arrow, unify)
 from leangym.sim.goals import ElabError, Hyp, elab_nat, elab_prop, lookup
-from leangym.sim.syntax import squash
+from leangym.sim.syntax import squash, unknown_identifier
 
 # `h.field` on a hypothesis whose type has this head looks for `Namespace.field`.
 NAMESPACE = {"and": "And", "or": "Or", "iff": "Iff", "false": "False", "not": "Not", "true": "True"}
@@ -298,7 +298,7 @@ class Elaborator:
                 for p in parts[1:]:
                     node = ("proj", head[1], node, p)
                 return ("redo", node)
-            raise ElabError(f"unknown identifier '{name}'", head[1])
+            raise ElabError(unknown_identifier(name), head[1])
         if head[0] == "dotid":
             exp = self.inst(expected) if expected is not None else None
             ns = NAMESPACE.get(exp[0]) if exp is not None else None
