@@ -348,3 +348,31 @@ def test_a_request_racing_a_return_never_runs_on_the_next_owners_process():
                 pass
     assert sim.command(second, {"command": "theorem x : True := trivial"})["env"] is not None
     sim.close()
+
+
+def test_stopping_the_server_ends_requests_waiting_out_their_injected_latency():
+    """A request inside a 30 s injected latency does not keep its thread once the server stops."""
+    handle = server.start_server(latency_ms=30_000)
+    pid = requests.post(f"{handle.url}/process/get", json={"blocking": False}, timeout=60).json()["process_id"]
+
+    def call():
+        try:
+            requests.post(f"{handle.url}/process/{pid}/proof_from_sorry",
+                          json={"theorem_with_sorry": "theorem t (p : Prop) (hp : p) : p := by sorry"},
+                          timeout=60)
+        except requests.RequestException:
+            pass  # the server went away: what a client of a stopped server sees
+
+    client = threading.Thread(target=call, daemon=True)
+    client.start()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # until the request is inside the server (its latency wait)
+        if requests.get(f"{handle.url}/status", timeout=60).json().get("active_requests"):
+            break
+        time.sleep(0.01)
+    handlers = [t for t in threading.enumerate() if "process_request" in t.name]
+    assert handlers
+    handle.stop()
+    for t in [client, *handlers]:
+        t.join(20)
+    assert not client.is_alive() and not any(t.is_alive() for t in handlers)

@@ -129,7 +129,7 @@ class SimLeanServer:
             threading.Thread(target=self._reclaim_idle_leases, name="sim-lease-reaper", daemon=True).start()
 
     def close(self) -> None:
-        """Stop the background work (the idle-lease reaper). The pool itself needs no closing."""
+        """Stop the background work (the idle-lease reaper) and end injected-latency waits at once."""
         self._closed.set()
 
     # ------------------------------------------------------------------ requests bookkeeping
@@ -203,14 +203,14 @@ class SimLeanServer:
             start = max(time.monotonic() if arrived is None else arrived, slot.busy_until)
             deadline = slot.busy_until = start + delay / 1000.0
         if u_drop < cfg.drop_rate or u_err < cfg.error_rate:
-            time.sleep(max(0.0, deadline - time.monotonic()))
+            self._closed.wait(max(0.0, deadline - time.monotonic()))
             raise Drop() if u_drop < cfg.drop_rate else SimFault(INJECTED_ERROR_TEXT)
         try:
             yield
         finally:  # errors (unknown state, ...) leave after the delay too
             remaining = deadline - time.monotonic()
             if remaining > 0:
-                time.sleep(remaining)
+                self._closed.wait(remaining)  # a stopped server ends its requests' waits at once
 
     # ------------------------------------------------------------------ pool
 
