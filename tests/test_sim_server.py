@@ -329,9 +329,16 @@ def test_a_process_serves_one_request_at_a_time_with_injected_latency(monkeypatc
 
         time = staticmethod(lambda: 0.0)
 
+    class Closed:  # the latency waits on the server's "closed" event (so that stop() ends them): record them
+        @staticmethod
+        def wait(seconds: float) -> bool:
+            slept.append(round(seconds, 6))
+            return False
+
     monkeypatch.setattr(server_pool, "time", Clock)
     sim = server_pool.SimLeanServer(server_pool.SimServerConfig(max_processes=2, latency_ms=50,
                                                                 process_factory=scripted))
+    sim._closed = Closed()
     a, b = sim._slots
     for slot in (a, a, b):  # all three arrive at t = 0
         sim.begin_request("/process/0/command", arrived=0.0)
