@@ -24,20 +24,19 @@ __all__ = ["DaemonPool"]
 _SLICE_S = 0.1  # longest wait before a pending signal (Ctrl-C) gets handled
 
 
-def _wait(futures: list[Future], return_when: str) -> BaseException | None:
-    """Wait in short slices; with ``FIRST_EXCEPTION``, return the first exception a call raised."""
+def _wait(futures: list[Future], return_when: str) -> bool:
+    """Wait in short slices; with ``FIRST_EXCEPTION``, returns whether a call failed."""
     pending = set(futures)
     while pending:
         done, pending = wait_futures(pending, timeout=_SLICE_S, return_when=return_when)
-        if return_when == FIRST_EXCEPTION:
-            for f in done:
-                if not f.cancelled() and f.exception() is not None:
-                    return f.exception()
-    return None
+        if return_when == FIRST_EXCEPTION and any(not f.cancelled() and f.exception() is not None for f in done):
+            return True
+    return False
 
 
-def _work(jobs: queue.SimpleQueue) -> None:
+def _work(jobs: queue.SimpleQueue, local: threading.local) -> None:
     # holds the queue, not the pool: a pool dropped without close() is still collected (see below)
+    local.in_worker = True
     while (job := jobs.get()) is not None:
         future, fn, item = job
         if future.set_running_or_notify_cancel():
@@ -45,6 +44,9 @@ def _work(jobs: queue.SimpleQueue) -> None:
                 future.set_result(fn(item))
             except BaseException as e:  # noqa: BLE001 -- handed to the caller by map()
                 future.set_exception(e)
+        # An idle thread must not keep its last call alive: ``fn`` may hold the pool's owner (a
+        # vector env), whose collection is what closes it and gives its Lean leases back.
+        del job, future, fn, item
 
 
 def _stop(jobs: queue.SimpleQueue, n: int) -> None:
@@ -59,35 +61,43 @@ class DaemonPool:
         if n < 1:
             raise ValueError(f"a pool needs at least one thread, got {n}")
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._local = threading.local()  # .in_worker: this thread is one of the pool's
+        self._lock = threading.Lock()  # a map() enqueues all its calls before close() enqueues the stops
         for i in range(n):
-            threading.Thread(target=_work, args=(self._jobs,), name=f"{name}-{i}", daemon=True).start()
+            threading.Thread(target=_work, args=(self._jobs, self._local), name=f"{name}-{i}", daemon=True).start()
         # close() or garbage collection: every thread ends after its current call
         self._close = weakref.finalize(self, _stop, self._jobs, n)
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
         """Results in input order. If a call raises, the calls not yet started are cancelled, the
         running ones are waited for (they may hold a lease the caller is about to give back), and
-        the exception is raised. On Ctrl-C, nothing not yet started will start."""
-        if not self._close.alive:
-            raise RuntimeError("this DaemonPool is closed")
+        the first exception (in input order) is raised. On Ctrl-C, nothing not yet started will start."""
+        if getattr(self._local, "in_worker", False):
+            # called from one of the pool's own calls (e.g. an env closed by its collection in a
+            # worker): waiting for the other threads could wait for this one, so run inline
+            return [fn(x) for x in items]
         futures = []
-        for item in items:
-            futures.append(Future())
-            self._jobs.put((futures[-1], fn, item))
+        with self._lock:
+            if not self._close.alive:
+                raise RuntimeError("this DaemonPool is closed")
+            for item in items:
+                futures.append(Future())
+                self._jobs.put((futures[-1], fn, item))
         try:
-            failed = _wait(futures, FIRST_EXCEPTION)
-            if failed is not None:
-                raise failed
-            return [f.result() for f in futures]
-        except Exception:
+            if not _wait(futures, FIRST_EXCEPTION):
+                return [f.result() for f in futures]
+            # A call failed: the others may be inside a Lean call on their lease. Wait for them (each
+            # call ends within the read timeout) before the caller gives the leases back, or a pid
+            # could be returned, and leased again, while a request is still running on it.
             for f in futures:
                 f.cancel()
             _wait(futures, ALL_COMPLETED)
-            raise
+            raise next(e for f in futures if not f.cancelled() and (e := f.exception()) is not None)
         finally:
             for f in futures:  # after an interrupt: what has not started never will
                 f.cancel()
 
     def close(self) -> None:
         """Let every thread end after its current call; nobody waits for them. Idempotent."""
-        self._close()
+        with self._lock:
+            self._close()

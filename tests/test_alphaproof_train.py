@@ -100,7 +100,7 @@ def test_checkpoint_load_rejects_foreign_files(tmp_path):
         checkpoint.load(other)
     empty = tmp_path / "empty.pt"
     empty.write_bytes(b"")
-    with pytest.raises(ValueError, match=re.escape(f"{empty}: not a readable checkpoint (truncated or corrupt?)")):
+    with pytest.raises(ValueError, match=re.escape(f"{empty}: not a readable checkpoint (truncated or corrupt")):
         checkpoint.load(empty)
     assert checkpoint.latest(tmp_path) is None
 

@@ -58,18 +58,70 @@ def test_no_threads_is_a_clear_error():
         DaemonPool(0)
 
 
-def test_threads_of_a_dropped_pool_end():
+def test_a_dropped_pool_and_its_owner_are_collected_and_its_threads_end():
+    """Idle threads hold neither the pool nor their last call: an owner whose calls capture it
+    (a vector env's lambdas capture the env) is collected, and so its pool's threads end."""
+    import gc
+    import weakref
+
+    class Owner:
+        def __init__(self):
+            self.pool = DaemonPool(3, name="owned-pool")
+
+        def work(self):
+            return self.pool.map(lambda x: (self, x)[1] * 2, [1, 2, 3])
+
+    owner = Owner()
+    assert owner.work() == [2, 4, 6]
+    threads = [t for t in threading.enumerate() if t.name.startswith("owned-pool")]
+    gone = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert gone() is None
+    for t in threads:
+        t.join(10)
+        assert not t.is_alive()
+
+
+def test_a_map_from_inside_a_call_runs_inline_instead_of_waiting_for_itself():
+    pool = DaemonPool(1)
+    assert pool.map(lambda x: pool.map(lambda y: y + x, [10, 20]), [1, 2]) == [[11, 21], [12, 22]]
+    pool.close()
+
+
+def test_of_several_failures_the_first_in_input_order_is_raised():
+    pool = DaemonPool(3)
+    done = threading.Barrier(3, timeout=10)
+
+    def call(x):
+        done.wait()  # all three fail together
+        raise ValueError(f"call {x}")
+
+    for _ in range(5):
+        with pytest.raises(ValueError, match="call 0"):
+            pool.map(call, [0, 1, 2])
+    pool.close()
+
+
+def test_a_vector_env_dropped_without_close_gives_its_leases_back():
     import gc
 
-    before = {t.name for t in threading.enumerate()}
-    pool = DaemonPool(3, name="dropped-pool")
-    assert pool.map(abs, [-1, -2, -3]) == [1, 2, 3]
-    del pool
-    gc.collect()
-    for t in threading.enumerate():
-        if t.name.startswith("dropped-pool") and t.name not in before:
-            t.join(10)
-            assert not t.is_alive()
+    from leangym.backends.leantree import live_leases
+    from leangym.envs.vector import make_lean_proof_vector
+    from leangym.sim.server import start_server
+
+    handle = start_server(max_processes=4)
+    try:
+        for _ in range(3):  # a third round would find no free process if the first two leaked theirs
+            envs = make_lean_proof_vector(2, server=handle.url, reset_attempts=1,
+                                          theorem="theorem t (p : Prop) (hp : p) : p := by sorry")
+            envs.reset(seed=0)
+            envs.step(["exact hp", "skip"])
+            del envs
+            gc.collect()
+            assert live_leases() == []
+    finally:
+        handle.stop()
 
 
 def test_ctrl_c_and_exit_do_not_wait_for_a_hung_call():

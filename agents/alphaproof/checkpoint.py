@@ -71,9 +71,10 @@ def read(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> A
     except OSError:
         raise
     except pickle.UnpicklingError as e:
-        # "Unsupported global": a real pickle, but of Python objects (never run that). Anything
-        # else torch's safe unpickler refuses ("Unsupported operand" ...) is a damaged file.
-        if "unsupported global" in str(e).lower():
+        # A real pickle, but of Python objects (never run that): how torch's safe unpickler says so
+        # (2.4+: "Unsupported global"; 2.2-2.3: "Unsupported class", ...). Anything else it refuses
+        # ("Unsupported operand": a byte that is no pickle opcode it reads) falls to _unreadable.
+        if any(m in str(e).lower() for m in _PYTHON_OBJECTS):
             raise ValueError(f"{path}: holds Python objects, not only tensors and plain values; this tool "
                              "loads only checkpoints it wrote (it never unpickles code)") from None
         raise _unreadable(path, e) from None
@@ -81,12 +82,17 @@ def read(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> A
         raise _unreadable(path, e) from None
 
 
+_PYTHON_OBJECTS = ("unsupported global", "unsupported class", "trying to instantiate unsupported class",
+                   "can only build", "can only create new object", "unrecognized function")
+
+
 def _unreadable(path, e: Exception) -> ValueError:
     detail = str(e)
     if "WeightsUnpickler error:" in detail:  # torch's advice around it (weights_only=False) does not apply
         detail = detail.split("WeightsUnpickler error:", 1)[1].strip().splitlines()[0]
-    return ValueError(f"{path}: not a readable checkpoint (truncated or corrupt?); if a copy was cut short, "
-                      f"copy it again, else use an earlier checkpoint or start afresh "
+    return ValueError(f"{path}: not a readable checkpoint (truncated or corrupt, or not written by this tool's "
+                      f"torch.save?); if a copy was cut short, copy it again, else use an earlier checkpoint "
+                      f"or start afresh "
                       f"({type(e).__name__}: {detail[:200] or 'no detail'})")
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HttpLease", "live_leases"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("leangym.backends.leantree")  # the client's logger: where users look for lease messages
 
 _LIVE_LEASES: "weakref.WeakSet[HttpLease]" = weakref.WeakSet()
 _EXIT_TIMEOUT = (1.0, 5.0)
