@@ -2,10 +2,12 @@
 
 Two gates. Before a tactic is sent, :meth:`SoundnessPolicy.check_tactic`
 rejects escape hatches (``sorry``, ``admit``, ``native_decide``, the
-``exact?`` family, meta code such as ``run_tac`` or ``by_elab``) and anything
-that would leave tactic mode (a command keyword such as
-``theorem``/``axiom``/``#exit``/``end`` anywhere outside comments: Lean needs no
-line break between commands). Lean's scoped
+``exact?`` family, meta code such as ``run_tac`` or ``by_elab``), tactics that
+compile and run a term the proof wrote (``trace e``, ``decide (native := true)``:
+code execution on the Lean server), and anything that would leave tactic mode
+(a command keyword such as ``theorem``/``axiom``/``#exit``/``end`` anywhere
+outside comments, read as Lean's tokenizer splits text: Lean needs no line
+break between commands, and ``hp#eval`` or ``0axiom`` are two tokens). Lean's scoped
 tactic forms ``open Foo in tac`` and ``set_option OPTION N in tac`` pass, the
 latter for a few resource limits only (``set_option debug.skipKernelTC true in``
 would switch the kernel off). After
@@ -34,37 +36,40 @@ import textwrap
 from dataclasses import dataclass
 
 from leangym.backends.types import LeanProcess, ServerError
-from leangym.theorem import Theorem, strip_comments
+from leangym.theorem import COMMAND_KEYWORDS, NOT_NAME_AFTER, NOT_NAME_BEFORE, Theorem, strip_comments
 
 # Escape hatches, plus meta-programming that could forge messages or add declarations.
-DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "ofReduceBool", "apply?", "exact?", "sorryAx",
-                  "run_tac", "run_cmd", "run_elab", "run_meta", "by_elab", "command_elab")
+DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofReduceBool", "apply?", "exact?",
+                  "sorryAx", "stop", "run_tac", "run_cmd", "run_elab", "run_meta", "by_elab", "command_elab",
+                  # tactics that compile and run a term the proof wrote (code execution on the server):
+                  # Mathlib's `trace e`, `eval% e`, and the counterexample searches
+                  "trace", "dbg_trace", "eval%", "plausible", "slim_check",
+                  "unsafeBaseIO", "unsafeIO", "unsafeEIO", "unsafeCast")
 DEFAULT_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
-# Lean commands. None may appear in a tactic, anywhere: Lean needs no line break between
-# commands (`exact h axiom x : False` ends the proof and declares an axiom). They are keywords,
-# so no identifier can be spelled like them.
-COMMAND_KEYWORDS = (
-    "theorem lemma def axiom example instance abbrev structure class inductive opaque "
-    "noncomputable private protected partial unsafe namespace section end open export "
-    "universe variable import set_option attribute macro macro_rules syntax elab "
-    "elab_rules notation infix infixl infixr prefix postfix mutual deriving initialize "
-    "alias irreducible_def declare_syntax_cat simproc dsimproc builtin_initialize add_decl_doc "
-    "omit include unseal seal"
-).split()
-_NOT_NAME_BEFORE, _NOT_NAME_AFTER = r"(?<![\w.'«])", r"(?![\w.'?!»])"  # a whole token, not part of a name
-_COMMAND = re.compile(_NOT_NAME_BEFORE + "(?:" + "|".join(COMMAND_KEYWORDS) + ")" + _NOT_NAME_AFTER + r"|@\[")
-_HASH_COMMAND = re.compile(r"(?<![\w#])#\s*[A-Za-z]\w*")
+# Lean commands (theorem.COMMAND_KEYWORDS): none may appear in a tactic, anywhere; Lean needs no line
+# break between commands (`exact h axiom x : False` ends the proof and declares an axiom).
+_COMMAND = re.compile(NOT_NAME_BEFORE + "(?:" + "|".join(COMMAND_KEYWORDS) + ")" + NOT_NAME_AFTER + r"|@\[")
+_HASH_COMMAND = re.compile(r"#\s*[A-Za-z]\w*")  # anywhere: no identifier contains '#' (`hp#eval` is two tokens)
+# A numeral ends before a letter (`0axiom` is `0` then `axiom`), and a char literal before anything
+# (`'a'axiom`): before the command check, such a keyword gets the space Lean's tokenizer would see.
+_NUMERAL_THEN_WORD = re.compile(r"(?<![\w.'«])(\d+\.?)(?=[^\W\d])")
+_CHAR_THEN_WORD = re.compile(r"(?<![\w'])('(?:\\(?:u\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{2}|.)|[^\\'\n])')(?=\w)")
 # Lean's scoped tactic forms `open Foo in tac` and `set_option OPTION N in tac` pass; the latter for
 # resource limits only, each with a ceiling (`maxHeartbeats 0` means no limit, and the final check
 # has no time limit in the protocol; `debug.skipKernelTC` would switch the kernel off).
 TACTIC_OPTIONS = {"maxRecDepth": 100_000, "maxHeartbeats": 1_000_000,
                   "synthInstance.maxHeartbeats": 1_000_000, "synthInstance.maxSize": 10_000}
 _SCOPED_PREFIX = re.compile(
-    _NOT_NAME_BEFORE + r"(?:set_option\s+([\w.]+)\s+(\d+)|open(?:\s+scoped)?(?:\s+(?!in\b)[^\W\d][\w.']*)+)\s+in"
-    + _NOT_NAME_AFTER)
+    NOT_NAME_BEFORE + r"(?:set_option\s+([\w.]+)\s+(\d+)|open(?:\s+scoped)?(?:\s+(?!(?:in|"
+    + "|".join(COMMAND_KEYWORDS) + r")(?![\w.'?!»]))[^\W\d][\w.']*)+)\s+in" + NOT_NAME_AFTER)
 # A raw string (`r"..."`, `r#"..."#`) is a literal kind the comment scanner does not read: with one,
 # nothing is taken for a comment (a misread literal could hide code behind a "comment").
 _RAW_STRING = re.compile(r"(?<![\w'.])r#*\"")
+# An interpolated string (`s!"{"--"}"`, and a plain literal where Lean expects one: `throwError "{x}"`)
+# holds terms, with string literals of their own: read as plain strings, its quotes would pair up
+# wrongly and a real command could pass for a comment. So with a '{' inside a literal, nothing is
+# blanked either. (Every literal holding a '{' has a quote before it with no quote in between.)
+_BRACE_IN_STRING = re.compile(r"\"[^\"]*\{")
 
 
 @functools.lru_cache(maxsize=256)
@@ -73,7 +78,13 @@ def _banned_pattern(word: str) -> re.Pattern[str]:
     # Only ASCII letters, `_` and `'` join it into a longer name: after a digit (`0sorry`), a
     # symbol (`ℕsorry`) or a dot (`_root_.sorryAx`) some tokenizer may still read the word, so
     # it is banned there too (a false alarm costs one rejected tactic, a miss costs soundness).
-    return re.compile(r"(?<![A-Za-z_'])" + re.escape(word) + (r"(?![A-Za-z0-9_'])" if word[-1].isalnum() else ""))
+    # A tactic keyword that is also a name component (`trace`, `Matrix.trace`) counts only as a token
+    # of its own: after a dot it is part of a name.
+    before = r"(?<![A-Za-z0-9_'.])" if word in _TACTIC_WORDS else r"(?<![A-Za-z_'])"
+    return re.compile(before + re.escape(word) + (r"(?![A-Za-z0-9_'])" if word[-1].isalnum() else ""))
+
+
+_TACTIC_WORDS = frozenset({"trace", "dbg_trace", "native", "stop", "plausible", "slim_check"})
 
 
 _ODD_LINE_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -93,11 +104,13 @@ def normalise_tactic(tactic: str) -> str:
 def _code(tactic: str) -> str:
     """``tactic`` with its comments blanked (``-- ...`` and nested ``/- ... -/``), so that prose like
     "by the theorem of ..." is not taken for a command. Strings and character literals are read as
-    Lean reads them (``theorem.strip_comments``); with a raw string, nothing is blanked and every
-    word counts, comments included."""
+    Lean reads them (``theorem.strip_comments``); with a raw string or an interpolated one, nothing
+    is blanked and every word counts, comments included."""
     if "--" not in tactic and "/-" not in tactic:  # no comment at all (most tactics): no scan
         return tactic
-    return tactic if _RAW_STRING.search(tactic) else strip_comments(tactic)
+    if _RAW_STRING.search(tactic) or _BRACE_IN_STRING.search(tactic):
+        return tactic
+    return strip_comments(tactic)
 
 
 def _strip_scoped_prefixes(code: str) -> str:
@@ -144,7 +157,7 @@ class SoundnessPolicy:
             if _banned_pattern(word).search(code):
                 return f"leangym soundness policy: '{word}' is not allowed in a proof"
         if self.reject_commands:
-            body = _strip_scoped_prefixes(code)
+            body = _strip_scoped_prefixes(_CHAR_THEN_WORD.sub(r"\1 ", _NUMERAL_THEN_WORD.sub(r"\1 ", code)))
             m = _COMMAND.search(body) or _HASH_COMMAND.search(body)
             if m:
                 return (f"leangym soundness policy: {m.group(0).strip()!r} starts a Lean command; "

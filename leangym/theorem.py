@@ -37,6 +37,29 @@ _KEYWORDS = frozenset(
     "for unless return mut calc suffices obtain Type Sort Prop import universe variable "
     "private protected noncomputable partial unsafe nonrec deriving extends".split())
 
+# The words that begin a Lean command (and modifiers before one). They are keywords, so no
+# identifier is spelled like them: neither a tactic (leangym.soundness) nor the text of a
+# statement after its own head may hold one.
+COMMAND_KEYWORDS = (
+    "theorem lemma def axiom example instance abbrev structure class inductive opaque "
+    "noncomputable private protected partial unsafe namespace section end open export "
+    "universe variable import set_option attribute macro macro_rules syntax elab "
+    "elab_rules notation infix infixl infixr prefix postfix mutual deriving initialize "
+    "alias irreducible_def declare_syntax_cat simproc dsimproc builtin_initialize add_decl_doc "
+    "omit include unseal seal notation3 unif_hint binder_predicate simproc_decl register_option test_extern "
+    "declare_simp_like_tactic grind_pattern compile_inductive compile_def local scoped recall proof_wanted "
+    "library_note assert_not_exists register_simp_attr register_label_attr initialize_simps_projections "
+    "suppress_compilation declare_aesop_rule_sets add_aesop_rules"
+).split()
+NOT_NAME_BEFORE, NOT_NAME_AFTER = r"(?<![\w.'«])", r"(?![\w.'?!»])"  # a whole token, not part of a name
+_COMMAND_WORD = re.compile(NOT_NAME_BEFORE + "(?:" + "|".join(COMMAND_KEYWORDS) + ")" + NOT_NAME_AFTER)
+# The command words that declare something (or change how later text is read).
+_DECLARING = re.compile(NOT_NAME_BEFORE + "(?:" + "|".join(
+    w for w in COMMAND_KEYWORDS if w not in ("open", "set_option", "universe", "variable", "section", "namespace",
+                                             "end", "import", "omit", "include", "private", "protected",
+                                             "noncomputable", "partial", "unsafe", "local", "scoped", "export"))
+    + ")" + NOT_NAME_AFTER)
+
 # --------------------------------------------------------------------------- declarations
 # One level of nested brackets in attributes (`@[aesop safe (rule_sets := [Foo])]`); brackets
 # inside string arguments (`@[to_additive "x [y]"]`) are blanked before this is matched.
@@ -171,7 +194,10 @@ def _parse(stmt: str) -> tuple[_Head, re.Match[str]]:
     tail = _TAIL.search(code)
     if tail is None:
         raise TheoremError(f"statement must end with ':= by sorry' (or ':= by', ':= sorry'): {stmt[-80:]!r}")
-    if DECLARATION.search(code, decl.end(), tail.start()) or _OTHER_DECL.search(code):
+    # Exactly one theorem: no declaration before its head (`private axiom propext : False` on the
+    # line above; `open`/`set_option` lines may stay), and no command word after it.
+    if (_DECLARING.search(code, 0, decl.start()) or DECLARATION.search(code, decl.end(), tail.start())
+            or _OTHER_DECL.search(code) or _COMMAND_WORD.search(code, decl.end(), tail.start())):
         raise TheoremError("a statement holds exactly one theorem; put definitions and lemmas it needs "
                            f"in `header`: {stmt[:120]!r}")
     word = _find_sorry(code[:tail.start()])

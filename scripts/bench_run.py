@@ -35,7 +35,7 @@ from leangym.datasets import category_of
 from leangym.proof import ProofTree, assemble
 from leangym.prover import AgentSpecError, Prover
 from leangym.session import Budget, BudgetExhausted, ProofSession
-from leangym.soundness import verify
+from leangym.soundness import SoundnessPolicy, verify
 from leangym.theorem import Theorem
 from scripts.bench_records import STATEMENT_REJECTED, AttemptResult
 
@@ -130,6 +130,9 @@ def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget
         result.status, result.error = "infra_error", f"could not start the proof: {e}"
         result.wall_s = time.monotonic() - t0
         return result
+    # what the proof is checked against, fixed before the prover runs (it gets the session object,
+    # and could point session.theorem or session.policy elsewhere)
+    policy = session.policy
     cap = budget.max_seconds
     wait_s = None if cap is None else cap + (max(5.0, 0.1 * cap) if grace_s is None else grace_s)
     t_call = time.monotonic()
@@ -152,7 +155,7 @@ def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget
         if call.proof is not None:
             result.error = f"the agent answered after its time budget ({call_s:.2f}s of {cap:g}s): not counted"
     elif call.proof is not None:
-        _check(session, process, call.proof, result, clean_process)
+        _check(theorem, policy, process, call.proof, result, clean_process)
     _record_stats(session, result)
     if session.stats.server_failures and result.status == "failed" and result.candidate is None:
         # a search that found nothing while Lean calls failed on the server says nothing about the prover
@@ -163,10 +166,11 @@ def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget
     return result
 
 
-def _check(session: ProofSession, process: LeanProcess, proof: object, result: AttemptResult,
+def _check(theorem: Theorem, policy: SoundnessPolicy, process: LeanProcess, proof: object, result: AttemptResult,
            clean_process: Callable[[], LeanProcess] | None) -> None:
-    """The final check, on ``clean_process()`` or else on ``process`` itself (not ``session.process``,
-    whose meter would charge the check to the prover's budget)."""
+    """The final check of ``proof`` as a proof of the task's ``theorem`` under the run's ``policy``, on
+    ``clean_process()`` or else on ``process`` itself (not ``session.process``, whose meter would
+    charge the check to the prover's budget)."""
     try:
         script = script_of(proof)
     except TypeError as e:
@@ -179,7 +183,7 @@ def _check(session: ProofSession, process: LeanProcess, proof: object, result: A
             result.status, result.candidate = "infra_error", script
             result.error = f"could not lease a clean process for the final check: {e}"
             return
-    verdict = verify(process, session.theorem, script, session.policy)
+    verdict = verify(process, theorem, script, policy)
     if verdict.ok:
         result.status, result.proof = "proved", script
         return

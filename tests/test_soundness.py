@@ -273,3 +273,81 @@ def test_comments_after_literals_are_read_as_lean_reads_them(tactic):
 
 def test_root_names_are_read_as_lean_prints_them():
     assert verify(Answers("'{name}' does not depend on any axioms"), THM, "exact hp", SoundnessPolicy()).ok
+
+
+# ---------------------------------------------------------------------------- red-team findings (real Lean)
+@pytest.mark.parametrize("tactic", [
+    # an interpolated string holds terms with literals of their own: `s!"{"--"}"` is one string to
+    # Lean, but paired as plain strings its middle reads as a comment that hides what follows
+    'have _s : String := s!"{"--"}"; sorry',
+    'have _s : String := s!"{"/-"}"\nrun_tac do pure ()',
+    # a command right after a name, a numeral or a char literal: Lean's tokenizer splits them
+    'exact hp#eval IO.Process.run {}', 'exact hp\nrotate_left 0axiom ax : False',
+    "exact hp 1.axiom ax : False", "exact 'a'axiom ax : False",
+    # `open ... in` does not take command words for namespaces
+    "exact hp open Foo set_option debug.skipKernelTC true in", "exact hp open Foo namespace Bar in",
+    # more commands
+    'exact hp notation3 "x" => 1', "exact hp unif_hint foo", "exact hp register_option x : Bool := {}",
+    # code the proof wrote, compiled and run on the server
+    "trace ((IO.Process.run { cmd := \"id\" }).run' ())", "decide (native := true)", "dbg_trace \"x\"",
+    "plausible", "slim_check", "exact (unsafeBaseIO (pure 1)).succ_pos", "stop",
+])
+def test_red_team_escapes_are_rejected(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is not None
+
+
+@pytest.mark.parametrize("tactic", [
+    "rw [Matrix.trace_mul_comm]", "simp [Matrix.trace]", "exact h.stop", "exact ⟨2.5, by norm_num⟩",
+    "linarith [h₀ 0, h₁ 1]", "exact h.1.symm", "norm_num [Nat.factorial] at h0 ⊢",
+    "set_option maxRecDepth 1000 in omega", "open Nat in simp",
+])
+def test_names_and_numerals_near_the_new_rules_still_pass(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is None
+
+
+@pytest.mark.parametrize("stmt", [
+    "private axiom propext : False\ntheorem t : False := by sorry",
+    "protected axiom propext : False\ntheorem t : False := by sorry",
+    "noncomputable axiom propext : False\ntheorem t : False := by sorry",
+    "@[simp] axiom propext : False\ntheorem t : False := by sorry",
+])
+def test_a_statement_cannot_declare_an_axiom_before_its_theorem(stmt):
+    from leangym.theorem import TheoremError
+
+    with pytest.raises(TheoremError, match="exactly one theorem"):
+        Theorem(stmt)
+    # commands that declare nothing may still come first
+    assert Theorem("set_option maxHeartbeats 400000\nopen Real\ntheorem t : True := by sorry").decl_name == "t"
+
+
+@pytest.mark.parametrize("header", ["axiom propext : False", "namespace Classical\naxiom choice (p : Prop) : p\nend Classical",
+                                    "axiom Quot.sound : False"])
+def test_lean_s_own_axioms_cannot_be_declared_again(header):
+    """The simulator knows Lean's three axioms exist: an axiom of the same name is a redeclaration
+    (else it would pass the final check's list of allowed axioms)."""
+    from leangym.backends.types import LeanError
+    from leangym.session import ProofSession
+
+    with pytest.raises(LeanError, match="already been declared"):
+        ProofSession(LocalProcess(), Theorem("theorem t (p : Prop) : p := by sorry", header=header))
+
+
+def test_the_benchmark_checks_the_task_s_theorem_whatever_the_prover_does_to_its_session():
+    from leangym.session import Budget, ProofSession
+    from scripts.bench_run import Task, run_attempt
+
+    class Cheat:
+        def __init__(self, swap):
+            self.swap = swap
+
+        def prove(self, theorem, session: ProofSession, budget):
+            if self.swap == "theorem":
+                session.theorem = Theorem("theorem t : True := by sorry")
+            else:
+                session.policy = SoundnessPolicy(check_axioms=False, banned=())
+            return ["trivial"] if self.swap == "theorem" else ["sorry"]
+
+    false = Task(Theorem("theorem t : False := by sorry"), 0)
+    for swap in ("theorem", "policy"):
+        res = run_attempt(Cheat(swap), LocalProcess(), false, Budget(max_lean_calls=10), clean_process=LocalProcess)
+        assert res.status == "failed" and res.proof is None and res.verify_error, (swap, res)

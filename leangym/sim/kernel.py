@@ -26,6 +26,10 @@ from leangym.sim.tactics import SYNTHETIC_SORRY, Engine, State, TacticError, Tim
 from leangym.sim.lemmas import BUILTINS, Const
 from leangym.sim.terms import Elaborator
 
+# Lean's own axioms exist in every environment, though this kernel has no use for them: declaring
+# one of these names again is an error, as in Lean (an axiom named `propext : False` would otherwise
+# pass the final check's allowed-axioms list).
+LEAN_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 COMMANDS = {"#", "theorem", "lemma", "example", "axiom", "import", "open", "set_option", "#print", "def", "namespace",
             "section", "end", "variable", "#check", "#eval", "noncomputable", "instance", "universe", "abbrev",
             "private", "protected", "@[", "attribute", "structure", "inductive", "class", "macro", "syntax"}
@@ -161,7 +165,7 @@ class Kernel:
         # Declared under the open namespaces. Names inside a proof are still resolved from the root
         # only (the fragment has no use for namespace-relative lookup).
         name = None if decl.name is None else ".".join(namespaces + [decl.name])
-        if name is not None and (name in declared_here or name in self.env):
+        if name is not None and (name in declared_here or name in self.env or name in LEAN_AXIOMS):
             # as in Lean: an environment never redefines a name (a proof could otherwise cite
             # an earlier declaration of its own theorem, or the theorem itself)
             messages.append(_msg("error", f"'{name}' has already been declared", _tok_span(decl.name_tok)))
