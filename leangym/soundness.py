@@ -36,7 +36,8 @@ import textwrap
 from dataclasses import dataclass
 
 from leangym.backends.types import LeanProcess, ServerError
-from leangym.theorem import COMMAND_KEYWORDS, NOT_NAME_AFTER, NOT_NAME_BEFORE, Theorem, strip_comments
+from leangym.theorem import (COMMAND_KEYWORDS, ID_FIRST_ALWAYS, ID_REST_ALWAYS, NOT_NAME_AFTER, NOT_NAME_BEFORE,
+                             Theorem, strip_comments)
 
 # Escape hatches, plus meta-programming that could forge messages or add declarations.
 DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofReduceBool", "apply?", "exact?",
@@ -48,12 +49,10 @@ DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofRed
 DEFAULT_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 # Lean commands (theorem.COMMAND_KEYWORDS): none may appear in a tactic, anywhere; Lean needs no line
 # break between commands (`exact h axiom x : False` ends the proof and declares an axiom).
-_COMMAND = re.compile(NOT_NAME_BEFORE + "(?:" + "|".join(COMMAND_KEYWORDS) + ")" + NOT_NAME_AFTER + r"|@\[")
-_HASH_COMMAND = re.compile(r"#\s*[A-Za-z]\w*")  # anywhere: no identifier contains '#' (`hp#eval` is two tokens)
-# A numeral ends before a letter (`0axiom` is `0` then `axiom`), and a char literal before anything
-# (`'a'axiom`): before the command check, such a keyword gets the space Lean's tokenizer would see.
-_NUMERAL_THEN_WORD = re.compile(r"(?<![\w.'«])(\d+\.?)(?=[^\W\d])")
-_CHAR_THEN_WORD = re.compile(r"(?<![\w'])('(?:\\(?:u\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{2}|.)|[^\\'\n])')(?=\w)")
+# Found anywhere a keyword is not certainly part of a name (see _command_word).
+_KEYWORD = re.compile("|".join(sorted(COMMAND_KEYWORDS, key=len, reverse=True)))
+_ID_FIRST_CHAR, _ID_REST_CHAR = re.compile(f"[{ID_FIRST_ALWAYS}]"), re.compile(f"[{ID_REST_ALWAYS}]")
+_HASH_COMMAND = re.compile(r"#\s*[A-Za-z]\w*|@\[")  # anywhere: no name holds '#' (`hp#eval` is two tokens)
 # Lean's scoped tactic forms `open Foo in tac` and `set_option OPTION N in tac` pass; the latter for
 # resource limits only, each with a ceiling (`maxHeartbeats 0` means no limit, and the final check
 # has no time limit in the protocol; `debug.skipKernelTC` would switch the kernel off).
@@ -61,7 +60,8 @@ TACTIC_OPTIONS = {"maxRecDepth": 100_000, "maxHeartbeats": 1_000_000,
                   "synthInstance.maxHeartbeats": 1_000_000, "synthInstance.maxSize": 10_000}
 _SCOPED_PREFIX = re.compile(
     NOT_NAME_BEFORE + r"(?:set_option\s+([\w.]+)\s+(\d+)|open(?:\s+scoped)?(?:\s+(?!(?:in|"
-    + "|".join(COMMAND_KEYWORDS) + r")(?![\w.'?!»]))[^\W\d][\w.']*)+)\s+in" + NOT_NAME_AFTER)
+    + "|".join(COMMAND_KEYWORDS) + rf")(?![{ID_REST_ALWAYS}.]))[{ID_FIRST_ALWAYS}][{ID_REST_ALWAYS}.]*)+)\s+in"
+    + NOT_NAME_AFTER)
 # A raw string (`r"..."`, `r#"..."#`) is a literal kind the comment scanner does not read: with one,
 # nothing is taken for a comment (a misread literal could hide code behind a "comment").
 _RAW_STRING = re.compile(r"(?<![\w'.])r#*\"")
@@ -70,18 +70,42 @@ _RAW_STRING = re.compile(r"(?<![\w'.])r#*\"")
 # wrongly and a real command could pass for a comment. So with a '{' inside a literal, nothing is
 # blanked either. (Every literal holding a '{' has a quote before it with no quote in between.)
 _BRACE_IN_STRING = re.compile(r"\"[^\"]*\{")
+# Lean looks for a comment only between tokens, and reads the longest symbol it can: `<--x` is `<-`
+# then `-x`, `//-n` is `//` then `-n`. A comment opener glued to what precedes it may be no comment,
+# so with one, nothing is blanked either.
+_GLUED_COMMENT = re.compile(r"(?<=\S)(?:--|/-)")
 
 
-@functools.lru_cache(maxsize=256)
-def _banned_pattern(word: str) -> re.Pattern[str]:
-    # A word, not a substring: `sorry` is banned, `sorry_free_h` and `mysorry` are fine names.
-    # Only ASCII letters, `_` and `'` join it into a longer name: after a digit (`0sorry`), a
-    # symbol (`ℕsorry`) or a dot (`_root_.sorryAx`) some tokenizer may still read the word, so
-    # it is banned there too (a false alarm costs one rejected tactic, a miss costs soundness).
-    # A tactic keyword that is also a name component (`trace`, `Matrix.trace`) counts only as a token
-    # of its own: after a dot it is part of a name.
-    before = r"(?<![A-Za-z0-9_'.])" if word in _TACTIC_WORDS else r"(?<![A-Za-z_'])"
-    return re.compile(before + re.escape(word) + (r"(?![A-Za-z0-9_'])" if word[-1].isalnum() else ""))
+@functools.lru_cache(maxsize=32)
+def _banned_regex(words: tuple[str, ...]) -> re.Pattern[str]:
+    """The words as one alternation of literals, longest first (see :func:`_banned_word`)."""
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+
+_NAME_CHAR = re.compile(r"[A-Za-z0-9_']")
+
+
+def _banned_word(words: tuple[str, ...], code: str) -> str | None:
+    """The first of ``words`` in ``code`` as a word, not a substring: `sorry` is banned, `sorry_free_h`
+    and `mysorry` are fine names.
+
+    Only ASCII letters, `_` and `'` join it into a longer name: after a digit (`0sorry`), a
+    symbol (`ℕsorry`) or a dot (`_root_.sorryAx`) some tokenizer may still read the word, so
+    it is banned there too (a false alarm costs one rejected tactic, a miss costs soundness).
+    A tactic keyword that is also a name component (`trace`, `Matrix.trace`) counts only as a
+    token of its own: after a dot it is part of a name. (One search for all words; the
+    boundaries are checked on the rare match.)
+    """
+    for m in _banned_regex(words).finditer(code):
+        word, start, end = m.group(0), m.start(), m.end()
+        before = code[start - 1:start]
+        if before and (before.isascii() and (before.isalpha() or before in "_'")
+                       or before == "." and word in _TACTIC_WORDS):
+            continue
+        if word[-1].isalnum() and end < len(code) and _NAME_CHAR.match(code[end]):
+            continue
+        return word
+    return None
 
 
 _TACTIC_WORDS = frozenset({"trace", "dbg_trace", "native", "stop", "plausible", "slim_check"})
@@ -104,11 +128,12 @@ def normalise_tactic(tactic: str) -> str:
 def _code(tactic: str) -> str:
     """``tactic`` with its comments blanked (``-- ...`` and nested ``/- ... -/``), so that prose like
     "by the theorem of ..." is not taken for a command. Strings and character literals are read as
-    Lean reads them (``theorem.strip_comments``); with a raw string or an interpolated one, nothing
-    is blanked and every word counts, comments included."""
+    Lean reads them (``theorem.strip_comments``). Where a scanner could misread the text (a raw
+    string, an interpolated one, a comment opener glued to the token before it), nothing is blanked
+    and every word counts, comments included."""
     if "--" not in tactic and "/-" not in tactic:  # no comment at all (most tactics): no scan
         return tactic
-    if _RAW_STRING.search(tactic) or _BRACE_IN_STRING.search(tactic):
+    if _RAW_STRING.search(tactic) or _BRACE_IN_STRING.search(tactic) or _GLUED_COMMENT.search(tactic):
         return tactic
     return strip_comments(tactic)
 
@@ -125,6 +150,31 @@ def _strip_scoped_prefixes(code: str) -> str:
     while (shorter := _SCOPED_PREFIX.sub(strip, code)) != code:
         code = shorter
     return code
+
+
+def _command_word(code: str) -> str | None:
+    """The first command keyword in ``code`` that Lean may read as one, else None.
+
+    A keyword is passed over only when it is certainly part of a name: followed by a character
+    that continues a name, or ending a run of name characters that starts like a name (``h.end``,
+    ``my_def``, ``«axiom»``). After a numeral (``0axiom``, ``0x1instance``, ``2.5def``, ``1e5end``),
+    a char literal (``'a'axiom``) or a symbol (``ᶜaxiom``, ``λdef``) it counts: Lean's tokenizer
+    ends the token before it there. Doubt counts as a command (a false alarm costs one tactic).
+    """
+    for m in _KEYWORD.finditer(code):
+        start, end = m.span()
+        if end < len(code) and _ID_REST_CHAR.match(code[end]):
+            continue  # the name goes on (`definition`, `end_pos`)
+        j = start
+        while j and (_ID_REST_CHAR.match(code[j - 1]) or code[j - 1] == "."):
+            j -= 1
+        run = code[j:start]
+        if run and _ID_FIRST_CHAR.match(run[0]):
+            continue  # the end of a name (`h.end`, `my_def`, `Nat.theorem_x`)
+        if not run and code[start - 1:start] == "«" and code[end:end + 1] == "»":
+            continue  # an escaped name
+        return m.group(0)
+    return None
 
 
 @dataclass(frozen=True)
@@ -153,14 +203,13 @@ class SoundnessPolicy:
             # the tactics that ran
             return f"leangym: a tactic may break lines only with '\\n' (found {m.group(0)!r})"
         code = _code(script)
-        for word in self.banned:
-            if _banned_pattern(word).search(code):
-                return f"leangym soundness policy: '{word}' is not allowed in a proof"
+        if self.banned and (word := _banned_word(tuple(self.banned), code)):
+            return f"leangym soundness policy: '{word}' is not allowed in a proof"
         if self.reject_commands:
-            body = _strip_scoped_prefixes(_CHAR_THEN_WORD.sub(r"\1 ", _NUMERAL_THEN_WORD.sub(r"\1 ", code)))
-            m = _COMMAND.search(body) or _HASH_COMMAND.search(body)
-            if m:
-                return (f"leangym soundness policy: {m.group(0).strip()!r} starts a Lean command; "
+            body = _strip_scoped_prefixes(code)
+            word = _command_word(body) or ((m := _HASH_COMMAND.search(body)) and m.group(0))
+            if word:
+                return (f"leangym soundness policy: {word.strip()!r} starts a Lean command; "
                         "a tactic may not leave tactic mode")
         return None
 

@@ -19,9 +19,14 @@ from typing import Any, Mapping
 # Lean 4's `isIdFirst` / `isIdRest` (Init/Meta): `Char.isAlpha` is ASCII only, other letters come
 # from `isLetterLike` (Greek but λ Π Σ, Coptic, the letter-like block ℕ ℝ ..., script letters;
 # recent Lean also Latin-1 and Latin Extended-A letters) and `isSubScriptAlnum`.
-_LETTER_LIKE = ("\u03b1-\u03ba\u03bc-\u03c9\u0391-\u039f\u03a1\u03a2\u03a4-\u03a9\u03ca-\u03fb"
-                "\u1f00-\u1ffe\u2100-\u214f\U0001d49c-\U0001d59f\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u017f")
+_LETTER_LIKE_ALWAYS = ("\u03b1-\u03ba\u03bc-\u03c9\u0391-\u039f\u03a1\u03a2\u03a4-\u03a9\u03ca-\u03fb"
+                       "\u1f00-\u1ffe\u2100-\u214f\U0001d49c-\U0001d59f")
+_LETTER_LIKE = _LETTER_LIKE_ALWAYS + "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u017f"  # + Latin-1, Latin Extended-A
 _SUBSCRIPT = "\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a\u2c7c"
+# What every Lean 4 version reads as (the start of / more of) a name. The soundness policy trusts a
+# keyword to be part of a name only next to these (an older Lean ends a name at `é`; none at `λ`).
+ID_FIRST_ALWAYS = f"A-Za-z_{_LETTER_LIKE_ALWAYS}"
+ID_REST_ALWAYS = f"A-Za-z0-9_'!?{_LETTER_LIKE_ALWAYS}{_SUBSCRIPT}"
 _ID_FIRST = f"A-Za-z_{_LETTER_LIKE}"
 _ID_REST = f"A-Za-z0-9_'!?{_LETTER_LIKE}{_SUBSCRIPT}"
 _PLAIN = f"[{_ID_FIRST}][{_ID_REST}]*"
@@ -152,7 +157,7 @@ def _string_close(source: str, start: int) -> int:
 
 @functools.lru_cache(maxsize=None)
 def _word(word: str) -> re.Pattern[str]:
-    # the same word match as leangym.soundness._banned_pattern: `sorry_free` is a fine name
+    # the same word match as leangym.soundness._banned_word: `sorry_free` is a fine name
     return re.compile(r"(?<![A-Za-z_'])" + re.escape(word) + r"(?![A-Za-z0-9_'])")
 
 

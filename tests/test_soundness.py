@@ -351,3 +351,31 @@ def test_the_benchmark_checks_the_task_s_theorem_whatever_the_prover_does_to_its
     for swap in ("theorem", "policy"):
         res = run_attempt(Cheat(swap), LocalProcess(), false, Budget(max_lean_calls=10), clean_process=LocalProcess)
         assert res.status == "failed" and res.proof is None and res.verify_error, (swap, res)
+
+
+# ---------------------------------------------------------------------------- red-team, second round
+@pytest.mark.parametrize("tactic", [
+    # a comment opener glued to the token before it may be no comment: `<--x` is `<-` then `-x`
+    'first | rw [<--x] | run_tac do IO.println "pwned"', 'exact hp <-- #eval IO.println "pwned"',
+    'have _h : {n : Int //-n = -n} := ⟨0, rfl⟩\nnative_decide',
+    # numerals of every kind end before a keyword
+    'exact hp 0b1axiom cheat : False', 'exact hp 0o7axiom cheat : False',
+    'exact hp 0x1instance : Inhabited Nat := ⟨0⟩', 'exact hp 0xfinstance : Inhabited Nat := ⟨0⟩',
+    'exact hp 2.5axiom cheat : False', 'exact (fun _ => hp) 1e5axiom cheat : False', 'exact hp 1e5end',
+    'exact hp 2.5def x := 1', 'exact hp 0b1set_option debug.skipKernelTC true',
+    "exact (fun _ => hp) 0'a'axiom cheat : False", 'exact hp 1_000axiom cheat : False',
+    # characters Python counts as letters and Lean does not put in names
+    'exact (fun _ => hp) (∅ : Set ℕ)ᶜaxiom cheat : False', 'exact hp λelab "pwn" : command => do pure ()',
+    'exact hp аdef x := 1', 'exact hp open Fooλaxiom in skip', 'exact hp (x)ᶜend',
+])
+def test_second_round_escapes_are_rejected(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is not None
+
+
+@pytest.mark.parametrize("tactic", [
+    "rw [← h]", "rw [←h]", "exact hdef", "exact «axiom»", "field_simp [h₁.ne']", "exact ⟨0x10, rfl⟩",
+    "simp only [Finset.sum_range_succ] -- expand the sum (by definition)", "intro x hx\n-- the open case\nexact hx",
+    "exact h.end_pos", "exact Nat.theorem_x", "nlinarith [sq_nonneg (x - 1), sq_abs x]",
+])
+def test_ordinary_proofs_pass_the_second_round_rules(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is None
