@@ -45,7 +45,10 @@ DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofRed
                   # tactics that compile and run a term the proof wrote (code execution on the server):
                   # Mathlib's `trace e`, `eval% e`, and the counterexample searches
                   "trace", "dbg_trace", "eval%", "plausible", "slim_check",
-                  "unsafeBaseIO", "unsafeIO", "unsafeEIO", "unsafeCast")
+                  "unsafeBaseIO", "unsafeIO", "unsafeEIO", "unsafeCast",
+                  # a proof has no use for IO or for meta code that adds declarations: a term that an
+                  # elaborator evaluates (a `(config := ...)`) could otherwise run it
+                  "IO", "BaseIO", "EIO", "evalExpr", "addDecl")
 DEFAULT_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 # Lean commands (theorem.COMMAND_KEYWORDS): none may appear in a tactic, anywhere; Lean needs no line
 # break between commands (`exact h axiom x : False` ends the proof and declares an axiom).
@@ -62,14 +65,11 @@ _SCOPED_PREFIX = re.compile(
     NOT_NAME_BEFORE + r"(?:set_option\s+([\w.]+)\s+(\d+)|open(?:\s+scoped)?(?:\s+(?!(?:in|"
     + "|".join(COMMAND_KEYWORDS) + rf")(?![{ID_REST_ALWAYS}.]))[{ID_FIRST_ALWAYS}][{ID_REST_ALWAYS}.]*)+)\s+in"
     + NOT_NAME_AFTER)
-# A raw string (`r"..."`, `r#"..."#`) is a literal kind the comment scanner does not read: with one,
-# nothing is taken for a comment (a misread literal could hide code behind a "comment").
-_RAW_STRING = re.compile(r"(?<![\w'.])r#*\"")
-# An interpolated string (`s!"{"--"}"`, and a plain literal where Lean expects one: `throwError "{x}"`)
-# holds terms, with string literals of their own: read as plain strings, its quotes would pair up
-# wrongly and a real command could pass for a comment. So with a '{' inside a literal, nothing is
-# blanked either. (Every literal holding a '{' has a quote before it with no quote in between.)
-_BRACE_IN_STRING = re.compile(r"\"[^\"]*\{")
+# The comment scanner reads string, char and `«»` literals the way Lean does, but where a quote or
+# guillemet could be read otherwise (after a numeral: `0'"'` is `0` then a char literal; raw and
+# interpolated strings), its pairing could drift from Lean's and blank real code as a "comment".
+# So with any `"` or `«` in a tactic, nothing is blanked (a rare tactic; every word then counts).
+_LITERAL_RISK = re.compile('["«]')
 # Lean looks for a comment only between tokens, and reads the longest symbol it can: `<--x` is `<-`
 # then `-x`, `//-n` is `//` then `-n`. A comment opener glued to what precedes it may be no comment,
 # so with one, nothing is blanked either.
@@ -128,12 +128,12 @@ def normalise_tactic(tactic: str) -> str:
 def _code(tactic: str) -> str:
     """``tactic`` with its comments blanked (``-- ...`` and nested ``/- ... -/``), so that prose like
     "by the theorem of ..." is not taken for a command. Strings and character literals are read as
-    Lean reads them (``theorem.strip_comments``). Where a scanner could misread the text (a raw
-    string, an interpolated one, a comment opener glued to the token before it), nothing is blanked
-    and every word counts, comments included."""
+    Lean reads them (``theorem.strip_comments``), but only where no literal could be misread: with
+    a ``"`` or ``«`` in the tactic, or a comment opener glued to the token before it, nothing is
+    blanked and every word counts, comments included."""
     if "--" not in tactic and "/-" not in tactic:  # no comment at all (most tactics): no scan
         return tactic
-    if _RAW_STRING.search(tactic) or _BRACE_IN_STRING.search(tactic) or _GLUED_COMMENT.search(tactic):
+    if _LITERAL_RISK.search(tactic) or _GLUED_COMMENT.search(tactic):
         return tactic
     return strip_comments(tactic)
 
@@ -163,8 +163,8 @@ def _command_word(code: str) -> str | None:
     """
     for m in _KEYWORD.finditer(code):
         start, end = m.span()
-        if end < len(code) and _ID_REST_CHAR.match(code[end]):
-            continue  # the name goes on (`definition`, `end_pos`)
+        if end < len(code) and code[end] not in "!?" and _ID_REST_CHAR.match(code[end]):
+            continue  # the name goes on (`definition`, `end_pos`; but `variable?` is a keyword of its own)
         j = start
         while j and (_ID_REST_CHAR.match(code[j - 1]) or code[j - 1] == "."):
             j -= 1

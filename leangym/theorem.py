@@ -26,7 +26,7 @@ _SUBSCRIPT = "\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a\u2c7c"
 # What every Lean 4 version reads as (the start of / more of) a name. The soundness policy trusts a
 # keyword to be part of a name only next to these (an older Lean ends a name at `é`; none at `λ`).
 ID_FIRST_ALWAYS = f"A-Za-z_{_LETTER_LIKE_ALWAYS}"
-ID_REST_ALWAYS = f"A-Za-z0-9_'!?{_LETTER_LIKE_ALWAYS}{_SUBSCRIPT}"
+ID_REST_ALWAYS = f"A-Za-z0-9_'!?{_LETTER_LIKE_ALWAYS}\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a"  # (older: no ⱼ)
 _ID_FIRST = f"A-Za-z_{_LETTER_LIKE}"
 _ID_REST = f"A-Za-z0-9_'!?{_LETTER_LIKE}{_SUBSCRIPT}"
 _PLAIN = f"[{_ID_FIRST}][{_ID_REST}]*"
@@ -54,7 +54,18 @@ COMMAND_KEYWORDS = (
     "omit include unseal seal notation3 unif_hint binder_predicate simproc_decl register_option test_extern "
     "declare_simp_like_tactic grind_pattern compile_inductive compile_def local scoped recall proof_wanted "
     "library_note assert_not_exists register_simp_attr register_label_attr initialize_simps_projections "
-    "suppress_compilation declare_aesop_rule_sets add_aesop_rules"
+    "suppress_compilation declare_aesop_rule_sets add_aesop_rules "
+    # Lean core, Mathlib and Aesop commands a red-team found missing (names with ? or % included)
+    "register_builtin_option declare_config_elab declare_command_config_elab builtin_simproc "
+    "builtin_simproc_decl builtin_dsimproc builtin_dsimproc_decl dsimproc_decl simproc_pattern "
+    "builtin_simproc_pattern gen_injective_theorems init_quot register_tactic_tag tactic_extension "
+    "recommended_spelling register_linter_set register_error_explanation grind_propagator "
+    "builtin_grind_propagator elab_stx_quot show_panel_widgets with_weak_namespace coinductive public meta "
+    "nonrec declare_uint_theorems declare_int_theorems declare_bitwise_uint_theorems declare_uint_simprocs "
+    "declare_sint_simprocs mk_iff_of_inductive_prop count_heartbeats whatsnew guard_min_heartbeats "
+    "assert_not_imported deprecated_module extend_docs unsuppress_compilation register_hint "
+    "insert_to_additive_translation unlock_limits unset_option sudo erase_aesop_rules declare_aesop_exception "
+    "run_cmd run_elab run_meta"
 ).split()
 NOT_NAME_BEFORE, NOT_NAME_AFTER = r"(?<![\w.'«])", r"(?![\w.'?!»])"  # a whole token, not part of a name
 _COMMAND_WORD = re.compile(NOT_NAME_BEFORE + "(?:" + "|".join(COMMAND_KEYWORDS) + ")" + NOT_NAME_AFTER)

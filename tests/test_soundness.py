@@ -251,7 +251,10 @@ def test_a_quote_in_one_comment_does_not_turn_prose_in_others_into_commands():
     script = "constructor -- for example, split the conjunction\n· exact hp -- 'hp' is the left part\n· exact hq"
     thm = Theorem("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
     assert verify(LocalProcess(), thm, script, SoundnessPolicy()).ok
-    assert verify(LocalProcess(), thm, '-- for example, split "p ∧ q"\nexact ⟨hp, hq⟩', SoundnessPolicy()).ok
+    # with a `"` in the proof nothing is taken for a comment (a quote could pair up otherwise than
+    # in Lean, see below): a command word in a comment then counts
+    assert not verify(LocalProcess(), thm, '-- for example, split "p ∧ q"\nexact ⟨hp, hq⟩', SoundnessPolicy()).ok
+    assert verify(LocalProcess(), thm, '-- split "p ∧ q"\nexact ⟨hp, hq⟩', SoundnessPolicy()).ok
 
 
 @pytest.mark.parametrize("tactic", [
@@ -267,8 +270,12 @@ def test_literals_cannot_hide_a_command_behind_a_comment(tactic):
     "exact (fun _ => hp) '\"' -- \" the end",  # a char literal holding a quote, then a comment
     'exact hp "\\"" -- " an example',  # an escaped quote inside a string, then a comment
 ])
-def test_comments_after_literals_are_read_as_lean_reads_them(tactic):
-    assert SoundnessPolicy().check_tactic(tactic) is None
+def test_with_a_quote_in_a_tactic_its_comments_count_as_code(tactic):
+    """Such literals are read right, but a quote after a numeral (`0'"'`) or a raw string read
+    otherwise than in Lean blanked real code (third red-team round): with any `"` or `«`, nothing
+    is blanked. Prose in the comment then counts; the same tactic without the command word passes."""
+    assert SoundnessPolicy().check_tactic(tactic) is not None
+    assert SoundnessPolicy().check_tactic(tactic.replace("the end", "done").replace("an example", "x")) is None
 
 
 def test_root_names_are_read_as_lean_prints_them():
@@ -378,4 +385,27 @@ def test_second_round_escapes_are_rejected(tactic):
     "exact h.end_pos", "exact Nat.theorem_x", "nlinarith [sq_nonneg (x - 1), sq_abs x]",
 ])
 def test_ordinary_proofs_pass_the_second_round_rules(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is None
+
+
+# ---------------------------------------------------------------------------- red-team, third round
+@pytest.mark.parametrize("tactic", [
+    # after a numeral Lean reads a char literal (`0'"'`): a scanner pairing quotes otherwise blanked code
+    'exact (fun _ _ _ => hp) 0\'"\' "a -- " #eval IO.FS.writeFile "/tmp/pwned" "x"',
+    'exact (fun _ _ _ => hp) 2.5\'"\' "a -- " axiom cheat : False',
+    'exact (fun _ _ _ => hp) 0\'«\' "» -- " #eval 1', 'exact (fun _ _ => hp) 0r"\\" "a -- " #eval 1',
+    'exact (fun _ _ => hp) !\'"\' "a -- " #eval 1', 'exact (fun _ _ _ h => h) 0\'"\' "a -- " sorry',
+    # command words: `?` ends no name, longer real commands, a subscript older Lean does not know
+    "exact hp variable? x", "exact hp dsimproc_decl x", "exact hp register_builtin_option x",
+    "exact hp mk_iff_of_inductive_prop x", "exact hp gen_injective_theorems% Foo", "exact hp xⱼaxiom cheat : False",
+    # a term an elaborator evaluates may not do IO
+    "simp (config := (IO.FS.writeFile \"x\" \"y\").run' ())",
+])
+def test_third_round_escapes_are_rejected(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is not None
+
+
+@pytest.mark.parametrize("tactic", ["exact h!", "exact foo?", "simp (config := {decide := true})",
+                                    "norm_num [Nat.Prime] -- the end", "exact h.variable_x"])
+def test_ordinary_proofs_pass_the_third_round_rules(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is None
