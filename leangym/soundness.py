@@ -17,6 +17,11 @@ error, no ``sorry`` and no axiom outside the allowed set (its ``#print axioms`` 
 read whole, as Lean writes it). Every rule is a
 field of the policy; none is silent.
 
+Three red-team rounds shaped the command check (see the end of ``tests/test_soundness.py``):
+where Lean's tokenizer and a regex could disagree, the doubt counts as a command. The list of
+command words cannot be complete for every Mathlib version (``#`` commands are caught whatever
+their name); a command word it lacks, glued after a finished proof, would still reach Lean.
+
 The check declares the theorem under a name of its own: its name plus a random
 suffix (``t`` is checked as ``t_leangym_3fa9…``). A process may keep what
 earlier commands declared (the protocol does not say it forgets them), and a
