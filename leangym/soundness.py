@@ -75,6 +75,10 @@ _SCOPED_PREFIX = re.compile(
 # interpolated strings), its pairing could drift from Lean's and blank real code as a "comment".
 # So with any `"` or `«` in a tactic, nothing is blanked (a rare tactic; every word then counts).
 _LITERAL_RISK = re.compile('["«]')
+# The same for a `'` that does not end a name (`h'`): a char literal, or the start of a broken one.
+# Lean reports a broken one (`' -- x`) past the next character, and its error recovery may then read
+# `- x` as code. (A digit does not count as a name: `0'"'` is a numeral, then a char literal.)
+_CHAR_QUOTE = re.compile(f"(?<![{ID_REST_ALWAYS.replace('0-9', '')}])'")
 # Lean looks for a comment only between tokens, and reads the longest symbol it can: `<--x` is `<-`
 # then `-x`, `//-n` is `//` then `-n`. A comment opener glued to what precedes it may be no comment,
 # so with one, nothing is blanked either.
@@ -134,11 +138,11 @@ def _code(tactic: str) -> str:
     """``tactic`` with its comments blanked (``-- ...`` and nested ``/- ... -/``), so that prose like
     "by the theorem of ..." is not taken for a command. Strings and character literals are read as
     Lean reads them (``theorem.strip_comments``), but only where no literal could be misread: with
-    a ``"`` or ``«`` in the tactic, or a comment opener glued to the token before it, nothing is
-    blanked and every word counts, comments included."""
+    a ``"``, a ``«`` or a ``'`` that ends no name in the tactic, or a comment opener glued to the
+    token before it, nothing is blanked and every word counts, comments included."""
     if "--" not in tactic and "/-" not in tactic:  # no comment at all (most tactics): no scan
         return tactic
-    if _LITERAL_RISK.search(tactic) or _GLUED_COMMENT.search(tactic):
+    if _LITERAL_RISK.search(tactic) or _CHAR_QUOTE.search(tactic) or _GLUED_COMMENT.search(tactic):
         return tactic
     return strip_comments(tactic)
 

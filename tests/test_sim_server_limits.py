@@ -376,3 +376,21 @@ def test_stopping_the_server_ends_requests_waiting_out_their_injected_latency():
     for t in [client, *handlers]:
         t.join(20)
     assert not client.is_alive() and not any(t.is_alive() for t in handlers)
+
+
+def test_a_connection_registered_after_the_sweep_of_a_stopping_server_is_shut():
+    """A handler thread registers its connection a moment after accept(): if stop()'s sweep of
+    the open connections came in between, the connection is shut when it registers, so a stopped
+    server serves nobody."""
+    handle = server.start_server()
+    httpd = handle._httpd
+    ours, peer = socket.socketpair()
+    try:
+        httpd.close_connections()  # the sweep of stop(), before this connection was registered
+        httpd.track(ours, True)
+        peer.settimeout(10)
+        assert peer.recv(1) == b""  # shut: the other end reads end-of-stream at once
+    finally:
+        handle.stop()
+        ours.close()
+        peer.close()

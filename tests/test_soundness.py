@@ -247,14 +247,15 @@ def test_command_words_in_comments_and_names_pass(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is None
 
 
-def test_a_quote_in_one_comment_does_not_turn_prose_in_others_into_commands():
-    script = "constructor -- for example, split the conjunction\n· exact hp -- 'hp' is the left part\n· exact hq"
+def test_comments_are_skipped_only_when_no_quote_could_be_misread():
     thm = Theorem("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
+    script = "constructor -- for example, split the conjunction\n· exact hp -- hp is the left part\n· exact hq"
     assert verify(LocalProcess(), thm, script, SoundnessPolicy()).ok
-    # with a `"` in the proof nothing is taken for a comment (a quote could pair up otherwise than
-    # in Lean, see below): a command word in a comment then counts
-    assert not verify(LocalProcess(), thm, '-- for example, split "p ∧ q"\nexact ⟨hp, hq⟩', SoundnessPolicy()).ok
-    assert verify(LocalProcess(), thm, '-- split "p ∧ q"\nexact ⟨hp, hq⟩', SoundnessPolicy()).ok
+    # with a `"` or a lone `'` in the proof nothing is taken for a comment (a quote could pair up
+    # otherwise than in Lean, see the red-team rounds below): a command word in a comment then counts
+    for quoted in ("-- for example, split \"p ∧ q\"\nexact ⟨hp, hq⟩", "-- for example, 'hp' and 'hq'\nexact ⟨hp, hq⟩"):
+        assert not verify(LocalProcess(), thm, quoted, SoundnessPolicy()).ok
+        assert verify(LocalProcess(), thm, quoted.replace("for example, ", ""), SoundnessPolicy()).ok
 
 
 @pytest.mark.parametrize("tactic", [
@@ -409,3 +410,19 @@ def test_third_round_escapes_are_rejected(tactic):
                                     "norm_num [Nat.Prime] -- the end", "exact h.variable_x"])
 def test_ordinary_proofs_pass_the_third_round_rules(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is None
+
+
+# ---------------------------------------------------------------------------- red-team, fourth round
+@pytest.mark.parametrize("tactic", [
+    # a broken char literal: Lean reports it past the next character and its recovery reads on
+    "exact hp ' -- axiom cheat : False", "exact hp ' -- #eval IO.Process.exit 3",
+    "exact hp ' /-\n#eval IO.Process.exit 3\n-/", "constructor\n· exact hp\n· exact hq ' -- theorem x : False",
+    "exact hp 0' -- axiom x : False",
+])
+def test_fourth_round_escapes_are_rejected(tactic):
+    assert SoundnessPolicy().check_script(tactic) is not None
+
+
+def test_a_quote_that_ends_a_name_keeps_comments_blanked():
+    for tactic in ("exact h' -- by the theorem", "exact h₁' -- by the theorem", "field_simp [hx'] -- the end"):
+        assert SoundnessPolicy().check_tactic(tactic) is None

@@ -280,6 +280,7 @@ class HTTPServer(ThreadingHTTPServer):
         self.sim = sim
         self._conns: set[socket.socket] = set()
         self._conns_lock = threading.Lock()
+        self._closed = False  # close_connections() ran: new connections are shut at once
         self.max_connections = _fitting_descriptors(sim.config.max_connections)
         self._slots = threading.BoundedSemaphore(self.max_connections)
         self._stopping = threading.Event()
@@ -341,13 +342,19 @@ class HTTPServer(ThreadingHTTPServer):
 
     def track(self, conn: socket.socket, add: bool) -> None:
         with self._conns_lock:
-            if add:
+            if add and self._closed:
+                # accepted just before close_connections(), whose sweep it missed: a stopped
+                # server must serve nobody (the client would talk to a pool that is gone)
+                _shutdown(conn)
+            elif add:
                 self._conns.add(conn)
             else:
                 self._conns.discard(conn)
 
     def close_connections(self) -> None:
+        """Shut every connection down, and any one a handler thread registers from now on."""
         with self._conns_lock:
+            self._closed = True
             conns = list(self._conns)
         for c in conns:
             _shutdown(c)
