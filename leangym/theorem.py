@@ -73,7 +73,8 @@ _COMMAND_WORD = re.compile(NOT_NAME_BEFORE + "(?:" + "|".join(COMMAND_KEYWORDS) 
 _DECLARING = re.compile(NOT_NAME_BEFORE + "(?:" + "|".join(
     w for w in COMMAND_KEYWORDS if w not in ("open", "set_option", "universe", "variable", "section", "namespace",
                                              "end", "import", "omit", "include", "private", "protected",
-                                             "noncomputable", "partial", "unsafe", "local", "scoped", "export"))
+                                             "noncomputable", "partial", "unsafe", "local", "scoped", "export",
+                                             "nonrec", "public", "meta"))  # (modifiers of the theorem)
     + ")" + NOT_NAME_AFTER)
 
 # --------------------------------------------------------------------------- declarations
@@ -81,7 +82,12 @@ _DECLARING = re.compile(NOT_NAME_BEFORE + "(?:" + "|".join(
 # inside string arguments (`@[to_additive "x [y]"]`) are blanked before this is matched.
 _ATTRIBUTES = r"@\[(?:[^\[\]]|\[[^\[\]]*\])*\]"
 # `open Real in` / `set_option maxHeartbeats 400000 in` scope the command that follows.
-_IN_PREFIX = r"(?:open\b[^\n]*?\bin|set_option[ \t]+[\w.]+[ \t]+\S+[ \t]+in)(?![\w.'?!])"
+# (`open` takes namespace names only: a lazy `open ... in` would also take `open Nat in axiom x : False in`,
+# which Lean reads as a command of its own before the theorem)
+_IN_PREFIX = (r"(?:open(?:[ \t]+scoped)?(?:[ \t]+(?!in(?![\w.'?!]))(?!(?:" + "|".join(COMMAND_KEYWORDS) + r")(?![\w.'?!]))"
+              rf"[{_ID_FIRST}][{_ID_REST}.]*)+[ \t]+in|set_option[ \t]+[\w.]+[ \t]+\S+[ \t]+in)(?![\w.'?!])")
+# Options that switch checks off: never in a statement (the final check would run without them).
+_UNSAFE_OPTION = re.compile(r"set_option\s+(?:debug\.|trust\b)")
 DECLARATION = re.compile(
     rf"^[ \t]*(?P<prefix>(?:{_IN_PREFIX}\s+)*(?:{_ATTRIBUTES}\s*)?(?:(?:private|protected)\s+)?"
     r"(?:noncomputable\s+)?(?:unsafe\s+)?(?:(?:partial|nonrec)\s+)?)"
@@ -212,7 +218,10 @@ def _parse(stmt: str) -> tuple[_Head, re.Match[str]]:
         raise TheoremError(f"statement must end with ':= by sorry' (or ':= by', ':= sorry'): {stmt[-80:]!r}")
     # Exactly one theorem: no declaration before its head (`private axiom propext : False` on the
     # line above; `open`/`set_option` lines may stay), and no command word after it.
-    if (_DECLARING.search(code, 0, decl.start()) or DECLARATION.search(code, decl.end(), tail.start())
+    if _UNSAFE_OPTION.search(code):
+        raise TheoremError(f"the statement sets a debug option, which would switch the final check off: {stmt[:120]!r}")
+    if (_DECLARING.search(code, 0, decl.start("kind")) or "#" in code[:decl.start("kind")]
+            or DECLARATION.search(code, decl.end(), tail.start())
             or _OTHER_DECL.search(code) or _COMMAND_WORD.search(code, decl.end(), tail.start())):
         raise TheoremError("a statement holds exactly one theorem; put definitions and lemmas it needs "
                            f"in `header`: {stmt[:120]!r}")

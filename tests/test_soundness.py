@@ -426,3 +426,29 @@ def test_fourth_round_escapes_are_rejected(tactic):
 def test_a_quote_that_ends_a_name_keeps_comments_blanked():
     for tactic in ("exact h' -- by the theorem", "exact h₁' -- by the theorem", "field_simp [hx'] -- the end"):
         assert SoundnessPolicy().check_tactic(tactic) is None
+
+
+# ---------------------------------------------------------------------------- red-team, fifth round: statements
+@pytest.mark.parametrize("stmt", [
+    # Lean reads `open Nat in axiom bad : False` as a command of its own, then `in theorem ...`
+    "open Nat in axiom bad : False in theorem t : 1 = 2 := by sorry",
+    "open Nat in def helper : Nat := 1 in theorem t : helper = 1 := by sorry",
+    "open Nat in @[simp] def h : Nat := 1 in theorem t : h = 1 := by sorry",
+    "open Nat in #eval 1 in theorem t : True := by sorry",
+    # an option that switches the final check off
+    "set_option debug.skipKernelTC true in theorem t : True := by sorry",
+    "open Nat in set_option debug.skipKernelTC true in theorem t : True := by sorry",
+    "set_option debug.skipKernelTC true\ntheorem t : True := by sorry",
+])
+def test_a_statement_cannot_smuggle_a_command_or_a_debug_option(stmt):
+    from leangym.theorem import TheoremError
+
+    with pytest.raises(TheoremError):
+        Theorem(stmt)
+
+
+@pytest.mark.parametrize("stmt", ["open Nat Real in theorem t : True := by sorry",
+                                  "open scoped BigOperators in theorem t : True := by sorry",
+                                  "set_option maxHeartbeats 400000 in\ntheorem t : True := by sorry"])
+def test_ordinary_statement_prefixes_still_load(stmt):
+    assert Theorem(stmt).decl_name == "t"
