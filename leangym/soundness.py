@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from leangym.backends.types import LeanProcess, ServerError
 from leangym.theorem import (COMMAND_KEYWORDS, ID_FIRST_ALWAYS, ID_REST_ALWAYS, NOT_NAME_AFTER, NOT_NAME_BEFORE,
-                             Theorem, strip_comments)
+                             Theorem, open_in, strip_comments)
 
 # Escape hatches, plus meta-programming that could forge messages or add declarations.
 DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofReduceBool", "apply?", "exact?",
@@ -67,9 +67,7 @@ _HASH_COMMAND = re.compile(r"#\s*[A-Za-z]\w*|@\[")  # anywhere: no name holds '#
 TACTIC_OPTIONS = {"maxRecDepth": 100_000, "maxHeartbeats": 1_000_000,
                   "synthInstance.maxHeartbeats": 1_000_000, "synthInstance.maxSize": 10_000}
 _SCOPED_PREFIX = re.compile(
-    NOT_NAME_BEFORE + r"(?:set_option\s+([\w.]+)\s+(\d+)|open(?:\s+scoped)?(?:\s+(?!(?:in|"
-    + "|".join(COMMAND_KEYWORDS) + rf")(?![{ID_REST_ALWAYS}.]))[{ID_FIRST_ALWAYS}][{ID_REST_ALWAYS}.]*)+)\s+in"
-    + NOT_NAME_AFTER)
+    NOT_NAME_BEFORE + r"(?:set_option\s+([\w.]+)\s+(\d+)\s+in|" + open_in(r"\s") + ")" + NOT_NAME_AFTER)
 # The comment scanner reads string, char and `«»` literals the way Lean does, but where a quote or
 # guillemet could be read otherwise (after a numeral: `0'"'` is `0` then a char literal; raw and
 # interpolated strings), its pairing could drift from Lean's and blank real code as a "comment".

@@ -84,8 +84,16 @@ _ATTRIBUTES = r"@\[(?:[^\[\]]|\[[^\[\]]*\])*\]"
 # `open Real in` / `set_option maxHeartbeats 400000 in` scope the command that follows.
 # (`open` takes namespace names only: a lazy `open ... in` would also take `open Nat in axiom x : False in`,
 # which Lean reads as a command of its own before the theorem)
-_IN_PREFIX = (r"(?:open(?:[ \t]+scoped)?(?:[ \t]+(?!in(?![\w.'?!]))(?!(?:" + "|".join(COMMAND_KEYWORDS) + r")(?![\w.'?!]))"
-              rf"[{_ID_FIRST}][{_ID_REST}.]*)+[ \t]+in|set_option[ \t]+[\w.]+[ \t]+\S+[ \t]+in)(?![\w.'?!])")
+def open_in(space: str) -> str:
+    """Regex text of Lean's ``open [scoped] NS+ in`` (``space``: the whitespace allowed between words).
+
+    The namespaces are names: neither ``in`` nor a command word (the tactic policy strips these
+    prefixes before its command check, and a statement may start with them)."""
+    return (rf"open(?:{space}+scoped)?(?:{space}+(?!(?:in|" + "|".join(COMMAND_KEYWORDS)
+            + rf")(?![{ID_REST_ALWAYS}.]))[{ID_FIRST_ALWAYS}][{ID_REST_ALWAYS}.]*)+{space}+in")
+
+
+_IN_PREFIX = "(?:" + open_in(r"[ \t]") + r"|set_option[ \t]+[\w.]+[ \t]+\S+[ \t]+in)(?![\w.'?!])"
 # Options that switch checks off: never in a statement (the final check would run without them).
 _UNSAFE_OPTION = re.compile(r"set_option\s+(?:debug\.|trust\b)")
 DECLARATION = re.compile(
