@@ -35,6 +35,8 @@ FORMAT = 1
 RESUME_KEYS = ("agent_resolved", "agent_kwargs", "dataset", "split", "budget_calls", "budget_seconds", "seed",
                "timeout_ms", "server.simulated", "server.generation")
 STATUSES = ("proved", "failed", "error", "infra_error")
+# How every header line starts (json.dumps of a dict whose first key is "type").
+HEADER_START = b'{"type": "header"'
 # How scripts.bench_run words an ``error`` that is the statement's fault (Lean did not elaborate it), not the prover's.
 STATEMENT_REJECTED = "Lean rejected the statement"
 
@@ -201,6 +203,29 @@ class ResultsWriter:
     def close(self) -> None:
         with self._lock:
             self._f.close()
+
+
+def is_partial_header(data: bytes) -> bool:
+    """``data`` (a whole file) is the start of a header line and nothing more: a run interrupted while
+    writing its first line. Such a file may be started afresh; nothing else may (see :func:`is_results_file`)."""
+    return b"\n" not in data and (HEADER_START.startswith(data) or data.startswith(HEADER_START))
+
+
+def is_results_file(path: Path) -> bool:
+    """``path`` is a results file this tool wrote (its first line is a header), or the start of one.
+
+    Checked before a run truncates, deletes or appends to ``--out``: any other file (a data set,
+    notes, another tool's output) is left alone.
+    """
+    with open(path, "rb") as f:
+        first = f.readline()
+    if not first.endswith(b"\n"):
+        return is_partial_header(first)
+    try:
+        row = json.loads(first)
+    except ValueError:  # not JSON, or not UTF-8
+        return False
+    return isinstance(row, dict) and row.get("type") == "header"
 
 
 def _drop_partial_line(path: Path) -> None:

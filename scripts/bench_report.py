@@ -2,9 +2,11 @@
 
 Every report reads the run as it stands (:attr:`ResultSet.run`: the latest
 header or resume line), so a run extended by a resume is described by what it
-now holds. ``compare`` says when two runs are not like for like (another
-dataset, split, budget, attempt count or server) and compares pass@k at the
-same k.
+now holds. A run with attempts that never finished (interrupted, or lost to
+server errors) is called incomplete before any number. ``compare`` says when two
+runs are not like for like (another dataset, split, budget, attempt count or
+server, or a run that is incomplete) and compares pass@k at the same k, never
+from a run that has fewer than k attempts of some theorem.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Mapping
 
 from scripts.bench_records import ResultSet
-from scripts.bench_stats import Summary, mean_pass_at, per_theorem, solved_within, summarize
+from scripts.bench_stats import Summary, mean_pass_at, per_theorem, short_of, solved_within, summarize
 
 
 def _pct(x: float) -> str:
@@ -51,10 +53,18 @@ def markdown(s: Summary, header: Mapping | None = None) -> str:
     lost = f"{s.infra_errors} attempt{'s' if s.infra_errors > 1 else ''} hit server errors"
     over = ""
     if missing > 0:  # the pass rate's denominator is smaller than the theorem set: say so before any number
+        of_attempts = (f"; {s.attempts} of {s.expected_attempts} attempts finished"
+                       if s.expected_attempts and s.expected_attempts != s.expected else "")
         out += [f"**Incomplete run:** {missing} of the {s.expected} theorems have no finished attempt"
-                f"{f' ({lost})' if s.infra_errors else ''}; the pass rate below is over the {s.theorems} "
-                f"attempted, not all {s.expected}. Rerun the same command to finish it.", ""]
+                f"{f' ({lost})' if s.infra_errors else ''}{of_attempts}; the pass rate below is over the "
+                f"{s.theorems} attempted, not all {s.expected}. Rerun the same command to finish it.", ""]
         over = f" of the {s.theorems} attempted"
+    elif s.unfinished > 0:  # every theorem has an attempt, but not all of them (an interrupted --attempts N run)
+        out += [f"**Incomplete run:** {s.attempts} of {s.expected_attempts} attempts finished ({s.expected} "
+                f"theorems x {s.expected_attempts // s.expected} attempts){f' ({lost})' if s.infra_errors else ''}; "
+                f"a theorem counts as solved by the attempts it has, and pass@k is shown only up to "
+                f"k = {max(s.pass_at, default=0)}, the fewest any theorem has. Rerun the same command to finish it.",
+                ""]
     elif s.infra_errors:
         out += [f"**Incomplete run:** {lost}; they are not counted. Rerun the same command to retry them.", ""]
     out += ["| metric | value |", "|---|---|",
@@ -81,14 +91,16 @@ def markdown(s: Summary, header: Mapping | None = None) -> str:
 
 
 def summary_of(rs: ResultSet) -> Summary:
-    """The summary; the expected theorem count is the run's as it stands (a resume may change --limit)."""
-    return summarize(rs.attempts, rs.run.get("count"))
+    """The summary; the expected theorem and attempt counts are the run's as it stands (a resume may change
+    --limit or --attempts)."""
+    return summarize(rs.attempts, rs.run.get("count"), rs.run.get("attempts"))
 
 
 # --------------------------------------------------------------------------- plot
 
 def plot(runs: Mapping[str, ResultSet], path: Path | str) -> Path:
-    """PNG of the theorems solved within N Lean calls, one curve per run.
+    """PNG of the theorems solved within N Lean calls, one curve per run; returns the file written
+    (``path``, with ``.png`` added when it has no suffix; another suffix picks another format).
 
     From each run as it ran (at its own budget): how many calls each solved attempt had used.
     That is not what a rerun at budget N would give: an agent that sends a batch of calls at
@@ -117,6 +129,8 @@ def plot(runs: Mapping[str, ResultSet], path: Path | str) -> Path:
     ax.set_title("Solved within N Lean calls (each run at its own budget)")
     fig.tight_layout()
     path = Path(path)
+    if not path.suffix:  # matplotlib would add ".png" itself: name the file it writes
+        path = path.with_name(path.name + ".png")
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
@@ -149,11 +163,30 @@ def comparability(a: Mapping, b: Mapping, label_a: str = "A", label_b: str = "B"
             for k, what in names.items() if field(a, k) != field(b, k)]
 
 
+def _short_of_k(s: Summary, rs: ResultSet, k: int) -> int:
+    """How many of the run's theorems have fewer than k finished attempts (none at all included)."""
+    return len(short_of(rs.attempts, k)) + max(0, (s.expected or 0) - s.theorems)
+
+
+def incomplete_warning(s: Summary, rs: ResultSet, k: int, label: str) -> str | None:
+    """Why ``label``'s numbers are not the whole run's (None when it is complete), and what to do."""
+    short = _short_of_k(s, rs, k)
+    if not s.unfinished and not short:
+        return None
+    parts = [f"{s.attempts} of {s.expected_attempts} attempts finished"] if s.unfinished else []
+    if short:
+        parts.append(f"{short} of its {max(s.expected or 0, s.theorems)} theorems have fewer than {k}; "
+                     f"its pass@{k} is not shown")
+    return f"{label} is an incomplete run: {', and '.join(parts)}: rerun its command to resume the run"
+
+
 def compare(a: ResultSet, b: ResultSet, label_a: str = "A", label_b: str = "B") -> str:
     """Markdown: side-by-side summary and the per-theorem difference (on the theorems both runs attempted).
 
     Runs with different attempt counts are compared at the smaller one, k: pass@k (unbiased, from
     all of each run's attempts) and, per theorem, "solved by one of its first k attempts".
+    A run with a theorem that has fewer than k finished attempts (an interrupted run) gets no pass@k,
+    and a warning that says to resume it.
     """
     sa, sb = summary_of(a), summary_of(b)
     ra, rb = a.run, b.run
@@ -170,6 +203,7 @@ def compare(a: ResultSet, b: ResultSet, label_a: str = "A", label_b: str = "B") 
     both = sum(solved_a[t] and solved_b[t] for t in common)
 
     warnings = comparability(ra, rb, label_a, label_b)
+    warnings += [w for w in (incomplete_warning(sa, a, k, label_a), incomplete_warning(sb, b, k, label_b)) if w]
     if not common:
         warnings.append("no theorem has a finished attempt in both runs: there is nothing to compare per theorem")
     hashes_a = {t: rs[0].statement_hash for t, rs in by_a.items()}
@@ -185,7 +219,9 @@ def compare(a: ResultSet, b: ResultSet, label_a: str = "A", label_b: str = "B") 
         lo, hi = s.interval
         return f"{s.solved}/{s.theorems} = {_pct(s.rate)} ({_pct(lo)}-{_pct(hi)})"
 
-    def pass_k(_: Summary, rs: ResultSet) -> str:
+    def pass_k(s: Summary, rs: ResultSet) -> str:
+        if _short_of_k(s, rs, k):  # averaging over the theorems that have k would bias it: see the warning
+            return "n/a (incomplete run)"
         v = mean_pass_at(rs.attempts, k)
         return "-" if v is None else _pct(v)
 

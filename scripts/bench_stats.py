@@ -5,8 +5,10 @@ its 95% interval is Wilson's score interval (sound for small n and for rates
 near 0 or 1, unlike the normal approximation).
 
 pass@k: the unbiased estimator of Chen et al. (2021), ``1 - C(n-c, k) / C(n, k)``
-for a theorem with n attempts of which c succeeded, averaged over the theorems
-with at least k attempts.
+for a theorem with n attempts of which c succeeded, averaged over the theorems.
+It is reported only for k up to the fewest finished attempts any theorem has:
+averaging over just the theorems that have k (a run cut short) would describe
+the theorems the run happened to reach, not the run.
 """
 from __future__ import annotations
 
@@ -94,6 +96,12 @@ class Summary(_SolveRate):
     server_failures: int
     budget_exhausted: int
     categories: list[CategoryRow] = field(default_factory=list)
+    expected_attempts: int | None = None  # theorems x attempts the run was asked for, when known
+
+    @property
+    def unfinished(self) -> int:
+        """Attempts the run was asked for that have no finished result (never ran, or ended in a server error)."""
+        return max(0, self.expected_attempts - self.attempts) if self.expected_attempts is not None else 0
 
 
 
@@ -115,7 +123,9 @@ def per_theorem(results: Iterable[AttemptResult]) -> dict[str, list[AttemptResul
     return dict(by)
 
 
-def summarize(results: Iterable[AttemptResult], expected: int | None = None) -> Summary:
+def summarize(results: Iterable[AttemptResult], expected: int | None = None,
+              attempts_per_theorem: int | None = None) -> Summary:
+    """The run's numbers; ``expected`` theorems x ``attempts_per_theorem`` is what it was asked for (when known)."""
     results = list(results)
     by = per_theorem(results)
     done = [r for rs in by.values() for r in rs]
@@ -149,17 +159,28 @@ def summarize(results: Iterable[AttemptResult], expected: int | None = None) -> 
         server_failures=sum(r.server_failures for r in done),
         budget_exhausted=sum(r.budget_exhausted for r in done),
         categories=[CategoryRow(c, n, s) for c, (n, s) in sorted(cats.items())],
+        expected_attempts=expected * attempts_per_theorem if expected and attempts_per_theorem else None,
     )
 
 
+def short_of(results: Iterable[AttemptResult], k: int) -> list[str]:
+    """The theorems (sorted) with some finished attempt but fewer than k: a run cut short, or attempts
+    that ended in server errors. (Theorems without any finished attempt are not among them.)"""
+    return sorted(t for t, rs in per_theorem(results).items() if len(rs) < k)
+
+
 def mean_pass_at(results: Iterable[AttemptResult], k: int) -> float | None:
-    """Mean unbiased pass@k over the theorems with at least k finished attempts (None: no such theorem).
+    """Mean unbiased pass@k over the theorems with finished attempts; None when there is none, or when
+    some theorem has fewer than k (see :func:`short_of`): the mean over only the theorems that have k
+    would describe the ones an interrupted run happened to reach, not the run.
 
     For comparing runs with different attempt counts at the same k: the run with more attempts
     is estimated from all of them, not from an arbitrary k of them.
     """
-    counts = [(len(rs), sum(r.solved for r in rs)) for rs in per_theorem(results).values() if len(rs) >= k]
-    return sum(pass_at_k(n, c, k) for n, c in counts) / len(counts) if counts else None
+    counts = [(len(rs), sum(r.solved for r in rs)) for rs in per_theorem(results).values()]
+    if not counts or any(n < k for n, _ in counts):
+        return None
+    return sum(pass_at_k(n, c, k) for n, c in counts) / len(counts)
 
 
 def solved_within(results: Iterable[AttemptResult], budgets: Sequence[int]) -> tuple[list[float], list[float]]:

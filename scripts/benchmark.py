@@ -26,7 +26,11 @@ Exit status: 0 when every attempt finished; 1 when some did not (the server
 kept failing, or attempts ended in server errors: rerun the same command to
 retry them); 2 for a mistake on the command line; 130 when interrupted.
 A resume refuses to continue a file whose finished theorems' statements have
-changed since (each result records a hash of its statement).
+changed since (each result records a hash of its statement). ``--out`` (and
+``--restart``) only ever appends to, truncates or deletes a leangym results
+file: any other file there is refused, the ``--dataset`` file included.
+``--plot``'s directory is checked before the run; a plot that still fails
+afterwards is a warning, and the run keeps its exit status.
 """
 from __future__ import annotations
 
@@ -44,6 +48,8 @@ from contextlib import ExitStack
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import unquote, urlparse
+from urllib.request import url2pathname
 
 from leangym.cli import run_cli
 from leangym.datasets import DatasetError, load_theorems
@@ -51,7 +57,8 @@ from leangym.prover import AgentSpecError, load_agent
 from leangym.session import Budget
 from leangym.theorem import Theorem
 from scripts.bench_records import (
-    FORMAT, ResultSet, ResultsWriter, canonical_agent, dataset_source, read_results, resume_refusal, statement_hash,
+    FORMAT, ResultSet, ResultsWriter, canonical_agent, dataset_source, is_partial_header, is_results_file,
+    read_results, resume_refusal, statement_hash,
 )
 from scripts.bench_report import compare, markdown, plot, summary_of
 from scripts.bench_run import RunConfig, Task, run_tasks
@@ -137,6 +144,8 @@ def _parser_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", required=True, help="random | hammer | module:Name | file.py:Name")
     p.add_argument("--agent-kwargs", default="{}", help="JSON object of keyword arguments for the agent")
     p.add_argument("--dataset", default="minif2f", help="minif2f | proplogic-heldout[:N] | FILE.jsonl | DIR | URL")
+    p.add_argument("--refresh-dataset", action="store_true",
+                   help="download an http(s) --dataset again instead of using its cached copy")
     p.add_argument("--split", default=None, help="e.g. test or valid (miniF2F); default: every theorem")
     p.add_argument("--theorems", type=theorem_names, default=None, metavar="NAME[,NAME...]",
                    help="only these theorems of the dataset (file order)")
@@ -175,18 +184,77 @@ def build_parser() -> argparse.ArgumentParser:
 
 # --------------------------------------------------------------------------- what a run is
 
-def select(theorems: list[Theorem], names: list[str] | None, limit: int | None) -> list[Theorem]:
-    """``--theorems`` (in file order), then ``--limit``; an unknown name is an error naming close ones."""
+def select(theorems: list[Theorem], names: list[str] | None, limit: int | None, *, split: str | None = None,
+           everything: Callable[[], list[Theorem]] | None = None) -> list[Theorem]:
+    """``--theorems`` (in file order), then ``--limit``. An unknown name is an error naming close ones, or,
+    for a name in another split than ``split``, the ``--split`` to pass (``everything()``: the whole
+    dataset, before split filtering; read only for that error)."""
     if names:
         known = {t.name for t in theorems}
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise DatasetError(f"--theorems: no theorem named {unknown[0]!r} in the dataset"
-                               f"{_did_you_mean(unknown[0], known)}"
-                               + (f" (nor {', '.join(map(repr, unknown[1:4]))})" if unknown[1:] else ""))
+            split_of = {t.name: t.split for t in everything()} if split is not None and everything else {}
+            absent = [n for n in unknown if n not in split_of]
+            if not absent:
+                raise DatasetError(_in_other_split(names, unknown[0], split, split_of))
+            raise DatasetError(f"--theorems: no theorem named {absent[0]!r} in the dataset"
+                               f"{_did_you_mean(absent[0], known)}"
+                               + (f" (nor {', '.join(map(repr, absent[1:4]))})" if absent[1:] else ""))
         wanted = set(names)
         theorems = [t for t in theorems if t.name in wanted]
     return theorems[:limit] if limit is not None else theorems
+
+
+def _in_other_split(names: list[str], name: str, split: str, split_of: dict[str, str | None]) -> str:
+    """The error for a ``--theorems`` name that is in the dataset, but not in ``--split``."""
+    other = split_of[name]
+    found = sorted({repr(split_of[n]) if split_of[n] else "none" for n in names if n in split_of})
+    if len(found) > 1:
+        fix = f"leave out --split (the names are in splits {', '.join(found[:-1])} and {found[-1]})"
+    else:
+        fix = f"pass --split {other}" if other else "leave out --split"
+    return f"--theorems: {name!r} is in {f'split {other!r}' if other else 'no split'}, not {split!r}: {fix}"
+
+
+def _dataset_file(spec: str) -> Path | None:
+    """The local file or directory ``--dataset`` reads (None: a download or a generated set)."""
+    source = dataset_source(spec)
+    if source is None:
+        return None
+    parsed = urlparse(source)
+    if parsed.scheme == "file":
+        return Path(url2pathname(unquote(parsed.path)))
+    return None if "://" in source else Path(source)
+
+
+def out_refusal(out: Path, dataset: str) -> str | None:
+    """Why a run must not write ``out`` (None: it may). A run appends to it, truncates a header cut
+    short, and deletes it on ``--restart``: only ever a leangym results file (or the start of one)."""
+    if out.is_dir():
+        return f"--out {out} is a directory; name a results file, e.g. {out / 'results.jsonl'}"
+    if not out.exists():
+        return None
+    data = _dataset_file(dataset)
+    if data is not None and data.exists() and os.path.samefile(out, data):
+        return f"--out {out} is the --dataset file; choose another --out"
+    if not is_results_file(out):
+        return f"{out} is not a leangym results file; choose another --out"
+    return None
+
+
+def plot_refusal(plot_arg: str | None) -> str | None:
+    """Why ``--plot`` cannot be written (None: it can, or none was asked for): checked before a run,
+    which would otherwise find out only at its end."""
+    if plot_arg is None or plot_arg == "none":
+        return None
+    path = Path(plot_arg).expanduser()
+    if path.is_dir():
+        return f"--plot {plot_arg} is a directory; name a file, e.g. {path / 'curve.png'}"
+    if not path.parent.is_dir():
+        return f"--plot {plot_arg}: no directory {path.parent}; create it or choose another --plot (or --plot none)"
+    if not os.access(path.parent, os.W_OK):
+        return f"--plot {plot_arg}: cannot write in {path.parent}; choose another --plot (or --plot none)"
+    return None
 
 
 def _header(args: argparse.Namespace, kwargs: dict, count: int, server: dict) -> dict[str, Any]:
@@ -217,10 +285,15 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"{', '.join(AGENT_ALIASES)}; or name your own as module:Name or path/to/file.py:Name",
               file=sys.stderr)
         return 2
+    refusal = out_refusal(args.out, args.dataset) or plot_refusal(args.plot)
+    if refusal:
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
     spec = AGENT_ALIASES.get(args.agent, args.agent)
     try:
         load_agent(spec, kwargs)  # fail now, not in every worker
-        theorems = select(load_theorems(args.dataset, args.split), args.theorems, args.limit)
+        theorems = select(load_theorems(args.dataset, args.split, refresh=args.refresh_dataset), args.theorems,
+                          args.limit, split=args.split, everything=lambda: load_theorems(args.dataset))
     except (AgentSpecError, DatasetError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -259,11 +332,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             workers = server["max_processes"]
 
         header = _header(args, kwargs, len(theorems), server)
-        if args.restart and args.out.exists():
-            args.out.unlink()
         done: set = set()
-        if args.out.exists() and b"\n" not in args.out.read_bytes():
-            args.out.write_bytes(b"")  # only part of a header: the run never wrote a result; start afresh
+        # out_refusal() found an existing --out to be a results file, or the start of one
+        if args.out.exists() and (args.restart or is_partial_header(args.out.read_bytes())):
+            args.out.unlink()  # --restart; or only part of a header: the run never wrote a result, start afresh
         if args.out.exists() and args.out.stat().st_size > 0:
             old = read_results(args.out)
             refusal = resume_refusal(old, header, hashes)
@@ -308,7 +380,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             complete, interrupted = False, True
         writer.write({"type": "run_end", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                       "complete": complete, "server_generation": client.generation})
-    rs = _report(args.out, None if args.plot == "none" else (args.plot or args.out.with_suffix(".png")))
+    rs = _report(args.out, None if args.plot == "none" else (args.plot or args.out.with_suffix(".png")),
+                 after_run=True)
     # infra errors are not results: this run is finished only when none of its attempts is left to retry
     infra = sum(getattr(rs.results.get((t.name, k)), "status", None) == "infra_error" for t, k in wanted)
     if interrupted or not complete:
@@ -320,11 +393,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 130 if interrupted else 0 if complete and not infra else 1
 
 
-def _report(path: Path, plot_path: Any) -> ResultSet:
+def _report(path: Path, plot_path: Any, *, after_run: bool = False) -> ResultSet:
+    """Print the summary of ``path`` and write its plot. ``after_run``: a plot that fails is a warning,
+    not an error, so that the run's exit status (130 interrupted, 1 retry) and its hint survive."""
     rs = read_results(path)
     print(markdown(summary_of(rs), rs.run))
     if plot_path:
-        print(f"\nplot: {plot({path.stem: rs}, plot_path)}")
+        try:
+            print(f"\nplot: {plot({path.stem: rs}, plot_path)}")
+        except Exception as e:  # noqa: BLE001 - matplotlib raises several kinds; the results are written anyway
+            if not after_run:
+                raise
+            print(f"[benchmark] warning: could not write the plot (--plot): {e}; the results are in {path}",
+                  file=sys.stderr)
     return rs
 
 
@@ -339,6 +420,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "run":
         return cmd_run(args)
+    refusal = plot_refusal(args.plot) if args.command in ("summary", "compare") else None
+    if refusal:
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
     if args.command == "summary":
         _report(args.results, args.plot)
         return 0

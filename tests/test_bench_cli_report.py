@@ -220,3 +220,128 @@ def test_statements_lean_rejects_are_not_prover_errors() -> None:
     s = summarize(results)
     assert (s.errors, s.statement_errors) == (1, 1)
     assert "| prover errors / statements rejected / infra errors | 1 / 1 / 0 |" in markdown(s)
+
+
+# --------------------------------------------------------------------------- an interrupted multi-attempt run
+
+
+def _cut_after_attempt_0(full: Path, cut: Path, keep_second: str = "t_and") -> Path:
+    """What an interrupted attempt-major run leaves: every theorem's attempt 0, one theorem's attempt 1."""
+    rows = [json.loads(line) for line in full.read_text(encoding="utf-8").splitlines()]
+    keep = [r for r in rows if r["type"] == "header"
+            or (r["type"] == "result" and (r["attempt"] == 0 or r["theorem"] == keep_second))]
+    cut.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in keep), encoding="utf-8")
+    return cut
+
+
+def test_an_interrupted_multi_attempt_run_is_incomplete_and_compare_does_not_make_up_pass_at_k(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    data, full = write_dataset(tmp_path / "d.jsonl"), tmp_path / "full.jsonl"
+    assert run(full, data, "--attempts", "2") == 0
+    cut = read_results(_cut_after_attempt_0(full, tmp_path / "cut.jsonl"))
+    text = markdown(summary_of(cut), cut.run)
+    assert "**Incomplete run:** 4 of 6 attempts finished (3 theorems x 2 attempts)" in text
+    assert "Rerun the same command to finish it." in text
+    assert "| pass@2 |" not in text  # only up to the fewest attempts a theorem has
+    capsys.readouterr()
+    assert benchmark.main(["summary", str(tmp_path / "cut.jsonl")]) == 0
+    assert "**Incomplete run:** 4 of 6 attempts finished" in capsys.readouterr().out
+    assert "Incomplete" not in markdown(summary_of(read_results(full)), read_results(full).run)
+
+    text = compare(read_results(full), cut, "full", "cut")
+    assert ("- cut is an incomplete run: 4 of 6 attempts finished, and 2 of its 3 theorems have fewer than 2; "
+            "its pass@2 is not shown: rerun its command to resume the run") in text
+    (row,) = [line for line in text.splitlines() if line.startswith("| pass@2 |")]
+    assert row.split(" | ")[2] == "n/a (incomplete run) |"  # was: 0.0%, from the one theorem with 2 attempts
+    assert "%" in row.split(" | ")[1]  # the complete run's pass@2 is still shown
+    assert "incomplete" not in compare(read_results(full), read_results(full))
+
+
+# --------------------------------------------------------------------------- --out: never destroy another file
+
+
+def test_an_out_file_that_is_not_a_results_file_is_never_truncated_or_deleted(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    data = write_dataset(tmp_path / "d.jsonl")
+    precious = tmp_path / "precious.jsonl"  # one row, no newline: was taken for a header cut short
+    precious.write_text(json.dumps(THEOREMS[0]), encoding="utf-8")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("line one\nline two\n", encoding="utf-8")
+    for victim in (precious, notes):
+        before = victim.read_bytes()
+        for extra in ((), ("--restart",)):
+            capsys.readouterr()
+            assert run(victim, data, *extra) == 2
+            assert f"error: {victim} is not a leangym results file; choose another --out" in capsys.readouterr().err
+            assert victim.read_bytes() == before
+
+    before = data.read_bytes()
+    assert run(data, data, "--restart") == 2  # was: --restart deleted the dataset
+    assert f"error: --out {data} is the --dataset file; choose another --out" in capsys.readouterr().err
+    assert data.read_bytes() == before
+
+    out = tmp_path / "r.jsonl"
+    out.write_bytes(b'{"type": "header", "format": 1, "crea')  # a header cut short: started afresh
+    assert run(out, data) == 0 and len(result_rows(out)) == 3
+    out.write_bytes(b'{"ty')
+    assert run(out, data, "--restart") == 0 and len(result_rows(out)) == 3
+    assert run(out, data, "--restart") == 0 and len(result_rows(out)) == 3  # a results file: --restart deletes it
+
+
+# --------------------------------------------------------------------------- --plot
+
+
+def test_plot_returns_the_file_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from scripts.bench_report import plot
+
+    out = tmp_path / "r.jsonl"
+    assert run(out, write_dataset(tmp_path / "d.jsonl")) == 0
+    written = plot({"r": read_results(out)}, tmp_path / "curve")
+    assert written == tmp_path / "curve.png" and written.is_file()
+    capsys.readouterr()
+    assert benchmark.main(["summary", str(out), "--plot", str(tmp_path / "other")]) == 0
+    assert f"plot: {tmp_path / 'other.png'}" in capsys.readouterr().out and (tmp_path / "other.png").is_file()
+    assert benchmark.main(["summary", str(out), "--plot", str(tmp_path / "nodir" / "x.png")]) == 2
+    assert f"error: --plot {tmp_path / 'nodir' / 'x.png'}: no directory" in capsys.readouterr().err
+
+
+def test_a_bad_plot_path_is_refused_before_the_run_and_a_plot_failure_keeps_the_exit_status(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    data, out = write_dataset(tmp_path / "d.jsonl"), tmp_path / "r.jsonl"
+    missing = tmp_path / "nodir" / "p.png"
+    assert run(out, data, "--plot", str(missing)) == 2
+    assert (f"error: --plot {missing}: no directory {missing.parent}; create it or choose another --plot "
+            "(or --plot none)") in capsys.readouterr().err
+    assert not out.exists()  # nothing ran
+
+    def broken_plot(runs, path):  # noqa: ANN001, ANN202 - e.g. a format matplotlib does not know, a full disk
+        raise ValueError("Format 'xyz' is not supported")
+
+    monkeypatch.setattr(benchmark, "plot", broken_plot)
+    real_run_tasks = benchmark.run_tasks
+
+    def interrupted_after_one(tasks, make_prover, lease, config, sink):  # noqa: ANN001, ANN202
+        real_run_tasks(tasks[:1], make_prover, lease, config, sink)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(benchmark, "run_tasks", interrupted_after_one)
+    assert run(out, data, "--plot", str(tmp_path / "p.xyz")) == 130  # was: 2, from the plot
+    err = capsys.readouterr().err
+    assert "warning: could not write the plot (--plot): Format 'xyz' is not supported" in err
+    assert "interrupted; rerun the same command to resume" in err
+    monkeypatch.setattr(benchmark, "run_tasks", real_run_tasks)
+    assert run(out, data, "--plot", str(tmp_path / "p.xyz")) == 0
+
+
+# --------------------------------------------------------------------------- --theorems and --split
+
+
+def test_theorems_of_another_split_say_which_split_to_pass(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    data = write_dataset(tmp_path / "d.jsonl", [dict(THEOREMS[0], split="test"), dict(THEOREMS[1], split="valid")])
+    assert run(tmp_path / "r.jsonl", data, "--split", "test", "--theorems", "t_or") == 2
+    assert "error: --theorems: 't_or' is in split 'valid', not 'test': pass --split valid" in capsys.readouterr().err
+    assert run(tmp_path / "r.jsonl", data, "--split", "test", "--theorems", "t_and,t_or") == 2
+    assert ("error: --theorems: 't_or' is in split 'valid', not 'test': leave out --split (the names are in "
+            "splits 'test' and 'valid')") in capsys.readouterr().err
+    assert not (tmp_path / "r.jsonl").exists()
+    assert run(tmp_path / "r.jsonl", data, "--split", "valid", "--theorems", "t_or") == 0

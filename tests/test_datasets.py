@@ -137,8 +137,8 @@ def test_download_into_cache_with_sha256(http_dir, tmp_path: Path, monkeypatch: 
 def test_download_file_url_and_http_404(http_dir, tmp_path: Path) -> None:
     www, base, _ = http_dir
     f = write_jsonl(tmp_path / "local.jsonl", ROWS)
-    path = fetch(f.resolve().as_uri(), cache=tmp_path / "c")
-    assert path.read_bytes() == f.read_bytes() and path.parent == tmp_path / "c"
+    assert fetch(f.resolve().as_uri(), cache=tmp_path / "c") == f.resolve()  # read in place, not copied
+    assert not (tmp_path / "c").exists()
     with pytest.raises(DownloadError, match="HTTP 404"):
         fetch(f"{base}/missing.jsonl", cache=tmp_path / "c")
     with pytest.raises(DownloadError, match="unsupported URL scheme"):
@@ -203,15 +203,17 @@ def test_a_line_separator_inside_a_row_does_not_split_it(tmp_path: Path) -> None
     assert t.extra["informal"] == "two\u2028lines\x85here"
 
 
-def test_a_download_that_is_not_theorems_is_never_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_download_that_is_not_theorems_is_never_cached(http_dir, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    www, base, _ = http_dir
     monkeypatch.setenv("LEANGYM_CACHE", str(tmp_path / "cache"))
-    page = tmp_path / "page.jsonl"
+    page = www / "page.jsonl"
     page.write_text("<html><body>rate limited</body></html>\n", encoding="utf-8")  # served with 200
     with pytest.raises(DownloadError, match="not cached"):
-        load_theorems(page.resolve().as_uri())
+        load_theorems(f"{base}/page.jsonl")
     assert list((tmp_path / "cache").iterdir()) == []  # neither the page nor a .part file
-    good = write_jsonl(tmp_path / "good.jsonl", ROWS)
-    cached = fetch(good.resolve().as_uri(), cache=tmp_path / "c", validate=load_theorems)
+    write_jsonl(www / "good.jsonl", ROWS)
+    cached = fetch(f"{base}/good.jsonl", cache=tmp_path / "c", validate=load_theorems)
     assert cached.stat().st_mode & 0o044 == 0o044  # readable by others too: caches may be shared
 
 
@@ -225,8 +227,10 @@ def test_lean_files_comments_and_project_files(tmp_path: Path) -> None:
         "theorem a (n : ℕ) : n + 0 = n := by sorry -- theorem later, maybe\n", encoding="utf-8")
     (t,) = load_theorems(root)  # Main.lean and lakefile.lean hold no theorem: skipped
     assert t.name == "a" and t.split == "test" and t.formal_statement == "theorem a (n : ℕ) : n + 0 = n := by sorry"
-    with pytest.raises(DatasetError, match="a directory"):
-        load_minif2f(root)
+    assert [t.name for t in load_minif2f(root)] == ["a"]  # miniF2F as .lean files (a miniF2F-lean4 checkout)
+    (tmp_path / "nothing").mkdir()
+    with pytest.raises(DatasetError, match="a directory without minif2f_lean4.jsonl or .lean files"):
+        load_minif2f(tmp_path / "nothing")
 
 
 def test_compfiles_style_namespace_file(tmp_path: Path) -> None:
@@ -358,10 +362,11 @@ def test_minif2f_env_var_naming_nothing_is_a_clear_error(no_shared_copy, tmp_pat
         target.mkdir()  # a directory without minif2f_lean4.jsonl
     monkeypatch.setenv("LEANGYM_MINIF2F", str(target))
     expected = target / minif2f_mod.FILE_NAME if target.is_dir() else target
+    nor = " (nor any .lean file in that directory)" if target.is_dir() else ""
     for load in (lambda: load_theorems("minif2f"), lambda: load_minif2f(split="test")):
         with pytest.raises(DatasetError) as err:
             load()
-        assert str(err.value) == f"LEANGYM_MINIF2F={str(target)!r}: no such file {expected}"
+        assert str(err.value) == f"LEANGYM_MINIF2F={str(target)!r}: no such file {expected}{nor}"
     assert not (tmp_path / "cache").exists()  # no silent fallback to a download
 
 
@@ -377,12 +382,11 @@ def test_minif2f_shared_copy_beside_the_repository(no_shared_copy, tmp_path: Pat
     assert _names(load_theorems("minif2f")) == ["imo_1959_p1"]
 
 
-def test_minif2f_downloads_the_default_url_without_a_local_copy(no_shared_copy, tmp_path: Path,
+def test_minif2f_downloads_the_default_url_without_a_local_copy(no_shared_copy, http_dir, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "remote").mkdir()
-    remote = write_jsonl(tmp_path / "remote" / "minif2f.jsonl", ROWS + [DEEPSEEK_ROW])
-    url = remote.resolve().as_uri()
-    monkeypatch.setattr(minif2f_mod, "DEFAULT_URL", url)
+    www, base, _ = http_dir
+    remote = write_jsonl(www / "minif2f.jsonl", ROWS + [DEEPSEEK_ROW])
+    monkeypatch.setattr(minif2f_mod, "DEFAULT_URL", f"{base}/minif2f.jsonl")
     assert _names(load_theorems("minif2f", split="valid")) == ["aimeI_2000_p7", "mathd_numbertheory_33"]
     cached = list((tmp_path / "cache").iterdir())
     assert len(cached) == 1 and cached[0].name.endswith("-minif2f.jsonl")
@@ -406,3 +410,112 @@ def test_offline_minif2f_is_one_error_line_that_says_what_to_do(no_shared_copy, 
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.startswith("error: ") and "LEANGYM_MINIF2F" in err
     assert "Traceback" not in err and not (tmp_path / "out.jsonl").exists()
+
+
+# ------------------------------------------------ an edited source: file:// is read in place, http says it is cached
+def test_a_file_url_is_read_in_place_so_edits_are_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LEANGYM_CACHE", str(tmp_path / "cache"))
+    f = write_jsonl(tmp_path / "mine.jsonl", ROWS[:2])
+    url = f.resolve().as_uri()
+    assert _names(load_theorems(url)) == ["mathd_algebra_1", "aimeI_2000_p7"]
+    write_jsonl(f, ROWS)  # was: the first read stayed cached forever
+    assert _names(load_theorems(url)) == [r["name"] for r in ROWS]
+    assert fetch(url) == f.resolve()
+    with pytest.raises(DownloadError, match="sha256 mismatch"):
+        fetch(url, sha256="0" * 64)
+    with pytest.raises(DownloadError, match="no such file"):
+        fetch((tmp_path / "gone.jsonl").resolve().as_uri())
+    assert not (tmp_path / "cache").exists()  # nothing was copied
+
+
+def test_an_http_dataset_says_it_uses_the_cached_copy_and_refresh_downloads_it_again(
+        http_dir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    from scripts import benchmark
+
+    www, base, _ = http_dir
+    monkeypatch.setenv("LEANGYM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("LEANGYM_SERVER", raising=False)
+    rows = [{"name": f"t{i}", "formal_statement": f"theorem t{i} (p : Prop) (hp : p) : p := by sorry"}
+            for i in range(3)]
+    write_jsonl(www / "rows.jsonl", rows[:2])
+    url = f"{base}/rows.jsonl"
+    assert _names(load_theorems(url)) == ["t0", "t1"]
+    assert "cached" not in capsys.readouterr().err  # a fresh download says nothing
+
+    write_jsonl(www / "rows.jsonl", rows)
+    assert _names(load_theorems(url)) == ["t0", "t1"]  # the cached copy, and it says so
+    (cached,) = (tmp_path / "cache").iterdir()
+    err = capsys.readouterr().err
+    assert f"{url}: using the copy cached at {cached}" in err
+    assert "refresh=True" in err and "--refresh-dataset" in err
+    assert _names(load_theorems(url, refresh=True)) == ["t0", "t1", "t2"]
+    assert _names(load_theorems(url)) == ["t0", "t1", "t2"]  # the refreshed copy is the cached one now
+
+    write_jsonl(www / "rows.jsonl", rows[:1])
+    out = tmp_path / "r.jsonl"
+    argv = ["--agent", "hammer", "--dataset", url, "--sim", "--quiet", "--plot", "none", "--out", str(out)]
+    assert benchmark.main(argv) == 0
+    assert json.loads(out.read_text(encoding="utf-8").split("\n")[0])["count"] == 3
+    assert benchmark.main([*argv, "--refresh-dataset", "--restart"]) == 0
+    assert json.loads(out.read_text(encoding="utf-8").split("\n")[0])["count"] == 1
+
+
+# ------------------------------------------------ Lean projects: a built checkout, and miniF2F as a directory of .lean
+def _lean_project(root: Path) -> Path:
+    """A built miniF2F-lean4-like checkout: MiniF2F/{Test,Valid}/*.lean, and Lake's trees holding
+    files with many theorems (Mathlib's sources) that are no part of the theorem set."""
+    (root / "MiniF2F" / "Test").mkdir(parents=True)
+    (root / "MiniF2F" / "Valid").mkdir()
+    (root / "lakefile.lean").write_text("import Lake\nopen Lake DSL\npackage minif2f\n", encoding="utf-8")
+    (root / "MiniF2F" / "Test" / "a.lean").write_text("import Mathlib\ntheorem a : True := by sorry\n")
+    (root / "MiniF2F" / "Valid" / "b.lean").write_text("import Mathlib\ntheorem b : True := by sorry\n")
+    two = "theorem x : True := trivial\ntheorem y : True := trivial\n"
+    for junk in (".lake/packages/mathlib/Mathlib/Logic/Basic.lean", "lake-packages/std/Std/Data.lean",
+                 ".git/hooks/x.lean", "MiniF2F/.hidden/z.lean"):
+        (root / junk).parent.mkdir(parents=True, exist_ok=True)
+        (root / junk).write_text(two, encoding="utf-8")
+    return root
+
+
+def test_a_built_lean_project_is_read_without_lake_packages_and_hidden_dirs(tmp_path: Path) -> None:
+    root = _lean_project(tmp_path / "miniF2F-lean4")
+    assert [(t.name, t.split) for t in load_theorems(root)] == [("a", "test"), ("b", "valid")]
+    assert _names(load_theorems(root, split="valid")) == ["b"]
+
+
+def test_minif2f_from_a_directory_of_lean_files(no_shared_copy, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _lean_project(tmp_path / "miniF2F-lean4")
+    monkeypatch.setenv("LEANGYM_MINIF2F", str(root))
+    assert minif2f_mod.local_copy() == root
+    assert _names(load_theorems("minif2f", split="test")) == ["a"]
+    monkeypatch.delenv("LEANGYM_MINIF2F")
+    assert _names(load_theorems(f"minif2f:{root}", split="valid")) == ["b"]
+    assert _names(load_minif2f(root)) == ["a", "b"]
+    assert not (tmp_path / "cache").exists()  # nothing was downloaded
+
+
+# ------------------------------------------------ .json: a top-level array of rows
+def test_a_json_array_of_rows_is_read_and_other_json_says_what_is_expected(tmp_path: Path) -> None:
+    arr = tmp_path / "rows.json"
+    arr.write_text(json.dumps(ROWS, indent=2, ensure_ascii=False), encoding="utf-8")
+    assert _names(load_theorems(arr)) == [r["name"] for r in ROWS]
+    assert _names(load_minif2f(arr, split="test")) == ["mathd_algebra_1", "imo_1959_p1"]
+    (tmp_path / "one_line.json").write_text(json.dumps(ROWS[:2], ensure_ascii=False), encoding="utf-8")
+    assert _names(load_theorems(tmp_path / "one_line.json")) == ["mathd_algebra_1", "aimeI_2000_p7"]
+
+    dup = tmp_path / "dup.json"
+    dup.write_text(json.dumps([ROWS[0], 3, ROWS[0]], indent=2, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"dup\.json: item 2: expected a JSON object, got int"):
+        load_theorems(dup)
+    dup.write_text(json.dumps([ROWS[0], ROWS[0]], indent=2, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"dup\.json: item 2: duplicate theorem name 'mathd_algebra_1' "
+                                           r"\(first at item 1\)"):
+        load_theorems(dup)
+
+    obj = tmp_path / "obj.json"  # one pretty-printed object: not JSON Lines
+    obj.write_text(json.dumps(ROWS[0], indent=2, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(DatasetError) as err:
+        load_theorems(obj)
+    assert f"{obj}:1: invalid JSON" in str(err.value)
+    assert "expected JSON Lines: one object per line" in str(err.value)

@@ -5,13 +5,19 @@ download streams into a temporary file in the cache directory and is renamed
 into place only when complete (and, if a sha256 is given, only when it
 matches), so an interrupted download never leaves a truncated file that a
 later run would mistake for the data set.
+
+An ``http(s)://`` URL is downloaded once; later reads use the cached copy and say so on
+stderr, naming it (``force=True``, i.e. ``refresh=True`` of the loaders or
+``--refresh-dataset`` of ``scripts.benchmark``, downloads it again). A ``file://`` URL is
+read in place, never copied: an edit of the file is seen by the next read.
 """
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable
 from urllib.parse import unquote, urlparse
@@ -49,16 +55,24 @@ def sha256_of(path: Path) -> str:
 
 def fetch(url: str, *, sha256: str | None = None, cache: Path | None = None, force: bool = False,
           timeout: float = 60.0, validate: Callable[[Path], None] | None = None) -> Path:
-    """The local path of ``url``'s content, downloading it into the cache unless already there.
+    """The local path of ``url``'s content.
 
-    ``http(s)://`` is streamed with requests; ``file://`` is copied (handy for mirrors and tests).
-    A cached file is reused unless ``force``; with ``sha256`` it is re-checked and re-fetched on mismatch.
+    ``file://``: the file itself (checked against ``sha256`` when given; nothing is copied or cached).
+    ``http(s)://``: a copy in the cache, downloaded (streamed with requests) unless already there.
+    A cached copy is reused unless ``force`` (a note on stderr names it and how to refresh it);
+    with ``sha256`` it is re-checked and re-fetched on mismatch.
     ``validate(path)`` may raise on a download that is not what was wanted (an HTML error page
     served with 200, a body cut short): it then never becomes the cached file.
     """
+    parsed = urlparse(url)
+    if parsed.scheme == "file":
+        return _local_file(url, sha256)
+    if parsed.scheme not in ("http", "https"):
+        raise DownloadError(f"{url}: unsupported URL scheme {parsed.scheme!r} (use http, https or file)")
     target = cached_path(url, cache)
     if target.exists() and not force:
         if sha256 is None or sha256_of(target) == sha256.lower():
+            _say_cached(url, target)
             return target
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".part", dir=target.parent)
@@ -82,18 +96,27 @@ def fetch(url: str, *, sha256: str | None = None, cache: Path | None = None, for
     return target
 
 
+def _local_file(url: str, sha256: str | None) -> Path:
+    """The file a ``file://`` URL names, read in place: a copy would hide later edits of it."""
+    src = Path(url2pathname(unquote(urlparse(url).path)))
+    if not src.is_file():
+        raise DownloadError(f"{url}: no such file {src}")
+    if sha256 is not None:
+        got = sha256_of(src)
+        if got != sha256.lower():
+            raise DownloadError(f"{url}: sha256 mismatch (expected {sha256.lower()}, got {got})")
+    return src
+
+
+def _say_cached(url: str, target: Path) -> None:
+    """Say that a cached copy stands in for ``url``: the source may have changed since it was downloaded."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(target.stat().st_mtime))
+    print(f"[leangym] {url}: using the copy cached at {target} (downloaded {when}); to download it again pass "
+          "refresh=True (scripts.benchmark: --refresh-dataset) or delete that file", file=sys.stderr)
+
+
 def _stream(url: str, out, timeout: float) -> None:  # noqa: ANN001 - a binary file object
-    parsed = urlparse(url)
-    if parsed.scheme == "file":
-        src = Path(url2pathname(unquote(parsed.path)))
-        try:
-            with open(src, "rb") as f:
-                shutil.copyfileobj(f, out, CHUNK)
-        except OSError as e:
-            raise DownloadError(f"{url}: cannot read {src} ({e})") from None
-        return
-    if parsed.scheme not in ("http", "https"):
-        raise DownloadError(f"{url}: unsupported URL scheme {parsed.scheme!r} (use http, https or file)")
+    """Download an ``http(s)://`` URL into ``out``."""
     try:
         with requests.get(url, stream=True, timeout=timeout) as resp:
             if resp.status_code != 200:

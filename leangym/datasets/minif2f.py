@@ -15,6 +15,10 @@ Where the file comes from (:func:`load_minif2f`), first match wins:
 3. the shared copy beside the repository, ``../shared/data/minif2f/minif2f_lean4.jsonl``;
 4. a download of :data:`DEFAULT_URL` into the cache (``$LEANGYM_CACHE`` or ``~/.cache/leangym``).
 
+A directory (``minif2f:DIR`` or ``$LEANGYM_MINIF2F=DIR``) without ``minif2f_lean4.jsonl`` is
+read as ``.lean`` files, e.g. a miniF2F-lean4 checkout, built or not (``MiniF2F/Test/x.lean``
+is split ``test``; Lake's ``.lake`` / ``lake-packages`` trees are skipped).
+
 The project never ships a copy of miniF2F.
 """
 from __future__ import annotations
@@ -53,16 +57,41 @@ def repo_root() -> Path:
 
 
 def local_copy() -> Path | None:
-    """``$LEANGYM_MINIF2F`` or the shared copy beside the repository, if present."""
+    """``$LEANGYM_MINIF2F`` or the shared copy beside the repository, if present.
+
+    A directory named by ``$LEANGYM_MINIF2F`` gives its ``minif2f_lean4.jsonl``, else itself
+    when it holds ``.lean`` files (see :func:`load_minif2f`).
+    """
     env = os.environ.get("LEANGYM_MINIF2F")
     if env:
         p = Path(env).expanduser()
+        if p.is_dir() and not (p / FILE_NAME).exists() and _has_lean_files(p):
+            return p
         p = p / FILE_NAME if p.is_dir() else p
         if not p.exists():
-            raise DatasetError(f"LEANGYM_MINIF2F={env!r}: no such file {p}")
+            nor = " (nor any .lean file in that directory)" if p.name == FILE_NAME and p.parent.is_dir() else ""
+            raise DatasetError(f"LEANGYM_MINIF2F={env!r}: no such file {p}{nor}")
         return p
     shared = (repo_root() / SHARED_RELATIVE).resolve()
     return shared if shared.exists() else None
+
+
+def _has_lean_files(root: Path) -> bool:
+    from leangym.datasets.theorem_sets import lean_files  # imported here: theorem_sets imports this module
+
+    return bool(lean_files(root))
+
+
+def _read_dir(root: Path) -> list[Theorem]:
+    """miniF2F from a directory: its ``minif2f_lean4.jsonl``, else its ``.lean`` files."""
+    from leangym.datasets.theorem_sets import read_lean_dir  # imported here: theorem_sets imports this module
+
+    if (root / FILE_NAME).is_file():
+        return read_jsonl(root / FILE_NAME, required=REQUIRED_FIELDS, check=_check_split)
+    if not _has_lean_files(root):
+        raise DatasetError(f"{root}: a directory without {FILE_NAME} or .lean files; pass the JSONL file "
+                           "itself, or a directory of miniF2F .lean files (e.g. a miniF2F-lean4 checkout)")
+    return read_lean_dir(root)
 
 
 def _check_split(theorem: Theorem) -> str | None:
@@ -70,8 +99,11 @@ def _check_split(theorem: Theorem) -> str | None:
 
 
 def load_minif2f(source: str | Path | None = None, split: str | None = None, *,
-                 sha256: str | None = None, cache: Path | None = None) -> list[Theorem]:
-    """miniF2F theorems (of ``split`` when given: ``valid`` or ``test``), in file order."""
+                 sha256: str | None = None, cache: Path | None = None, refresh: bool = False) -> list[Theorem]:
+    """miniF2F theorems (of ``split`` when given: ``valid`` or ``test``), in file order.
+
+    ``refresh``: download an ``http(s)://`` source again instead of reading its cached copy.
+    """
     if split is not None and split not in SPLITS:
         raise DatasetError(f"miniF2F has splits {SPLITS}, not {split!r}")
     if source is None:
@@ -79,12 +111,14 @@ def load_minif2f(source: str | Path | None = None, split: str | None = None, *,
     text = str(source)
     if "://" in text:
         try:
-            path = fetch(text, sha256=sha256, cache=cache,
+            path = fetch(text, sha256=sha256, cache=cache, force=refresh,
                          validate=lambda p: read_jsonl(p, required=REQUIRED_FIELDS, check=_check_split))
         except DownloadError as e:
             raise DownloadError(f"{e}; offline? Point $LEANGYM_MINIF2F at a local copy of the file "
                                 f"(a {FILE_NAME} with rows like {REQUIRED_FIELDS}) or pass its path") from None
     else:
-        path = Path(source)
+        path = Path(source).expanduser()
+    if path.is_dir():
+        return select_split(_read_dir(path), split, str(path))
     theorems = read_jsonl(path, required=REQUIRED_FIELDS, check=_check_split)
     return select_split(theorems, split, str(path))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from leangym.theorem import Theorem, TheoremError
 
@@ -37,11 +37,41 @@ def row_to_theorem(row: Any, where: str, required: Iterable[str] = ("formal_stat
         raise DatasetError(f"{where}: {'theorem ' + repr(name) + ': ' if name else ''}{e}") from None
 
 
+def _decoded_rows(text: str, path: Path) -> Iterator[tuple[str, str, Any]]:
+    """``(where, label, row)`` for each row of ``text``: JSON Lines, or one top-level JSON array of rows.
+
+    ``where`` names the row in errors (``file:3``, ``file: item 2``); ``label`` is the short form
+    (``line 3``, ``item 2``) for pointing back at an earlier row.
+    """
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError:
+            items = None  # not one array: read as JSON Lines (a line holding an array is then an error)
+        if isinstance(items, list):
+            for i, row in enumerate(items, start=1):
+                yield f"{path}: item {i}", f"item {i}", row
+            return
+    # "\n" only (and a "\r" before it): a JSON string may hold U+2028 or \x85 unescaped,
+    # which str.splitlines() would also split on
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = _where(path, lineno)
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DatasetError(f"{where}: invalid JSON ({e.msg} at column {e.colno}); "
+                               "expected JSON Lines: one object per line (or one JSON array of objects)") from None
+        yield where, f"line {lineno}", row
+
+
 def read_jsonl(path: Path | str, required: Iterable[str] = ("formal_statement",),
                check: Callable[[Theorem], str | None] | None = None) -> list[Theorem]:
     """Every row of a JSONL file as a :class:`Theorem` (blank lines are skipped).
 
-    ``check`` may reject a theorem (returns why); the error then names its line.
+    A file whose whole text is one JSON array (a ``.json`` export) is read as those rows, in order.
+    ``check`` may reject a theorem (returns why); the error then names its line (or array item).
 
     Names must be unique: results are keyed by theorem name (resuming, comparing runs).
     """
@@ -56,25 +86,16 @@ def read_jsonl(path: Path | str, required: Iterable[str] = ("formal_statement",)
         raise DatasetError(f"{path}: not UTF-8 text ({e})") from None
     required = tuple(required)
     theorems: list[Theorem] = []
-    first_seen: dict[str, int] = {}
-    # "\n" only (and a "\r" before it): a JSON string may hold U+2028 or \x85 unescaped,
-    # which str.splitlines() would also split on
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = _where(path, lineno)
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
+    first_seen: dict[str, str] = {}
+    for where, label, row in _decoded_rows(text, path):
         theorem = row_to_theorem(row, where, required)
         why = check(theorem) if check else None
         if why:
             raise DatasetError(f"{where}: theorem {theorem.name!r}: {why}")
         if theorem.name in first_seen:
             raise DatasetError(f"{where}: duplicate theorem name {theorem.name!r} "
-                               f"(first at line {first_seen[theorem.name]})")
-        first_seen[theorem.name] = lineno
+                               f"(first at {first_seen[theorem.name]})")
+        first_seen[theorem.name] = label
         theorems.append(theorem)
     if not theorems:
         raise DatasetError(f"{path}: no theorems (empty file)")

@@ -7,7 +7,9 @@
   propositional-logic set (the first N theorems; default the generator's full set),
   category ``level<difficulty>``, without the reference proofs;
 * a ``.jsonl`` file (rows with ``formal_statement`` and optional ``name``, ``header``, ``split``);
-* a directory of ``.lean`` files (searched recursively), each holding ONE
+* a directory of ``.lean`` files (searched recursively, but not inside hidden directories
+  such as ``.git`` and ``.lake``, nor ``lake-packages``: a built Lean project keeps its
+  dependencies' sources, Mathlib's, there), each holding ONE
   ``theorem ... := by sorry`` (or ``:= sorry``) with its header (imports, ``open ...``,
   ``namespace X``) before it; ``end X`` lines after it that close such a scope are dropped,
   an ``example`` is named after its file (``p1.lean`` -> ``p1``);
@@ -15,10 +17,14 @@
   a file in a subdirectory gets the lower-cased name of its directory as split
   (``MiniF2F/Test/foo.lean`` -> ``test``), as in the miniF2F-lean4 repository layout;
 * a single ``.lean`` file;
-* an ``http(s)://`` or ``file://`` URL of a JSONL file (cached, see :mod:`leangym.datasets.download`).
+* a ``.json`` file holding one JSON array of such rows;
+* an ``http(s)://`` URL of a JSONL file (downloaded once into the cache, see
+  :mod:`leangym.datasets.download`; ``refresh=True`` downloads it again) or a ``file://`` URL
+  (read in place).
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -28,19 +34,25 @@ from leangym.datasets.minif2f import load_minif2f
 from leangym.datasets.rows import DatasetError, read_jsonl, select_split
 from leangym.theorem import DECLARATION, Theorem, TheoremError, strip_comments
 
+# Lake's dependency trees (old and new layout; `.lake` is hidden anyway): other packages' sources
+LAKE_DIRS = (".lake", "lake-packages")
 
-def load_theorems(spec: str | Path, split: str | None = None) -> list[Theorem]:
-    """The theorems named by ``spec`` (see the module docstring), filtered to ``split`` when given."""
+
+def load_theorems(spec: str | Path, split: str | None = None, *, refresh: bool = False) -> list[Theorem]:
+    """The theorems named by ``spec`` (see the module docstring), filtered to ``split`` when given.
+
+    ``refresh``: download an ``http(s)://`` source again instead of reading its cached copy.
+    """
     text = str(spec)
     if text == "minif2f" or text.startswith("minif2f:"):
-        return load_minif2f(text.partition(":")[2] or None, split)
+        return load_minif2f(text.partition(":")[2] or None, split, refresh=refresh)
     if text == "proplogic-heldout" or text.startswith("proplogic-heldout:"):
         size = text.partition(":")[2]
         if size and not size.isdigit():
             raise DatasetError(f"{text!r}: the size after ':' must be a number")
         return select_split(proplogic_heldout(int(size) if size else None), split, text)
     if "://" in text:
-        return select_split(read_jsonl(fetch(text, validate=read_jsonl)), split, text)
+        return select_split(read_jsonl(fetch(text, validate=read_jsonl, force=refresh)), split, text)
     path = Path(spec).expanduser()
     if path.is_dir():
         return select_split(read_lean_dir(path), split, str(path))
@@ -49,7 +61,7 @@ def load_theorems(spec: str | Path, split: str | None = None) -> list[Theorem]:
     if path.suffix in (".jsonl", ".json") or path.exists():
         return select_split(read_jsonl(path), split, str(path))
     raise DatasetError(f"unknown theorem set {text!r}: expected 'minif2f', 'proplogic-heldout[:N]', "
-                       "a .jsonl file, a .lean file, a directory of .lean files, or a URL "
+                       "a .jsonl (or .json array) file, a .lean file, a directory of .lean files, or a URL "
                        "(a single theorem is a Lean statement ending in ':= by sorry')")
 
 
@@ -133,9 +145,19 @@ def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = F
         raise DatasetError(f"{path}:{line}: {e}") from None
 
 
+def lean_files(root: Path) -> list[Path]:
+    """The ``.lean`` files under ``root`` (sorted paths), not looking into hidden directories
+    (``.git``, ``.lake``) nor ``lake-packages``: Lake keeps a built project's dependencies there."""
+    found: list[Path] = []
+    for folder, subdirs, files in os.walk(root):
+        subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in LAKE_DIRS]  # pruned, not walked
+        found += [Path(folder) / f for f in files if f.endswith(".lean")]
+    return sorted(p for p in found if p.is_file())
+
+
 def read_lean_dir(root: Path) -> list[Theorem]:
-    """Every ``.lean`` file under ``root`` (sorted paths); names must be unique."""
-    files = sorted(p for p in root.rglob("*.lean") if p.is_file())
+    """Every ``.lean`` file under ``root`` (see :func:`lean_files`) holding a theorem; names must be unique."""
+    files = lean_files(root)
     if not files:
         raise DatasetError(f"{root}: no .lean files")
     theorems: list[Theorem] = []
