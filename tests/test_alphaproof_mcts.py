@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from agents.alphaproof.interfaces import GAMMA, Evaluation, per_state
-from agents.alphaproof.mcts import SearchConfig, SearchTree, puct
+from agents.alphaproof.mcts import Leaf, SearchConfig, SearchTree, puct
 from agents.alphaproof.search import _Search, run_batched_search, run_search, search_round
 from leangym.backends.types import (CommandResult, Goal, Hypothesis, Outcome, ProofState, ReplMessage,
                                     ServerIdentity, TacticResult)
@@ -477,3 +477,47 @@ def test_a_budget_cut_is_not_a_dead_end():
     result = run_search(session, _Listed(["left", "right", "exact hq", "exact hp"]),
                         SearchConfig(num_simulations=10, num_tactics=4, max_tactics=4, max_lean_calls=2))
     assert result.lean_calls == 2 and result.stop_reason == "lean_calls" and not result.tree.root.dead
+
+
+class _EmptyFirst(FakeEvaluator):
+    """Proposes nothing (as a policy whose samples all ran past the token limit) for its first ``empty`` calls."""
+
+    def __init__(self, empty: int, vocab=VOCAB):
+        super().__init__(vocab)
+        self.empty = empty
+
+    def evaluate(self, states, k):
+        if self.calls < self.empty:
+            self.calls += 1
+            return [Evaluation((), (), self.value) for _ in states]
+        return super().evaluate(states, k)
+
+
+def test_one_empty_evaluation_does_not_exhaust_a_node():
+    """A policy sample without a finished tactic says nothing about the state: the node is asked again
+    (it stays expanded with no edges, so it is widened when next selected) and the search goes on."""
+    sess = session("p ∧ q")
+    res = run_search(sess, _EmptyFirst(2), SearchConfig(num_simulations=20))
+    assert res.verified and res.stop_reason == "solved"
+    assert res.simulations == res.tree.root.visits  # the empty evaluations count as simulations, nothing else
+    assert all(n.VL.sum() == 0 and n.in_flight == 0 and not n.pending for n in res.tree.table.values())
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_a_node_is_exhausted_after_max_empty_evaluations_in_a_row(limit):
+    cfg = SearchConfig(num_simulations=20, max_empty_evaluations=limit)
+    res = run_search(session("p ∧ q"), _EmptyFirst(100), cfg)
+    assert res.stop_reason == "exhausted" and res.tree.root.dead
+    assert res.simulations == limit and res.lean_calls == 0  # one evaluation per simulation, no Lean call
+    # a new tactic in between starts the count again: 2 empty, 1 useless (`left`), 2 empty: not yet exhausted
+    tree = SearchTree(session("p ∧ q").root, SearchConfig(max_empty_evaluations=3))
+    empty, useful = Evaluation((), (), 0.5), Evaluation(("left",), (0.0,), 0.5)
+    for ev in (empty, empty, useful, empty, empty):
+        leaf = Leaf([], tree.root, 8)
+        tree.new_tactics(leaf, ev)
+        tree.root.tried.update(t for t in ev.tactics)
+    assert not tree.root.exhausted
+    tree.new_tactics(Leaf([], tree.root, 8), empty)
+    assert tree.root.exhausted
+    with pytest.raises(ValueError, match="max_empty_evaluations must be at least 1"):
+        SearchConfig(max_empty_evaluations=0)

@@ -6,9 +6,12 @@ simulator), searches them all in one batched actor, gives the processes back,
 and reports what happened, failures included: it never raises for a server
 failure. What the trainer then needs to tell apart:
 
-* a theorem that could not start (a bad statement, a failing server): no verdict;
+* a theorem that could not start (a failing server): no verdict;
+* a statement the server rejects (``LeanError`` at the start): no verdict, and
+  ``out["rejected"]`` names it, so that the trainer stops drawing it;
 * a search cut short by a hung or vanished server, or by the run's time limit
-  (``search.CUT_SHORT``): no verdict either, since its budget was not spent;
+  (``search.CUT_SHORT``), or an unsolved one that met server failures: no
+  verdict either, since its budget was not spent on proving (``search.gives_verdict``);
 * an outage: no search could start, and the server is to blame (``out["outage"]``
   says why), so the iteration taught nothing and must not count (the trainer
   waits, :class:`Backoff`, and retries).
@@ -26,9 +29,9 @@ import numpy as np
 import torch
 
 from agents.alphaproof.policy import PolicyValueNet
-from agents.alphaproof.search import CUT_SHORT, SERVER_STOPS, SearchConfig, SearchResult, run_batched_search
+from agents.alphaproof.search import SERVER_STOPS, SearchConfig, SearchResult, gives_verdict, run_batched_search
 from agents.alphaproof.theorem_source import Task
-from leangym.backends.types import (LeanProcess, NoProcessAvailable, ServerError, ServerTimeout,
+from leangym.backends.types import (LeanError, LeanProcess, NoProcessAvailable, ServerError, ServerTimeout,
                                     ServerUnavailable)
 from leangym.daemon_pool import DaemonPool
 from leangym.session import Budget, ProofSession
@@ -135,11 +138,14 @@ def _start(task: Task, new_process: Callable[[], LeanProcess], budget: Budget) -
 
 
 def open_sessions(tasks: Sequence[Task], new_process: Callable[[], LeanProcess], args: "Args",
-                  errors: list[str]) -> tuple[list[Task], list[ProofSession], str | None]:
+                  errors: list[str], rejected: list[tuple[Task, str]] | None = None,
+                  ) -> tuple[list[Task], list[ProofSession], str | None]:
     """A ProofSession per task; a task whose process or statement fails is dropped (and logged).
 
     Returns the tasks kept, their sessions, and the first server failure (None if there was none).
-    On a server the starts run at once: a hung one costs one read timeout, not one per theorem.
+    A task whose statement the server rejected (``LeanError``: Lean refused it, which no retry
+    changes) goes to ``rejected`` with the error, if given, else to ``errors``. On a server the
+    starts run at once: a hung one costs one read timeout, not one per theorem.
     """
     budget = Budget(max_lean_calls=args.lean_calls, max_seconds=args.time_per_theorem)
     handed_out: list[LeanProcess] = []  # every process leased, so that an interrupted start can give it back
@@ -164,6 +170,9 @@ def open_sessions(tasks: Sequence[Task], new_process: Callable[[], LeanProcess],
         if isinstance(got, ProofSession):
             kept.append(task)
             sessions.append(got)
+            continue
+        if isinstance(got, LeanError) and rejected is not None:
+            rejected.append((task, f"{type(got).__name__}: {got}"))  # reported by the caller, once
             continue
         errors.append(f"{task.theorem.name}: {type(got).__name__}: {got}")
         if isinstance(got, ServerError):
@@ -198,10 +207,12 @@ def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: 
     If the batch raises (a kernel bug on one tactic ...), its theorems are searched again one by
     one on fresh processes, so that one poisoned theorem costs only itself. ``deadline``
     (``time.monotonic()``) ends the searches early (stop reason "deadline"). ``out["outage"]``:
-    why no search could start, when the server is to blame (else None).
+    why no search could start, when the server is to blame (else None). ``out["rejected"]``:
+    ``(task, error)`` for each statement the server refused to start.
     """
     errors: list[str] = []
-    kept, sessions, server_error = open_sessions(tasks, new_process, args, errors)
+    rejected: list[tuple[Task, str]] = []
+    kept, sessions, server_error = open_sessions(tasks, new_process, args, errors, rejected)
     evaluator = CountingEvaluator(net)
     t0 = time.monotonic()
     results: list[SearchResult | None] = [None] * len(kept)
@@ -218,14 +229,15 @@ def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: 
         raise
     finally:
         close_sessions(sessions, quick=unwinding)
-    out = {"tasks": kept, "sessions": sessions, "results": results, "errors": errors,
+    out = {"tasks": kept, "sessions": sessions, "results": results, "errors": errors, "rejected": rejected,
            "failed_starts": len(tasks) - len(kept), "crashed": crashed, "evaluator": evaluator}
     if crashed and retry_alone and len(kept) > 1:
         alone = [run_searches([t], net, new_process, args, retry_alone=False, deadline=deadline) for t in kept]
         out.update(tasks=[t for a in alone for t in a["tasks"]], sessions=[s for a in alone for s in a["sessions"]],
                    results=[r for a in alone for r in a["results"]], crashed=sum(a["crashed"] for a in alone),
                    failed_starts=out["failed_starts"] + sum(a["failed_starts"] for a in alone),
-                   errors=errors + [e for a in alone for e in a["errors"]])
+                   errors=errors + [e for a in alone for e in a["errors"]],
+                   rejected=rejected + [r for a in alone for r in a["rejected"]])
         evaluator.batch_sizes += [b for a in alone for b in a["evaluator"].batch_sizes]
         evaluator.seconds += sum(a["evaluator"].seconds for a in alone)
         server_error = server_error or next((a["outage"] for a in alone if a["outage"]), None)
@@ -235,14 +247,19 @@ def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: 
 
 
 # ============================================================================ what a batch tells
-def verdicts(out: dict[str, Any]) -> list[tuple[Task, bool]]:
+def verdicts(out: dict[str, Any], *, for_rate: bool = False) -> list[tuple[Task, bool]]:
     """``(task, verified)`` for every task of a batch that got a verdict.
 
-    A task that could not start has none, nor has a search the server cut short before its
-    budget was spent; a crashed search counts as unsolved (the theorem may be what crashes it).
+    A task that could not start has none, nor has a search whose budget was not spent on proving
+    (cut short, or unsolved after server failures: :func:`search.gives_verdict`); a crashed search
+    counts as unsolved (the theorem may be what crashes it).
+
+    ``for_rate``: the verdicts a solve rate is computed from. There a search that met server
+    failures counts for nothing even when solved: dropping only the unsolved ones would raise
+    the rate on a flaky server.
     """
     return [(t, r is not None and r.verified) for t, r in zip(out["tasks"], out["results"])
-            if r is None or r.verified or r.stop_reason not in CUT_SHORT]
+            if r is None or (gives_verdict(r) and not (for_rate and r.server_failures))]
 
 
 def server_lost(out: dict[str, Any]) -> bool:
@@ -272,7 +289,7 @@ def search_stats(out: dict[str, Any]) -> dict[str, float]:
     sessions = out["sessions"]
     stats = {"server_failures": float(sum(s.stats.server_failures for s in sessions)),
              "crashed_searches": float(out["crashed"]), "failed_starts": float(out["failed_starts"])}
-    judged = verdicts(out)
+    judged = verdicts(out, for_rate=True)
     if judged:
         stats["solve_rate"] = sum(ok for _, ok in judged) / len(judged)
     if not sessions:
@@ -328,9 +345,10 @@ def _evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Ar
     width = args.actors if args.server else max(1, len(tasks))
     for i in range(0, len(tasks), width):
         out = run_searches(list(tasks[i:i + width]), net, new_process, args)
-        for e in out["errors"] + [w for w in [server_warning(out, args)] if w]:
+        for e in out["errors"] + [f"{t.theorem.name}: {why}" for t, why in out["rejected"]] \
+                + [w for w in [server_warning(out, args)] if w]:
             print(f"[evaluation] {e}", file=sys.stderr)
-        for t, ok in verdicts(out):
+        for t, ok in verdicts(out, for_rate=True):
             solved.setdefault(t.level, []).append(int(ok))
         if server_lost(out):  # the other chunks would wait on it in vain
             break

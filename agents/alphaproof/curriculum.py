@@ -9,6 +9,11 @@ up on is retried now and then and its progress noticed.
 Rates are smoothed with a Beta(1, 1) prior (an untried level counts as
 ``p = 1/2``: worth trying) and level counts decay, so a level's rate follows
 the improving policy rather than its whole history.
+
+A statement the server refuses to start (``reject``) is no verdict on the agent,
+and no sample can change it: it is never drawn again (sources skip the keys in
+``rejected``), and a level left without theorems is dropped (``drop_level``).
+Both are part of the state, so they hold across ``--resume``.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ class Curriculum:
         self.max_theorems = max_theorems
         self.level_counts: dict[Hashable, list[float]] = {lv: [0.0, 0.0] for lv in self.levels}  # [attempts, solves]
         self.theorems: OrderedDict[str, list[int]] = OrderedDict()  # key -> [attempts, solves], newest last
+        self.rejected: set[str] = set()  # statement keys the server refused to start: never drawn again
 
     # ------------------------------------------------------------------ rates
     @staticmethod
@@ -67,6 +73,15 @@ class Curriculum:
         while len(self.theorems) > self.max_theorems:
             self.theorems.popitem(last=False)
 
+    def reject(self, key: str) -> None:
+        """A statement the server refused to start: sources never draw it again."""
+        self.rejected.add(key)
+
+    def drop_level(self, level: Hashable) -> None:
+        """A level with nothing left to draw: ``sample_level`` no longer picks it."""
+        if level in self.levels:
+            self.levels.remove(level)
+
     def summary(self) -> dict[str, float]:
         """Per-level smoothed solve rates, for logging (``level -> rate``)."""
         return {str(lv): self.level_rate(lv) for lv in self.levels}
@@ -78,6 +93,7 @@ class Curriculum:
             "level_counts": [[lv, c[0], c[1]] for lv, c in self.level_counts.items()],
             "theorems": [[k, a, s] for k, (a, s) in self.theorems.items()],
             "decay": self.decay, "floor": self.floor, "max_theorems": self.max_theorems,
+            "rejected": sorted(self.rejected),
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -85,3 +101,4 @@ class Curriculum:
         self.level_counts = {lv: [float(a), float(s)] for lv, a, s in state["level_counts"]}
         self.theorems = OrderedDict((k, [int(a), int(s)]) for k, a, s in state["theorems"])
         self.decay, self.floor, self.max_theorems = state["decay"], state["floor"], state["max_theorems"]
+        self.rejected = set(state.get("rejected", ()))  # (absent from checkpoints written before it existed)

@@ -10,7 +10,10 @@ Status, exact and final:
 * an edge is *solved* when all its branches are, an OR node when any edge is;
   a solved node is never entered again (the search works on what is left);
 * an edge is *dead* when a branch is dead, a node when it has no live edge
-  and the policy has no new tactic for it (``exhausted``).
+  and the policy has no new tactic for it (``exhausted``): widening was capped
+  (``max_tactics``), or ``max_empty_evaluations`` evaluations in a row brought
+  nothing new. One empty evaluation is not enough: the policy samples, and a
+  sample may hold no finished tactic by chance.
 
 Statistics of a node's edges live in numpy arrays (``N``, ``W``, virtual
 visits ``VL``, log-priors ``logp``, ``alive``) so that PUCT is one vectorised
@@ -38,12 +41,19 @@ class SearchConfig:
     num_tactics: int = 8  # tactics tried at a new leaf (the policy's k most probable)
     widen_tactics: int = 8  # new tactics tried each time a node is widened (see new_tactics)
     max_tactics: int = 64  # a node never asks for more than this many
+    # a node is exhausted (no more widening; dead once its edges are) after this many evaluations in a row that
+    # brought no new tactic: the policy samples, so one sample without a finished tactic proves nothing
+    max_empty_evaluations: int = 3
     widen_c: float = 2.0  # widen a node once its visits > widen_c * tactics_tried ** widen_alpha
     widen_alpha: float = 1.5
     c_puct: float = 1.5
     fpu_reduction: float = 0.2  # Q of an unvisited edge = the node's value estimate - this (see puct)
     leaves_per_round: int = 4  # leaves selected per tree per round, kept apart by virtual loss
     lean_threads: int | None = None  # sessions talking to Lean at once (None: all; in-process Lean runs inline)
+
+    def __post_init__(self) -> None:
+        if self.max_empty_evaluations < 1:  # 0 would exhaust every node before its first tactic
+            raise ValueError(f"max_empty_evaluations must be at least 1, got {self.max_empty_evaluations}")
 
 
 _EMPTY_F, _EMPTY_I, _EMPTY_B = np.zeros(0), np.zeros(0, np.int64), np.zeros(0, bool)
@@ -65,6 +75,7 @@ class Node:
         self.alive = _EMPTY_B
         self.tried: set[str] = set()  # every tactic sent for this state (accepted or not)
         self.exhausted = False  # the policy has nothing new for this state
+        self.empty_evaluations = 0  # evaluations in a row that brought no new tactic (see new_tactics)
         self.steps: int | None = None  # tactic steps to a proof, once solved
         self.dead = False
         self.parents: list[tuple[Node, int]] = []  # (node, edge index) for every edge into this node
@@ -152,11 +163,18 @@ class SearchTree:
         policy is asked for ``tried + widen_tactics`` so that ``widen_tactics`` new ones can
         be found among them, but its top k of a fresh sample may hold many more untried
         ones, and sending them all would spend the Lean budget on one node.
+
+        The node becomes ``exhausted`` once it reaches ``max_tactics``, or after
+        ``max_empty_evaluations`` evaluations in a row with nothing new. Until then an empty
+        answer leaves it as it is: a fresh leaf becomes expanded with no edges, and
+        :func:`wants_widening` asks the policy again the next time the node is selected.
         """
         node = leaf.node
         fresh = [(t, lp) for t, lp in zip(evaluation.tactics[: leaf.k], evaluation.log_priors)
                  if t not in node.tried and (node.text, t) not in self.failed][: leaf.k - len(node.tried)]
-        if not fresh or len(node.tried) + len(fresh) >= self.config.max_tactics:
+        node.empty_evaluations = 0 if fresh else node.empty_evaluations + 1
+        if (node.empty_evaluations >= self.config.max_empty_evaluations
+                or len(node.tried) + len(fresh) >= self.config.max_tactics):
             node.exhausted = True  # widening cannot help any more
         return fresh
 

@@ -5,8 +5,11 @@
     python -m agents.alphaproof.prove --checkpoint C --theorem "..." --server http://127.0.0.1:8000
 
 Runs the in-process simulator by default, or on a leased process of a
-LeanTree server. Prints the proof only after ``session.verify`` accepted it
-(exit status 0); otherwise says why not, with the search's statistics (exit 1).
+LeanTree server. The simulator's states are shaped as in the network's
+training: factorized (one goal per branch) or not, as the checkpoint's
+training run had it (``--factorized`` / ``--no-factorized`` to choose). Prints
+the proof only after ``session.verify`` accepted it (exit status 0); otherwise
+says why not, with the search's statistics (exit 1).
 
 :class:`AlphaProofProver` is the same search behind ``leangym.prover.Prover``
 (``prove(theorem, session, budget)``), for the benchmark harness.
@@ -20,7 +23,7 @@ from typing import Sequence
 
 import torch
 
-from agents.alphaproof import cli_checks
+from agents.alphaproof import checkpoint, cli_checks
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.search import SearchConfig, SearchResult, run_search
 from leangym.backends.types import LeanError
@@ -64,6 +67,25 @@ def start(process, theorem: Theorem, budget: Budget) -> ProofSession:
                          "raises the limit)") from None
 
 
+def trained_factorized(path: str) -> bool:
+    """Whether the net at ``path`` was trained on factorized simulator states (one goal per branch): its
+    training run's ``--factorized``; True for a bare net file or an older checkpoint, as train and sft default."""
+    payload = checkpoint.read(path)
+    args = payload.get("args") if isinstance(payload, dict) and payload.get("format") == checkpoint.FORMAT else None
+    return bool(args.get("factorized", True)) if isinstance(args, dict) else True
+
+
+def why_not(result: SearchResult) -> str:
+    """Why a search found no verified proof, in words."""
+    why = f"the proof failed the final check: {result.verify_error}" if result.solved else "no proof found"
+    if result.stop_reason == "exhausted":
+        tried = (any(n.tried for n in result.tree.table.values()) if result.tree is not None
+                 else result.lean_calls > 0)
+        why += (" (every tactic the network proposed failed or led nowhere)" if tried else
+                " (the network proposed no finished tactic: every sample ran past its token limit or was empty)")
+    return why
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Prove one theorem with a trained AlphaProof checkpoint.")
     p.add_argument("--checkpoint", required=True, help="train.py checkpoint (or a PolicyValueNet.save file)")
@@ -76,6 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--num-tactics", type=int, default=4, help="tactics asked of the policy per new node (at least 1)")
     p.add_argument("--device", default="cpu", help=cli_checks.DEVICES)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--factorized", action=argparse.BooleanOptionalAction, default=None,
+                   help="simulator only: one branch per goal (default: as the checkpoint's training run, else yes)")
     a = p.parse_args(argv)
     # a budget that cannot find a proof would only end in "no proof found"
     cli_checks.at_least(1, sims=a.sims, lean_calls=a.lean_calls, num_tactics=a.num_tactics)
@@ -93,7 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         from leangym.sim.local import LocalProcess
 
-        process = LocalProcess()
+        factorized = a.factorized if a.factorized is not None else trained_factorized(a.checkpoint)
+        process = LocalProcess(factorized=factorized)
     cfg = SearchConfig(num_simulations=a.sims, max_lean_calls=a.lean_calls, max_seconds=a.seconds,
                        num_tactics=a.num_tactics, widen_tactics=a.num_tactics)
     t0 = time.monotonic()
@@ -108,10 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"-- proved ({stats}); verified:")
         print(theorem.source_with_proof(result.proof))
         return 0
-    why = f"the proof failed the final check: {result.verify_error}" if result.solved else "no proof found"
-    if result.stop_reason == "exhausted":
-        why += " (every tactic the network proposed failed or led nowhere)"
-    print(f"-- {why} ({stats})", file=sys.stderr)
+    print(f"-- {why_not(result)} ({stats})", file=sys.stderr)
     return 1
 
 

@@ -16,7 +16,9 @@ same code with B = 1.
 
 A search is also cut short from outside (:data:`CUT_SHORT`): when a Lean call
 found the server hung (read timeout) or gone, or at the caller's ``deadline``.
-Such a search says nothing about its theorem: it did not spend its budget.
+Such a search says nothing about its theorem: it did not spend its budget. Nor
+does an unsolved search some of whose Lean calls the server failed (HTTP 5xx ...):
+they were charged but tried nothing (:func:`gives_verdict`).
 """
 from __future__ import annotations
 
@@ -31,12 +33,24 @@ from leangym.daemon_pool import DaemonPool
 from leangym.proof import assemble
 from leangym.session import BudgetExhausted, ProofSession
 
-__all__ = ["SearchConfig", "SearchResult", "run_search", "run_batched_search", "CUT_SHORT", "SERVER_STOPS"]
+__all__ = ["SearchConfig", "SearchResult", "run_search", "run_batched_search", "CUT_SHORT", "SERVER_STOPS",
+           "gives_verdict"]
 
 # Stop reasons of a search cut short before its budget was spent: by a hung or vanished server,
 # or by the caller's deadline. Its unsolved nodes are not "unprovable within budget".
 SERVER_STOPS = ("server_timeout", "server_unavailable")
 CUT_SHORT = SERVER_STOPS + ("deadline",)
+
+
+def gives_verdict(result: "SearchResult") -> bool:
+    """Whether a finished search says anything about its theorem: solved and verified, or unsolved
+    after a search that really spent its budget.
+
+    An unsolved search says nothing when it was cut short (:data:`CUT_SHORT`), or when some of
+    its Lean calls were server failures: those are charged to the budget (a session's budget is
+    the same whatever the server does) but tried nothing, so the budget was not spent on proving.
+    """
+    return result.verified or (result.stop_reason not in CUT_SHORT and not result.server_failures)
 
 
 def server_gone(results: Sequence[TacticResult]) -> str | None:
@@ -64,10 +78,15 @@ class SearchResult:
     simulations: int
     lean_calls: int
     wall_s: float
-    stop_reason: str  # "solved" | "exhausted" (every proposed tactic failed) | "simulations" | "lean_calls" | "time"
+    stop_reason: str  # "solved" | "exhausted" (the root is dead: every tactic the policy proposed, in
+    # max_empty_evaluations tries, failed or led nowhere) | "simulations" | "lean_calls" | "time"
     # ... or one of CUT_SHORT: "server_timeout" | "server_unavailable" | "deadline"
     targets: list[Target]  # one per expanded OR node (training data)
     verify_error: str | None = None
+    # Lean calls of this search that the server failed (HTTP 5xx, a dropped connection ...): charged to the
+    # budget like any call, but they tried nothing, so an unsolved search that met one has no verdict
+    # (see gives_verdict)
+    server_failures: int = 0
     tree: SearchTree | None = field(default=None, repr=False, compare=False)
 
 
@@ -78,6 +97,7 @@ class _Search:
         self.session, self.config, self.deadline = session, config, deadline
         self.tree = SearchTree(session.root, config)
         self.calls_at_start = session.stats.lean_calls
+        self.failures_at_start = session.stats.server_failures
         self.started = time.monotonic()
         self.simulations = 0
         self.stop_reason: str | None = None
@@ -192,7 +212,8 @@ class _Search:
             theorem=self.session.theorem.name, solved=tree.root.steps is not None, verified=verified,
             proof=proof, simulations=self.simulations, lean_calls=self.lean_calls,
             wall_s=wall_s, stop_reason=self.stop_reason or "simulations",
-            targets=tree.targets(), verify_error=error, tree=tree)
+            targets=tree.targets(), verify_error=error, tree=tree,
+            server_failures=self.session.stats.server_failures - self.failures_at_start)
 
 
 class _Inline:

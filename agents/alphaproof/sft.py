@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import time
 from contextlib import closing
 from typing import Any, Iterable, Sequence
 
@@ -55,13 +56,17 @@ def train_supervised(net: PolicyValueNet, rows: Sequence[Row], steps: int, batch
                      optimizer: torch.optim.Optimizer | None = None, schedule: bool = True,
                      writer=None, log_every: int = 10, global_step: int = 0,
                      ckpt_path: str | None = None, ckpt_every: int = 0,
-                     progress: bool = False, seed: int = 0) -> list[dict[str, float]]:
+                     progress: bool = False, seed: int = 0,
+                     deadline: float | None = None) -> list[dict[str, float]]:
     """``steps`` optimizer steps on batches of ``rows``; returns the per-step losses.
 
     ``optimizer``: reuse one across calls (the RL learner); default a fresh AdamW.
     ``schedule=False`` keeps ``lr`` constant (no warmup/cosine), as a learner
     that is called again and again wants. ``global_step`` offsets the TensorBoard
-    step, so repeated calls draw one continuous curve.
+    step, so repeated calls draw one continuous curve. ``deadline``: a
+    ``time.monotonic()`` time after which no step starts (a training run's time
+    limit), so the result may hold fewer than ``steps`` entries, even none; the
+    schedule stays the one for ``steps``.
     """
     opt = optimizer or make_optimizer(net, lr, weight_decay)
     warmup = min(100, steps // 10) if warmup is None else warmup
@@ -71,6 +76,8 @@ def train_supervised(net: PolicyValueNet, rows: Sequence[Row], steps: int, batch
     history = []
     bar = tqdm(range(steps), disable=not progress, desc="sft", dynamic_ncols=True)
     for step in bar:
+        if deadline is not None and time.monotonic() >= deadline:
+            break
         step_lr = lr_at(step, steps, lr, warmup, min_lr_frac) if schedule else lr
         for group in opt.param_groups:
             group["lr"] = step_lr
@@ -90,6 +97,7 @@ def train_supervised(net: PolicyValueNet, rows: Sequence[Row], steps: int, batch
                     writer.add_scalar(f"sft/{k}", v, global_step + step + 1)
         if ckpt_path and ckpt_every and (step + 1) % ckpt_every == 0:
             net.save(ckpt_path)
+    bar.close()  # (a deadline may have ended the loop early)
     net.model.eval()
     return history
 

@@ -13,8 +13,9 @@ One iteration:
 2. **store** -- every expanded node of every search becomes a training row:
    solved nodes teach the first tactic of their shortest proof (the policy
    target: found proofs, pruned to the solved path) and their steps-to-proof
-   (the value target); when a search ends without a proof its root and its
-   well-visited nodes are labelled "not provable within budget";
+   (the value target); when a search spends its budget without a proof its
+   root and its well-visited nodes are labelled "not provable within budget"
+   (not when it was cut short or met server failures: ``gives_verdict``);
 3. **learn** -- ``--learn-steps`` Adam steps on batches from the replay
    buffer, mixed with reference-proof rows so the policy does not drift off
    the tactic language while self-play data is still scarce;
@@ -22,9 +23,14 @@ One iteration:
    only proofs that passed ``session.verify`` count.
 
 Everything a run depends on (weights, optimizer, replay buffer, curriculum,
-counters, RNG states) goes into the checkpoint, so ``--resume`` continues the
-run exactly; a run never overwrites another run's checkpoint unless told to
-(``--overwrite``). A search batch that raises (a kernel bug ...) is logged and
+counters, RNG states, the held-out split) goes into the checkpoint, so
+``--resume`` continues exactly from it (:mod:`agents.alphaproof.resume`); a run
+never overwrites another run's checkpoint unless told to (``--overwrite``).
+``--max-minutes`` cuts the iteration (or the warm start) under way when time
+runs out; that shorter last stage is counted, learned from and saved, so a run
+stopped by the limit and resumed is not the same as one run without the limit.
+A statement the server rejects leaves the training pool for good (a warning
+says so). A search batch that raises (a kernel bug ...) is logged and
 counted; the next iteration starts on fresh processes. When no search can start
 (the server is down) the iteration does not count: the same theorems are tried
 again after a wait (1 s, 2 s, 4 s ... 60 s) until the server is back or
@@ -46,13 +52,15 @@ import numpy as np
 import torch
 
 from agents.alphaproof import checkpoint, cli_checks
+from agents.alphaproof.resume import (held_out_of, interrupted_message, refuse_to_overwrite, restore,
+                                      save_checkpoint, say_if_split_differs)
 from agents.alphaproof.actors import (Backoff, describe, evaluate, process_factory, run_searches, search_stats,
                                       server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
 from agents.alphaproof.model import SIZES
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.replay import ReplayBuffer
-from agents.alphaproof.search import CUT_SHORT, SearchResult
+from agents.alphaproof.search import SearchResult, gives_verdict
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.theorem_source import make_source
 from leangym.cli import run_cli
@@ -91,7 +99,7 @@ class Args:
     seed: int = 0
     device: str = "cpu"
     threads: int = 0  # torch CPU threads; 0 keeps torch's default (1 is often fastest for tiny models on few cores)
-    max_minutes: float | None = None  # stop after this long, warm start included (then evaluate and save)
+    max_minutes: float | None = None  # stop after this long, warm start included (then evaluate and save): see _HELP
     progress: bool = True  # tqdm bars
 
 
@@ -100,13 +108,14 @@ def rows_from_result(result: SearchResult, min_unsolved_visits: int) -> list[dic
     """Policy + value rows from one finished search (see the module docstring, step 2)."""
     if result.solved and not result.verified:
         return []  # the proof did not survive the final check: trust nothing from this tree
-    # a search cut short (hung server, time limit) did not spend its budget: nothing is "not provable"
-    spent = result.stop_reason not in CUT_SHORT
+    # a search cut short (hung server, time limit), or one that met server failures, did not spend its
+    # budget on proving: nothing is "not provable" (gives_verdict; for an unsolved search that is all it says)
+    spent = not result.solved and gives_verdict(result)
     rows = []
     for i, t in enumerate(result.targets):
         if t.steps_to_go is not None:
             rows.append({"state": t.state, "tactic": t.proof_tactic, "steps_to_go": t.steps_to_go})
-        elif spent and not result.solved and (i == 0 or sum(t.visit_counts) >= min_unsolved_visits):
+        elif spent and (i == 0 or sum(t.visit_counts) >= min_unsolved_visits):
             # The search spent its whole budget and never solved this state: "not provable
             # within budget". (After a solved root, unsolved side nodes were just abandoned.)
             rows.append({"state": t.state, "steps_to_go": None})
@@ -127,10 +136,11 @@ def learn(net: PolicyValueNet, opt: torch.optim.Optimizer, replay: ReplayBuffer,
         return {}
     n_sft = round(args.batch_size * args.sft_mix) if sft_rows else 0
     rows = []
-    for _ in range(args.learn_steps):  # batch by batch, so that each batch holds its share of reference rows
+    for _ in range(args.learn_steps):  # learn_steps * batch_size rows, of which a --sft-mix share are reference rows
         rows += replay.sample(args.batch_size - n_sft, rng)
         rows += [sft_rows[rng.randrange(len(sft_rows))] for _ in range(n_sft)]
-    # train_supervised shuffles the rows (seeded) and cuts them into learn_steps batches of batch_size
+    # train_supervised shuffles the rows (seeded) and cuts them into learn_steps batches of batch_size, so each
+    # row is used once and each batch holds that share of reference rows on average (not exactly)
     history = train_supervised(net, rows, args.learn_steps, args.batch_size, args.lr, optimizer=opt,
                                schedule=False, seed=rng.getrandbits(32))
     return {k: float(np.mean([h[k] for h in history])) for k in ("loss", "policy_loss", "value_loss")}
@@ -168,62 +178,6 @@ def _seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dict, args: Args) -> None:
-    checkpoint.save(path, {
-        "net": net.to_payload(), "optimizer": opt.state_dict(), "replay": replay.state_dict(),
-        "curriculum": curriculum.state_dict(), "rng": checkpoint.rng_state(rng), "progress": progress,
-        "args": dataclasses.asdict(args),
-    })
-
-
-# What a resumed run takes from its checkpoint whatever the command line says (its network is the
-# checkpoint's), and what only changes how the run goes on from here.
-_FIXED_BY_CHECKPOINT = ("model_size", "max_tactic_tokens", "device")
-_NOT_SETTINGS = ("resume", "overwrite", "progress", "iterations", "max_minutes", "logdir", "checkpoint_dir",
-                 "threads", "read_timeout")
-
-
-def warn_changed_settings(saved: dict[str, Any], args: Args) -> None:
-    """Say which settings of a resumed run differ from the checkpoint's, and which of them take effect."""
-    changed = [f.name for f in dataclasses.fields(Args) if f.name in saved and f.name not in _NOT_SETTINGS
-               and saved[f.name] != getattr(args, f.name)]
-    for name in changed:
-        effect = "ignored: the checkpoint's network is kept" if name in _FIXED_BY_CHECKPOINT else "applies from now on"
-        print(f"--resume: --{name.replace('_', '-')} is {getattr(args, name)!r}, the checkpoint's run had "
-              f"{saved[name]!r} ({effect}; the run no longer continues exactly)", file=sys.stderr)
-
-
-def refuse_to_overwrite(ckpt_dir: Path | None, resume_path: Path | None, args: Args) -> None:
-    """A run writes ``ckpt_dir/latest.pt``: never over another run's checkpoint unless told to."""
-    target = ckpt_dir / "latest.pt" if ckpt_dir else None
-    if target is None or not target.exists() or args.overwrite:
-        return
-    if resume_path is not None and resume_path.resolve() == target.resolve():
-        return  # the run goes on where it left off
-    raise ValueError(f"{target} holds another run's checkpoint, which this run would overwrite: continue that run "
-                     f"with --resume {ckpt_dir}, choose another --checkpoint-dir, or pass --overwrite to replace it")
-
-
-def restore(path: Path, args: Args, replay: ReplayBuffer, curriculum: Curriculum, rng: random.Random):
-    """The net, optimizer and progress of a checkpoint; replay, curriculum and RNGs restored in place."""
-    state = checkpoint.load(path, map_location=args.device)
-    try:
-        net = PolicyValueNet.from_payload(state["net"], device=args.device)
-        opt = make_optimizer(net, args.lr)
-        opt.load_state_dict(state["optimizer"])
-        # a changed --replay-size applies, as warn_changed_settings says (the newest rows are kept)
-        replay.load_state_dict(state["replay"], capacity=args.replay_size)
-        curriculum.load_state_dict(state["curriculum"])
-        checkpoint.set_rng_state(state["rng"], rng)
-        progress = state["progress"]
-    except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as e:
-        raise ValueError(f"{path}: a damaged training checkpoint ({type(e).__name__}: {e}); resume from an "
-                         "earlier one or start afresh") from None
-    print(f"resumed from {path} at iteration {progress['iteration']}", file=sys.stderr)
-    warn_changed_settings(state.get("args", {}), args)
-    return net, opt, progress
-
-
 def _writer(logdir: str | None, purge_step: int | None = None):
     if not logdir:
         return None
@@ -232,8 +186,71 @@ def _writer(logdir: str | None, purge_step: int | None = None):
     return SummaryWriter(logdir, purge_step=purge_step)
 
 
+def warm_start(net: PolicyValueNet, sft_rows: list, args: Args, deadline: float | None,
+               progress: dict[str, Any]) -> None:
+    """AlphaProof's supervised stage in miniature: imitate reference proofs (own optimizer and schedule).
+
+    ``deadline`` (``--max-minutes``) may cut it short. A cut warm start counts as done, as a cut
+    self-play iteration does: ``progress["warmup_cut_at"]`` records how far it got, and a resumed
+    run says so and goes on with self-play (the warm start's optimizer is not saved, so it cannot go on).
+    """
+    if args.warmup_steps > 0 and sft_rows:
+        # Logged as its own run (logdir/warmup): its sft/* steps count 10, 20 ... like self-play
+        # iterations, and a resumed run's purge of later iterations must not reach them.
+        warm_writer = _writer(args.logdir and str(Path(args.logdir) / "warmup"))
+        history = train_supervised(net, sft_rows, args.warmup_steps, args.batch_size, args.warmup_lr,
+                                   writer=warm_writer, progress=args.progress, seed=args.seed, deadline=deadline)
+        if warm_writer:
+            warm_writer.close()
+        loss = f", loss {history[-1]['loss']:.3f}" if history else ""
+        if len(history) < args.warmup_steps:
+            progress["warmup_cut_at"] = [len(history), args.warmup_steps]
+            print(f"warm start: stopped by --max-minutes after {len(history)} of {args.warmup_steps} steps{loss}; "
+                  "it counts as done (--resume goes on with self-play, it does not finish the warm start)",
+                  file=sys.stderr)
+        else:
+            print(f"warm start: {args.warmup_steps} steps on {len(sft_rows)} reference rows{loss}", file=sys.stderr)
+    progress["warm_started"] = True
+
+
+def absorb(out: dict[str, Any], curriculum: Curriculum, replay: ReplayBuffer, args: Args) -> int:
+    """Curriculum verdicts and replay rows from one batch of searches; returns the rows added."""
+    new_rows = 0
+    for task, result in zip(out["tasks"], out["results"]):
+        if result is None:
+            continue
+        if gives_verdict(result):  # cut short, or unsolved after server failures: no failure
+            curriculum.record(task.key, task.level, result.verified)
+        new_rows += replay.add(rows_from_result(result, args.min_unsolved_visits))
+    return new_rows
+
+
+def drop_rejected(rejected: list, source, curriculum: Curriculum, step: int) -> None:
+    """Statements the server refused to start leave the training pool for good, one warning each.
+
+    A refused statement says nothing about the agent and will be refused again, yet its
+    curriculum weight would stay that of an untried theorem. The curriculum keeps the keys
+    (so a resumed run skips them too) and drops a level left with nothing to draw.
+    """
+    for task, why in rejected:
+        if task.key in curriculum.rejected:
+            continue  # (drawn twice in one batch)
+        curriculum.reject(task.key)
+        print(f"[iteration {step}] warning: the server rejected {task.theorem.name} ({' '.join(why.split())[:300]}); "
+              "it is dropped from the training pool", file=sys.stderr)
+    for level in [lv for lv in curriculum.levels if not source.drawable(lv, curriculum)]:
+        curriculum.drop_level(level)
+    if not curriculum.levels:
+        raise ValueError("the server rejected the statement of every training theorem, so nothing is left to train "
+                         "on: check the theorems (and their header) against the server's Lean and Mathlib; the "
+                         "rejections are printed above")
+
+
 def train(args: Args) -> dict[str, Any]:
-    """Run (or resume) training; returns the progress record (also stored in every checkpoint)."""
+    """Run (or resume) training; returns the progress record (also stored in every checkpoint).
+
+    On Ctrl-C / SIGTERM (KeyboardInterrupt, re-raised) it says where to go on from, if anywhere.
+    """
     from tqdm import tqdm
 
     if args.server and args.env == "PropLogic-v0":
@@ -249,7 +266,10 @@ def train(args: Args) -> dict[str, Any]:
     started = time.monotonic()
     deadline = None if args.max_minutes is None else started + 60 * args.max_minutes
     _seed_everything(args.seed)
-    source = make_source(args.theorems, args.eval_size, args.seed)
+    state = checkpoint.load(resume_path, map_location=args.device) if resume_path else None
+    # a resumed run keeps its checkpoint's held-out theorems, whatever --seed / --eval-size / --theorems say
+    source = make_source(args.theorems, args.eval_size, args.seed,
+                         held_out_of(state, resume_path) if state is not None else None)
     if args.server and not args.theorems:
         print("theorems: the PropLogic generator's, proved on the server (--theorems FILE.jsonl for your own)",
               file=sys.stderr)
@@ -263,8 +283,10 @@ def train(args: Args) -> dict[str, Any]:
     rng = random.Random(args.seed)  # the trainer's own draws: theorems, levels, replay samples
     progress: dict[str, Any] = {"iteration": 0, "warm_started": False, "history": [], "evals": [],
                                 "crashes": 0, "errors": 0, "seconds": 0.0}
-    if resume_path is not None:
-        net, opt, progress = restore(resume_path, args, replay, curriculum, rng)
+    if state is not None:
+        net, opt, progress = restore(state, resume_path, args, replay, curriculum, rng)
+        say_if_split_differs(source, args)
+        del state  # (the replay buffer and weights live on in their objects)
 
     # Reference rows are rebuilt (deterministically) rather than stored: they are a pure function of the seed.
     sft_rows = reference_rows(source, args) if (args.warmup_steps > 0 or args.sft_mix > 0) else []
@@ -277,6 +299,7 @@ def train(args: Args) -> dict[str, Any]:
                 writer.add_scalar(f"{prefix}/{k}", v, step)
 
     seconds_before = progress["seconds"]  # wall time of earlier runs of this training (resume)
+    saved_in: Path | None = None  # set once this run has written a checkpoint (what an interrupt may point to)
 
     def minutes() -> float:
         return (seconds_before + time.monotonic() - started) / 60
@@ -285,9 +308,12 @@ def train(args: Args) -> dict[str, Any]:
         return deadline is not None and time.monotonic() >= deadline
 
     def save() -> None:
+        nonlocal saved_in
         progress["seconds"] = minutes() * 60
         if ckpt_dir:
-            save_checkpoint(ckpt_dir / "latest.pt", net, opt, replay, curriculum, rng, progress, args)
+            save_checkpoint(ckpt_dir / "latest.pt", net, opt, replay, curriculum, rng, progress, args,
+                            source.held_out)
+            saved_in = ckpt_dir
 
     def held_out(step: int) -> dict[str, float]:
         ev = evaluate(net, heldout, new_process, args)
@@ -295,87 +321,84 @@ def train(args: Args) -> dict[str, Any]:
         log("heldout", ev, step)
         return ev
 
-    if not progress["warm_started"]:
-        if args.warmup_steps > 0 and sft_rows:
-            # AlphaProof's supervised stage in miniature: imitate reference proofs, own optimizer and schedule.
-            # Logged as its own run (logdir/warmup): its sft/* steps count 10, 20 ... like self-play
-            # iterations, and a resumed run's purge of later iterations must not reach them.
-            warm_writer = _writer(args.logdir and str(Path(args.logdir) / "warmup"))
-            history = train_supervised(net, sft_rows, args.warmup_steps, args.batch_size, args.warmup_lr,
-                                       writer=warm_writer, progress=args.progress, seed=args.seed)
-            if warm_writer:
-                warm_writer.close()
-            print(f"warm start: {args.warmup_steps} steps on {len(sft_rows)} reference rows, "
-                  f"loss {history[-1]['loss']:.3f}", file=sys.stderr)
-        progress["warm_started"] = True
-        if heldout and args.eval_every > 0:
-            print(f"held-out solve rate after warm start: {solve_rate_text(held_out(0))}", file=sys.stderr)
-        save()
+    try:
+        if not progress["warm_started"]:
+            warm_start(net, sft_rows, args, deadline, progress)
+            if heldout and args.eval_every > 0:
+                print(f"held-out solve rate after warm start: {solve_rate_text(held_out(0))}", file=sys.stderr)
+            save()
 
-    # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
-    bar = tqdm(desc="self-play", disable=not args.progress, initial=progress["iteration"],
-               total=args.iterations if args.max_minutes is None else None)
-    backoff, tasks, down = Backoff(), None, None
-    while progress["iteration"] < args.iterations and not out_of_time():
-        step = progress["iteration"] + 1
-        # after an outage the same theorems again: the run draws nothing for an iteration that did not count
-        tasks = tasks or [source.sample(curriculum.sample_level(rng), rng, curriculum) for _ in range(args.actors)]
-        out = run_searches(tasks, net, new_process, args, deadline=deadline)
-        down = out["outage"] or ("every search found it hung or gone" if server_lost(out) else None)
-        results = [r for r in out["results"] if r is not None]
-        if results and all(r.stop_reason == "deadline" and not r.simulations for r in results):
-            break  # the time limit came before any search did anything: nothing to count
-        if down:  # nothing was searched: no learning on the old buffer, no step, no (zero) statistics
-            wait = backoff.delay() if deadline is None else min(backoff.delay(), deadline - time.monotonic())
-            print(f"[iteration {step}] server unavailable ({down}); "
-                  + (f"retrying in {wait:.3g}s" if wait > 0 else "no time left to retry"), file=sys.stderr)
-            time.sleep(max(0.0, wait))
-            continue
-        tasks = None
-        backoff.reset()
-        new_rows = 0
-        for task, result in zip(out["tasks"], out["results"]):
-            if result is None:
+        # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
+        bar = tqdm(desc="self-play", disable=not args.progress, initial=progress["iteration"],
+                   total=args.iterations if args.max_minutes is None else None)
+        backoff, tasks, down = Backoff(), None, None
+        while progress["iteration"] < args.iterations and not out_of_time():
+            step = progress["iteration"] + 1
+            # after an outage the same theorems again: the run draws nothing for an iteration that did not count
+            tasks = tasks or [source.sample(curriculum.sample_level(rng), rng, curriculum) for _ in range(args.actors)]
+            out = run_searches(tasks, net, new_process, args, deadline=deadline)
+            if out["rejected"]:
+                drop_rejected(out["rejected"], source, curriculum, step)
+                tasks = [t for t in tasks if t.key not in curriculum.rejected]  # (an outage's retry skips them)
+            down = out["outage"] or ("every search found it hung or gone" if server_lost(out) else None)
+            results = [r for r in out["results"] if r is not None]
+            if results and all(r.stop_reason == "deadline" and not r.simulations for r in results):
+                break  # the time limit came before any search did anything: nothing to count
+            if down:  # nothing was searched: no learning on the old buffer, no step, no (zero) statistics
+                wait = backoff.delay() if deadline is None else min(backoff.delay(), deadline - time.monotonic())
+                print(f"[iteration {step}] server unavailable ({down}); "
+                      + (f"retrying in {wait:.3g}s" if wait > 0 else "no time left to retry"), file=sys.stderr)
+                time.sleep(max(0.0, wait))
                 continue
-            if result.verified or result.stop_reason not in CUT_SHORT:  # a search cut short is no failure
-                curriculum.record(task.key, task.level, result.verified)
-            new_rows += replay.add(rows_from_result(result, args.min_unsolved_visits))
-        progress["crashes"] += out["crashed"]
-        progress["errors"] += len(out["errors"])
-        for e in out["errors"] + [w for w in [server_warning(out, args)] if w]:
-            print(f"[iteration {step}] {e}", file=sys.stderr)
-        losses = learn(net, opt, replay, sft_rows if args.sft_mix > 0 else [], rng, args)
-        stats = search_stats(out)
-        progress["iteration"] = step
-        record = {"iteration": step, **stats, **losses, "replay_size": float(len(replay)), "new_rows": float(new_rows)}
-        progress["history"].append(record)
-        log("train", {k: v for k, v in record.items() if k != "iteration"}, step)
-        log("curriculum", curriculum.summary(), step)
-        # no solve rate for an iteration without a verdict (every search cut short by the time limit)
-        postfix = {"solved": f"{stats['solve_rate']:.2f}" if "solve_rate" in stats else "-", "replay": len(replay)}
-        if losses:
-            postfix["loss"] = f"{losses['loss']:.3f}"
-        if heldout and args.eval_every > 0 and (step % args.eval_every == 0 or step == args.iterations
-                                                or out_of_time()):
-            ev = held_out(step)
-            postfix["heldout"] = f"{ev['solve_rate']:.3f}" if "solve_rate" in ev else "-"
-        bar.set_postfix(postfix)
-        bar.update(1)
-        save()
-    bar.close()
-    if out_of_time() and progress["iteration"] < args.iterations:
-        print(f"--max-minutes {args.max_minutes} reached after iteration {progress['iteration']}"
-              + ("; no final evaluation: the server is unavailable" if down else ""), file=sys.stderr)
-        save()
-    if writer:
-        writer.close()
+            tasks = None
+            backoff.reset()
+            new_rows = absorb(out, curriculum, replay, args)
+            progress["crashes"] += out["crashed"]
+            progress["errors"] += len(out["errors"]) + len(out["rejected"])
+            for e in out["errors"] + [w for w in [server_warning(out, args)] if w]:
+                print(f"[iteration {step}] {e}", file=sys.stderr)
+            losses = learn(net, opt, replay, sft_rows if args.sft_mix > 0 else [], rng, args)
+            stats = search_stats(out)
+            progress["iteration"] = step
+            record = {"iteration": step, **stats, **losses, "replay_size": float(len(replay)),
+                      "new_rows": float(new_rows)}
+            progress["history"].append(record)
+            log("train", {k: v for k, v in record.items() if k != "iteration"}, step)
+            log("curriculum", curriculum.summary(), step)
+            # no solve rate for an iteration without a verdict (every search cut short by the time limit)
+            postfix = {"solved": f"{stats['solve_rate']:.2f}" if "solve_rate" in stats else "-", "replay": len(replay)}
+            if losses:
+                postfix["loss"] = f"{losses['loss']:.3f}"
+            if heldout and args.eval_every > 0 and (step % args.eval_every == 0 or step == args.iterations
+                                                    or out_of_time()):
+                ev = held_out(step)
+                postfix["heldout"] = f"{ev['solve_rate']:.3f}" if "solve_rate" in ev else "-"
+            bar.set_postfix(postfix)
+            bar.update(1)
+            save()
+        bar.close()
+        if out_of_time() and progress["iteration"] < args.iterations:
+            print(f"--max-minutes {args.max_minutes} reached after iteration {progress['iteration']}"
+                  + ("; no final evaluation: the server is unavailable" if down else ""), file=sys.stderr)
+            save()
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM (leangym.cli): where to go on from, if anywhere
+        print(interrupted_message(saved_in, args.resume if resume_path else None, ckpt_dir), file=sys.stderr)
+        raise
+    finally:
+        if writer:
+            writer.close()
     return {**progress, "net": net}  # the net for callers in this process (tests, benchmarks)
 
 
 # ============================================================================ CLI
 _CHOICES = {"env": ("PropLogic-v0", "LeanProof-v0"), "model_size": tuple(SIZES)}
 _HELP = {"resume": ("continue a run: DIR is its --checkpoint-dir (the latest.pt in it) or a checkpoint file; "
-                    "the run goes on where it stopped, up to --iterations in all"),
+                    "the run goes on exactly from the checkpoint, up to --iterations in all, with the "
+                    "checkpoint's held-out theorems"),
+         "max_minutes": ("stop after this many minutes, warm start included, then evaluate and save. The "
+                         "iteration (or warm start) under way is cut short and then counted, learned from and "
+                         "saved: --resume continues exactly from the checkpoint; a run stopped by --max-minutes "
+                         "ends with a shorter last iteration, so it is not the same as one run without the limit"),
          "device": cli_checks.DEVICES}
 _METAVAR = {"resume": "DIR"}
 
@@ -401,13 +424,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
-    try:
-        progress = train(args)
-    except KeyboardInterrupt:
-        if args.checkpoint_dir and (Path(args.checkpoint_dir) / "latest.pt").exists():
-            print(f"stopped; the last checkpoint is {Path(args.checkpoint_dir) / 'latest.pt'}: "
-                  f"go on with --resume {args.checkpoint_dir}", file=sys.stderr)
-        raise
+    progress = train(args)  # (on Ctrl-C / SIGTERM it says where to go on from, then re-raises)
     evals = [e for e in progress["evals"] if "solve_rate" in e]  # (an evaluation during an outage has none)
     if evals:
         first, last = evals[0], evals[-1]

@@ -1,0 +1,136 @@
+"""A training run's checkpoint: what goes in, what a resumed run takes from it, and what it says.
+
+A checkpoint holds everything the run depends on (weights, optimizer, replay
+buffer, curriculum, counters, RNG states) and the held-out split
+(:class:`~agents.alphaproof.theorem_source.HeldOut`): a resumed run evaluates on
+the same statements and never trains on them, even with another ``--seed``,
+``--eval-size`` or ``--theorems``. Other flags that differ from the
+checkpoint's run are named, with their effect (:func:`warn_changed_settings`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agents.alphaproof import checkpoint
+from agents.alphaproof.curriculum import Curriculum
+from agents.alphaproof.policy import PolicyValueNet
+from agents.alphaproof.replay import ReplayBuffer
+from agents.alphaproof.sft import make_optimizer
+from agents.alphaproof.theorem_source import HeldOut
+
+if TYPE_CHECKING:
+    from agents.alphaproof.train import Args
+
+# What a resumed run takes from its checkpoint whatever the command line says (its network is the
+# checkpoint's), and what only changes how the run goes on from here.
+_FIXED_BY_CHECKPOINT = ("model_size", "max_tactic_tokens", "device")
+_NOT_SETTINGS = ("resume", "overwrite", "progress", "iterations", "max_minutes", "logdir", "checkpoint_dir",
+                 "threads", "read_timeout")
+# Flags that choose the held-out split: on resume the checkpoint's split is kept (see held_out_of).
+_SPLIT = ("seed", "eval_size", "theorems")
+
+
+def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dict, args: "Args",
+                    held_out: HeldOut) -> None:
+    checkpoint.save(path, {
+        "net": net.to_payload(), "optimizer": opt.state_dict(), "replay": replay.state_dict(),
+        "curriculum": curriculum.state_dict(), "rng": checkpoint.rng_state(rng), "progress": progress,
+        "args": dataclasses.asdict(args), "held_out": held_out.to_state(),
+    })
+
+
+def warn_changed_settings(saved: dict[str, Any], args: "Args") -> None:
+    """Say which settings of a resumed run differ from the checkpoint's, and which of them take effect."""
+    changed = [f.name for f in dataclasses.fields(args) if f.name in saved and f.name not in _NOT_SETTINGS
+               and saved[f.name] != getattr(args, f.name)]
+    for name in changed:
+        if name in _FIXED_BY_CHECKPOINT:
+            effect = "ignored: the checkpoint's network is kept"
+        elif name in _SPLIT:
+            effect = "applies from now on, except to the held-out theorems, which stay the checkpoint's"
+        else:
+            effect = "applies from now on"
+        print(f"--resume: --{name.replace('_', '-')} is {getattr(args, name)!r}, the checkpoint's run had "
+              f"{saved[name]!r} ({effect}; the run no longer continues exactly)", file=sys.stderr)
+
+
+def refuse_to_overwrite(ckpt_dir: Path | None, resume_path: Path | None, args: "Args") -> None:
+    """A run writes ``ckpt_dir/latest.pt``: never over another run's checkpoint unless told to."""
+    target = ckpt_dir / "latest.pt" if ckpt_dir else None
+    if target is None or not target.exists() or args.overwrite:
+        return
+    if resume_path is not None and resume_path.resolve() == target.resolve():
+        return  # the run goes on where it left off
+    raise ValueError(f"{target} holds another run's checkpoint, which this run would overwrite: continue that run "
+                     f"with --resume {ckpt_dir}, choose another --checkpoint-dir, or pass --overwrite to replace it")
+
+
+def held_out_of(state: dict[str, Any], path: Path) -> HeldOut | None:
+    """The held-out split a checkpoint stored; None (with a warning) for one written before it stored any."""
+    if "held_out" not in state:
+        print(f"--resume: {path} does not record its held-out theorems (written by an older version): they are "
+              "chosen again from --theorems, --eval-size and --seed, so pass the first run's values, or held-out "
+              "and training theorems mix", file=sys.stderr)
+        return None
+    try:
+        return HeldOut.from_state(state["held_out"])
+    except (KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"{path}: a damaged training checkpoint (held_out: {type(e).__name__}: {e}); resume from "
+                         "an earlier one or start afresh") from None
+
+
+def say_if_split_differs(source, args: "Args") -> None:
+    """One line when the checkpoint's held-out theorems are not those the flags would choose now."""
+    kept = source.held_out
+    if kept == source.default_held_out:
+        return
+    found = len(source.heldout(len(kept.keys)))
+    where = f" ({found} of them in {args.theorems})" if args.theorems and found < len(kept.keys) else ""
+    print(f"--resume: the held-out theorems stay the checkpoint's run's ({len(kept.keys)} statements{where}), "
+          "never trained on; --theorems, --eval-size and --seed as given would have held out others",
+          file=sys.stderr)
+
+
+def restore(state: dict[str, Any], path: Path, args: "Args", replay: ReplayBuffer, curriculum: Curriculum,
+            rng: random.Random):
+    """The net, optimizer and progress of a loaded checkpoint; replay, curriculum and RNGs restored in place."""
+    try:
+        net = PolicyValueNet.from_payload(state["net"], device=args.device)
+        opt = make_optimizer(net, args.lr)
+        opt.load_state_dict(state["optimizer"])
+        # a changed --replay-size applies, as warn_changed_settings says (the newest rows are kept)
+        replay.load_state_dict(state["replay"], capacity=args.replay_size)
+        curriculum.load_state_dict(state["curriculum"])
+        checkpoint.set_rng_state(state["rng"], rng)
+        progress = state["progress"]
+    except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as e:
+        raise ValueError(f"{path}: a damaged training checkpoint ({type(e).__name__}: {e}); resume from an "
+                         "earlier one or start afresh") from None
+    print(f"resumed from {path} at iteration {progress['iteration']}", file=sys.stderr)
+    warn_changed_settings(state.get("args", {}), args)
+    if progress["iteration"] == 0 and progress.get("warmup_cut_at"):
+        done, planned = progress["warmup_cut_at"]
+        print(f"--resume: the warm start was cut by --max-minutes after {done} of {planned} steps; it counts as "
+              "done and is not resumed: self-play starts now", file=sys.stderr)
+    return net, opt, progress
+
+
+def interrupted_message(saved_in: Path | None, resumed_from: str | None, ckpt_dir: Path | None) -> str:
+    """What a run stopped by Ctrl-C / SIGTERM says about where to go on from.
+
+    Only a checkpoint of this run counts: the last one it saved (``saved_in``, its directory), or
+    the one it resumed from. A ``latest.pt`` that another run left in ``--checkpoint-dir``
+    (``--overwrite``) is not one.
+    """
+    if saved_in is not None:
+        return f"stopped; the last checkpoint is {saved_in / 'latest.pt'}: go on with --resume {saved_in}"
+    if resumed_from is not None:
+        return (f"stopped before this run saved a checkpoint; the one it resumed from is unchanged: "
+                f"go on with --resume {resumed_from}")
+    other = ckpt_dir / "latest.pt" if ckpt_dir else None
+    return ("stopped before this run saved a checkpoint: nothing was saved"
+            + (f" ({other} is still another run's)" if other is not None and other.exists() else ""))
