@@ -22,6 +22,13 @@ LeanTree server in a subprocess instead, each tactic taking that long, one
 request at a time per Lean process, as a REPL does: the regime of real Lean,
 where the batched actor also keeps B Lean processes busy at once.
 
+Several settings in one run, with a table and a plot at the end:
+
+    python benchmarks/bench_mcts.py --lean local server --latency-ms 5 20 --plot benchmarks/results/bench_mcts.png
+
+runs the in-process kernel, then the simulated server at 5 and at 20 ms per call, with one
+warm-started net for all of them.
+
 ``--evaluator overhead`` swaps the net for a stand-in that costs a fixed time
 per call and nothing per state (the regime of a GPU or a remote model server),
 to see what the batching itself can give when the model's per-call cost dominates.
@@ -89,9 +96,11 @@ def main(argv=None) -> None:
     ap.add_argument("--warmup-steps", type=int, default=100)
     ap.add_argument("--evaluator", choices=("model", "overhead"), default="model")
     ap.add_argument("--overhead-ms", type=float, default=20.0)
-    ap.add_argument("--lean", choices=("local", "server"), default="local",
-                    help="in-process kernel, or a simulated LeanTree server over HTTP")
-    ap.add_argument("--latency-ms", type=float, default=20.0, help="--lean server: time per Lean call")
+    ap.add_argument("--lean", choices=("local", "server"), nargs="+", default=["local"],
+                    help="in-process kernel, and/or a simulated LeanTree server over HTTP")
+    ap.add_argument("--latency-ms", type=float, nargs="+",
+                    help="--lean server: time per Lean call (several: one server run each; default 20)")
+    ap.add_argument("--plot", metavar="PNG", help="save a plot of every setting's simulations/s here")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-tactic-tokens", type=int, default=Args.max_tactic_tokens)
     ap.add_argument("--threads-one", type=int, default=1, help="torch CPU threads for one-at-a-time calls")
@@ -99,7 +108,17 @@ def main(argv=None) -> None:
                     help="torch CPU threads for batched calls")
     ap.add_argument("--repeats", type=int, default=2, help="runs of each mode, alternating; the best counts")
     args = ap.parse_args(argv)
+    if args.latency_ms is not None and "server" not in args.lean:
+        ap.error("--latency-ms sets the simulated server's time per call: add --lean server (or local server)")
+    args.latency_ms = args.latency_ms or [20.0]
     torch.set_num_threads(args.threads_one)
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if busy > 0.9 and args.threads_batched >= (os.cpu_count() or 1):
+        # every parallel op waits at a barrier for its slowest thread: one thread without a core stalls them all
+        print(f"warning: this machine was busy over the last minute (load average {busy:.1f} on {os.cpu_count()} "
+              f"cores); if it still is, batched timings on "
+              f"{args.threads_batched} threads will stall and read far too low. Run it idle, or pass "
+              f"--threads-batched {max(1, args.threads_batched - 1)}.")
 
     torch.manual_seed(args.seed)
     if args.evaluator == "model":
@@ -120,16 +139,62 @@ def main(argv=None) -> None:
                        widen_tactics=args.num_tactics, leaves_per_round=args.leaves_per_round)
     print(f"{args.n} theorems at difficulty {args.difficulty}, {cfg}")
 
-    if args.lean == "local":
-        runs = compare(net, theorems, cfg, args, lambda: LocalProcess(factorized=True))
-    else:
-        from bench_env import Server  # the simulated server in its own interpreter, as in real use
+    settings = [("in-process kernel", None)] if "local" in args.lean else []
+    if "server" in args.lean:
+        settings += [(f"server, {ms:g} ms per call", ms) for ms in args.latency_ms]
+    results = {}
+    for name, latency_ms in settings:
+        if latency_ms is None:
+            runs = compare(net, theorems, cfg, args, lambda: LocalProcess(factorized=True))
+        else:
+            from bench_env import Server  # the simulated server in its own interpreter, as in real use
 
-        with Server("--max-processes", str(args.n), "--factorized", "--latency-ms", str(args.latency_ms)) as srv:
-            client = LeanTreeClient(srv.url)
-            print(f"Lean: simulated LeanTree server, {args.latency_ms:g} ms per call, {args.n} processes")
-            runs = compare(net, theorems, cfg, args, client.lease)
-    print(f"speed-up (batched / one at a time): {runs['batched'] / runs['one at a time']:.1f}x")
+            with Server("--max-processes", str(args.n), "--factorized", "--latency-ms", str(latency_ms)) as srv:
+                client = LeanTreeClient(srv.url)
+                print(f"Lean: simulated LeanTree server, {latency_ms:g} ms per call, {args.n} processes")
+                runs = compare(net, theorems, cfg, args, client.lease)
+        results[name] = runs
+        print(f"{name}: speed-up (batched / one at a time): {runs['batched'] / runs['one at a time']:.1f}x")
+    if len(results) > 1:
+        print(f"\n| Lean | one at a time (sims/s) | {args.n} batched (sims/s) | batched / one at a time |\n"
+              "|---|---:|---:|---:|")
+        for name, runs in results.items():
+            one, batched = runs["one at a time"], runs["batched"]
+            print(f"| {name} | {one:,.1f} | {batched:,.1f} | {batched / one:.1f}x |")
+    if args.plot:
+        print(f"plot: {plot(results, args, args.plot)}")
+
+
+def plot(results: dict[str, dict[str, float]], args, path: str) -> Path:
+    """Grouped bars: each setting's simulations/s one at a time and batched, the ratio written above."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(results)
+    fig, ax = plt.subplots(figsize=(1.9 * len(names) + 2.5, 4))
+    for j, (mode, color) in enumerate((("one at a time", "tab:gray"), ("batched", "tab:blue"))):
+        xs = [i + (j - 0.5) * 0.38 for i in range(len(names))]
+        ax.bar(xs, [results[n][mode] for n in names], width=0.38, color=color,
+               label=mode if mode != "batched" else f"{args.n} searches batched")
+    for i, n in enumerate(names):
+        ratio = results[n]["batched"] / results[n]["one at a time"]
+        ax.annotate(f"{ratio:.1f}x", (i + 0.19, results[n]["batched"]), ha="center", va="bottom", fontsize=9)
+    ax.set_xticks(range(len(names)), names, fontsize=8)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_ylabel("simulations / s (best run)")
+    ax.set_title(f"{args.n} proof searches, {args.sims} simulations each, "
+                 f"{'tiny PolicyValueNet' if args.evaluator == 'model' else 'fixed-cost model stand-in'}, CPU")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
 
 
 def compare(net, theorems, cfg: SearchConfig, args, new_process) -> dict[str, float]:
