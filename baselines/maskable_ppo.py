@@ -38,6 +38,14 @@ PPO_KWARGS = dict(n_steps=256, batch_size=256, n_epochs=4, learning_rate=3e-4, g
                   policy_kwargs=dict(net_arch=[128, 128]))
 
 
+def heldout_excluded(n: int) -> dict[str, Any]:
+    """Env kwargs that keep ``heldout_set(n)`` out of training (the env excludes only its own
+    ``heldout_size`` theorems, 200 by default: scoring on more would score on trained ones)."""
+    from leangym.sim.generator import HELDOUT_SIZE
+
+    return {"heldout_size": max(n, HELDOUT_SIZE)}
+
+
 def make_env(seed: int = 0, **env_kwargs: Any) -> TacticMenuEnv:
     env = TacticMenuEnv(gym.make("PropLogic-v0", **{**TRAIN_ENV, **env_kwargs}))
     env.reset(seed=seed)  # seeds the theorem stream
@@ -144,7 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--verbose", type=int, default=0)
     a = p.parse_args(argv)
     t0 = time.monotonic()
-    model = train(a.timesteps, a.save, seed=a.seed, n_envs=a.n_envs, verbose=a.verbose)
+    model = train(a.timesteps, a.save, seed=a.seed, n_envs=a.n_envs, verbose=a.verbose,
+                  env_kwargs=heldout_excluded(a.eval))
     print(f"trained {a.timesteps} steps in {time.monotonic() - t0:.0f}s -> {a.save}")
     if a.eval:
         solved, n = evaluate(MaskablePPOProver(model=model), a.eval, a.eval_calls)

@@ -92,7 +92,7 @@ class RandomProver:
         tried = [0]
         while tried[0] < cap:
             proof = (self._linear(session, tried, cap) if self.mode == "linear"
-                     else self._tree(session, session.root, 0, tried))
+                     else self._tree(session, session.root, 0, tried, cap))
             if proof is not None:
                 return proof
         return None
@@ -105,10 +105,13 @@ class RandomProver:
             steps += walk.step(session, self.sample(walk.current)).ok
         return walk.tree()
 
-    def _tree(self, session: ProofSession, state: ProofState, depth: int, tried: list[int]) -> ProofTree | None:
+    def _tree(self, session: ProofSession, state: ProofState, depth: int, tried: list[int],
+              cap: float) -> ProofTree | None:
         if depth >= self.max_depth:
             return None
         for _ in range(self.tries_per_node):
+            if tried[0] >= cap:  # checked at every tactic: a whole tree search can try hundreds
+                return None
             tried[0] += 1
             tactic = self.sample(state)
             r = session.apply(state, tactic)
@@ -118,7 +121,7 @@ class RandomProver:
                 continue
             children = []
             for child in r.states:
-                sub = self._tree(session, child, depth + 1, tried)
+                sub = self._tree(session, child, depth + 1, tried, cap)
                 if sub is None:
                     break
                 children.append(sub)

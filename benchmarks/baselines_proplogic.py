@@ -63,14 +63,14 @@ def row(label: str, rs: ResultSet, elapsed: float) -> str:
 
 
 def agents(args: argparse.Namespace) -> list[tuple[str, str, dict]]:
-    from baselines.maskable_ppo import train
+    from baselines.maskable_ppo import heldout_excluded, train
 
     ppo = []
     for label, steps in (("MaskablePPO, untrained (menu + mask only)", 0),
                          (f"MaskablePPO, {args.ppo_timesteps} steps", args.ppo_timesteps)):
         path = args.work / f"maskable_ppo_{steps}.zip"
         t0 = time.monotonic()
-        train(steps, str(path), seed=args.seed)
+        train(steps, str(path), seed=args.seed, env_kwargs=heldout_excluded(args.n))
         args.ppo_train_s = time.monotonic() - t0
         print(f"[baselines] trained MaskablePPO for {steps} steps in {args.ppo_train_s:.0f}s", file=sys.stderr)
         ppo.append((label, "baselines.maskable_ppo:MaskablePPOProver", {"path": str(path)}))

@@ -98,8 +98,18 @@ class ProofSession:
     def apply_many(self, state: ProofState, tactics: Sequence[str]) -> list[TacticResult]:
         """Apply each tactic to ``state`` independently; results in input order.
 
-        Raises :class:`BudgetExhausted` (before any call) if the budget cannot pay for them all.
+        Raises :class:`BudgetExhausted` (before any call) if the budget cannot pay for them all, and
+        ValueError for a state another Lean process made (its id means nothing to this one). Server
+        processes have distinct ids; in-process ones share id 0 unless given their own
+        (``LocalProcess(process_id=...)``), so this check cannot tell them apart.
         """
+        owner = getattr(self._lean, "process_id", None)
+        if owner is not None and state.process_id != owner:
+            # Ids are only meaningful with the process that made them (the protocol), and die with it:
+            # sent here, the id would silently name some unrelated state of this process.
+            raise ValueError(f"this proof state was made by Lean process {state.process_id}, not by this session's "
+                             f"process {owner}; states die with their process (a reset may have given it back): "
+                             "apply tactics to states of the current episode")
         tactics = [normalise_tactic(t) for t in tactics]  # what is sent is what a proof records
         results: list[TacticResult | None] = [None] * len(tactics)
         to_send: list[int] = []

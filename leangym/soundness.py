@@ -255,7 +255,7 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
     # from 0 works too; a message without a position is taken as the command's.)
     last_line = checked.count("\n")
     infos = [m.text.strip() for m in result.messages
-             if m.severity == "info" and (m.line is None or m.line > last_line) and f"{name}'" in m.text]
+             if m.severity == "info" and (m.line is None or m.line > last_line) and f"{_printed(name)}'" in m.text]
     if len(infos) != 1:  # none: the check did not run; several: someone forged one
         return Verification(False, source, error=f"final check failed: '#print axioms' gave {len(infos)} answers, "
                                                  "expected exactly one")
@@ -266,6 +266,11 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
     if bad:
         return Verification(False, source, axioms, f"final check failed: proof uses disallowed axioms {bad}")
     return Verification(True, source, axioms)
+
+
+def _printed(name: str) -> str:
+    """``name`` as Lean prints it: it declares and prints ``_root_.foo`` as ``foo``."""
+    return name.removeprefix("_root_.")
 
 
 _PLAIN_NAME = re.compile(r"[^\W\d][\w']*(?:\.[^\W\d][\w']*)*")
@@ -279,8 +284,7 @@ def _axioms_of(answer: str, name: str) -> tuple[str, ...] | None:
     ``_private...`` for a private theorem). Each axiom must be a plain dotted name: an axiom
     named ``«does not depend on any axioms»`` or ``Classical.«choice]✝»`` must not read as a pass.
     """
-    printed = name.removeprefix("_root_.")  # Lean declares and prints `_root_.foo` as `foo`
-    m = re.fullmatch(r"'(?:[^\n]*\.)?" + re.escape(printed) + r"' (?:(does not depend on any axioms)|"
+    m = re.fullmatch(r"'(?:[^\n]*\.)?" + re.escape(_printed(name)) + r"' (?:(does not depend on any axioms)|"
                      r"depends on axioms: \[([^\[\]]*)\])", answer, re.S)
     if m is None:
         return None

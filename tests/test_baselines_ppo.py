@@ -108,3 +108,21 @@ def test_runs_with_other_seeds_train_on_other_theorem_streams() -> None:
         return [e.unwrapped._stream_at[0] for e in model.env.envs]
 
     assert not set(streams(0)) & set(streams(1))
+
+
+def test_training_envs_never_draw_the_theorems_an_evaluation_on_n_scores():
+    """`--eval N` scores on heldout_set(N); the env excludes only its own heldout_size (200 by
+    default) from training, so for N > 200 training must be told to exclude N (without it, these
+    1500 draws hold 19 of heldout_set(300))."""
+    from baselines.maskable_ppo import TRAIN_ENV, heldout_excluded
+    from leangym.sim.generator import statement_key
+
+    n = 300
+    held = {statement_key(t.theorem) for t in heldout_set(n)}
+    env = gym.make("PropLogic-v0", **{**TRAIN_ENV, **heldout_excluded(n)}).unwrapped
+    env.reset(seed=0)
+    drawn = set()
+    for _ in range(1500):
+        env.reset()
+        drawn.add(statement_key(env._current))
+    assert not drawn & held

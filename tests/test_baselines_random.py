@@ -19,9 +19,11 @@ def test_an_unprovable_theorem_ends_with_the_budget(mode):
     assert session.stats.lean_calls == 50
 
 
-def test_without_a_call_cap_max_tactics_ends_it():
-    session = ProofSession(LocalProcess(), FALSE)
-    assert RandomProver(max_tactics=30).prove(session.theorem, session, Budget()) is None
+@pytest.mark.parametrize("mode", ["linear", "tree"])
+def test_without_a_call_cap_max_tactics_ends_it(mode):
+    """Exactly max_tactics tries, also in tree mode (whose searches used to run past it to their end)."""
+    session = ProofSession(LocalProcess(), "theorem g (p q r : Prop) (h : p ∨ q) : (p → r) → q ∨ r := by sorry")
+    assert RandomProver(seed=3, mode=mode, max_tactics=30).prove(session.theorem, session, Budget()) is None
     assert session.stats.lean_calls + session.stats.policy_rejected == 30
 
 

@@ -445,7 +445,10 @@ def test_render_modes(sim_server, capsys):
     assert "[t] step 1: rejected" in text and "tactic: exact foo" in text and "⊢ q" in text
     env.close()
     env = make(srv, theorem=ONE, render_mode="human")
-    env.reset(seed=0)
+    env.reset(seed=0)  # "human" renders during reset and step without being asked (Gymnasium's rule)
+    assert "[t] step 0: reset" in capsys.readouterr().out
+    env.step("exact foo")
+    assert "[t] step 1: rejected" in capsys.readouterr().out
     assert env.render() is None and "⊢ q" in capsys.readouterr().out
     env.close()
 

@@ -259,3 +259,15 @@ def test_scoped_set_option_and_open_steps_are_rewarded(factorized):
     assert info["outcome"] == "rejected" and "sorry" in info["error"]
     _, reward, _, _, info = env.step("set_option pp.all true in constructor")  # refused by the policy first
     assert info["outcome"] == "rejected" and info["error"]
+
+
+def test_an_index_on_the_training_stream_is_an_error_not_ignored():
+    """The training split is a stream without positions: an index would be silently ignored."""
+    env = gym.make("PropLogic-v0")
+    with pytest.raises(ValueError, match="picks a held-out theorem: use split='heldout'"):
+        env.reset(seed=0, options={"index": 0})
+    obs, _ = env.reset(seed=0)  # the env is still usable (no passive checker left broken by the raise)
+    assert "⊢" in obs
+    obs, _, _, _, info = env.step("intro h")
+    assert info["outcome"] in ("progress", "rejected", "proved")
+    env.close()

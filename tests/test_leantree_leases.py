@@ -234,3 +234,21 @@ def test_leases_left_at_exit_are_given_back_all_at_once(monkeypatch):
     monkeypatch.setattr(lease_module, "live_leases", lambda: [Lease(), Lease(), Lease()])
     lease_module._return_all_leases()
     assert calls == [True] * 3 and not barrier.broken
+
+
+def test_a_state_of_another_process_is_refused_not_sent(sim_server):
+    """Proof-state ids mean something only to the process that made them (the protocol): a session
+    refuses a state of another lease (say, of an episode before a reset) instead of sending its id,
+    which would name some unrelated state of its own process."""
+    from leangym.session import ProofSession
+
+    srv = sim_server()
+    client = LeanTreeClient(srv.url)
+    with client.lease() as first, client.lease() as second:
+        old = ProofSession(first, "theorem a (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
+        new = ProofSession(second, "theorem b (x : Nat) : x + 0 = x := by sorry")
+        assert old.root.process_id != new.root.process_id
+        with pytest.raises(ValueError, match="made by Lean process .* not by this session's process"):
+            new.apply(old.root, "constructor")
+        assert new.stats.lean_calls == 0  # nothing was sent or charged
+        assert new.apply(new.root, "omega").outcome is Outcome.PROVED  # the session goes on

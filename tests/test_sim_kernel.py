@@ -617,3 +617,13 @@ def test_minif2f_rejections_are_all_tagged():
     p = SimProcess()
     errors = [e for t in load_minif2f(path) if (e := p.proof_from_sorry(t.source_with_sorry).get("error"))]
     assert errors and all("(sim)" in e for e in errors), [e for e in errors if "(sim)" not in e][:5]
+
+
+def test_root_names_are_declared_and_printed_at_the_root():
+    """As in Lean: `_root_.u` inside `namespace X` declares `u`, and `#print axioms` prints `u`."""
+    from leangym.sim.local import LocalProcess
+
+    out = LocalProcess().run_command("namespace X\ntheorem _root_.u (p : Prop) (hp : p) : p := by exact hp\n"
+                                     "#print axioms _root_.u\nend X\n#print axioms u\n#print axioms X.u\n")
+    assert [m.text for m in out.messages] == ["'u' does not depend on any axioms",
+                                              "'u' does not depend on any axioms", "unknown constant 'X.u'"]

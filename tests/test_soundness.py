@@ -452,3 +452,12 @@ def test_a_statement_cannot_smuggle_a_command_or_a_debug_option(stmt):
                                   "set_option maxHeartbeats 400000 in\ntheorem t : True := by sorry"])
 def test_ordinary_statement_prefixes_still_load(stmt):
     assert Theorem(stmt).decl_name == "t"
+
+
+@pytest.mark.parametrize("header", ["", "namespace X"])
+def test_a_root_theorem_passes_the_final_check(header):
+    """Lean declares and prints `_root_.t` as `t`: the check must look for that answer (and the
+    simulator prints it as Lean does, so this runs the real path)."""
+    thm = Theorem("theorem _root_.t (p : Prop) (hp : p) : p := by sorry", header=header)
+    check = verify(LocalProcess(), thm, "exact hp", SoundnessPolicy())
+    assert check.ok and check.axioms == (), check.error

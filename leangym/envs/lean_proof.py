@@ -374,6 +374,8 @@ class LeanProofEnv(gym.Env[str, str]):
         self._steps, self._done = 0, False
         info = self._info("reset")
         self._last = {"outcome": "reset"}
+        if self.render_mode == "human":  # Gymnasium: "human" renders during reset and step, unasked
+            self.render()
         return self._obs(), info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
@@ -410,6 +412,8 @@ class LeanProofEnv(gym.Env[str, str]):
             truncated, extra["truncated_by"] = True, "max_steps"
         self._done = terminated or truncated
         self._last = {"outcome": outcome, **extra}
+        if self.render_mode == "human":
+            self.render()
         return self._obs(), reward, terminated, truncated, self._info(outcome, **extra)
 
     def _finish(self, extra: dict[str, Any]) -> tuple[str, bool, bool, float]:

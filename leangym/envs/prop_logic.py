@@ -8,7 +8,7 @@ come from the seeded generator (:mod:`leangym.sim.generator`):
 * ``split="train"``: an endless stream of distinct theorems at ``difficulty``
   (one level, or an inclusive ``(lo, hi)`` range cycled evenly), never one of
   the held-out statements. ``reset(seed=s)`` restarts the stream at seed ``s``;
-  ``reset()`` takes the next theorem.
+  ``reset()`` takes the next theorem (an ``index`` option is an error here).
 * ``split="heldout"``: the fixed evaluation set (``heldout_size`` theorems,
   restricted to ``difficulty``), drawn at random, or in order with
   ``reset(options={"index": i})``.
@@ -93,6 +93,9 @@ class PropLogicEnv(LeanProofEnv):
             else:
                 self._current = self._heldout[int(self.np_random.integers(len(self._heldout)))]
         else:
+            if options.get("index") is not None:  # the training stream has no positions to pick
+                raise ValueError("reset(options={'index': i}) picks a held-out theorem: use split='heldout', or "
+                                 "options={'theorem': ...} for a statement of your own")
             if self._stream is None or self._reseeded:
                 self._stream_at = (int(self.np_random.integers(2**31 - 1)), 0)
                 self._stream = self._training_stream(self._stream_at[0])

@@ -142,8 +142,9 @@ class Kernel:
             p.next()
             p.next()
             n = p.ident()
-            # relative to the open namespaces first, as Lean resolves names
-            scoped = [".".join(namespaces[:i] + [n.text]) for i in range(len(namespaces), -1, -1)]
+            # relative to the open namespaces first, as Lean resolves names (`_root_.x`: only the root)
+            scoped = ([n.text.removeprefix("_root_.")] if n.text.startswith("_root_.")
+                      else [".".join(namespaces[:i] + [n.text]) for i in range(len(namespaces), -1, -1)])
             full = next((c for c in scoped if c in self.env), None)
             span = (t.line, t.col, n.eline, n.ecol)
             if full is None:
@@ -164,7 +165,8 @@ class Kernel:
         decl = parse_header(p)
         # Declared under the open namespaces. Names inside a proof are still resolved from the root
         # only (the fragment has no use for namespace-relative lookup).
-        name = None if decl.name is None else ".".join(namespaces + [decl.name])
+        name = (None if decl.name is None else decl.name.removeprefix("_root_.") if decl.name.startswith("_root_.")
+                else ".".join(namespaces + [decl.name]))  # `_root_.x` is `x`, whatever namespace is open
         if name is not None and (name in declared_here or name in self.env or name in LEAN_AXIOMS):
             # as in Lean: an environment never redefines a name (a proof could otherwise cite
             # an earlier declaration of its own theorem, or the theorem itself)
