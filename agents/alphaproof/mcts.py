@@ -31,6 +31,7 @@ import numpy as np
 from agents.alphaproof.interfaces import GAMMA, Evaluation
 from leangym.backends.types import Outcome, ProofState, TacticResult
 from leangym.proof import ProofTree
+from leangym.soundness import normalise_tactic
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,10 @@ class SearchConfig:
     lean_threads: int | None = None  # sessions talking to Lean at once (None: all; in-process Lean runs inline)
 
     def __post_init__(self) -> None:
-        if self.max_empty_evaluations < 1:  # 0 would exhaust every node before its first tactic
-            raise ValueError(f"max_empty_evaluations must be at least 1, got {self.max_empty_evaluations}")
+        # 0 would exhaust every node before its first tactic, select no leaf, or ask for no tactic
+        for name in ("max_empty_evaluations", "leaves_per_round", "num_tactics", "widen_tactics", "max_tactics"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"SearchConfig.{name} must be at least 1, got {getattr(self, name)}")
 
 
 _EMPTY_F, _EMPTY_I, _EMPTY_B = np.zeros(0), np.zeros(0, np.int64), np.zeros(0, bool)
@@ -134,7 +137,7 @@ class SearchTree:
                 _revert(path)
                 return None
             if not node.expanded:
-                k = cfg.num_tactics
+                k = min(cfg.num_tactics, cfg.max_tactics)
                 break
             if wants_widening(node, cfg):
                 k = min(len(node.tried) + cfg.widen_tactics, cfg.max_tactics)
@@ -170,8 +173,14 @@ class SearchTree:
         :func:`wants_widening` asks the policy again the next time the node is selected.
         """
         node = leaf.node
-        fresh = [(t, lp) for t, lp in zip(evaluation.tactics[: leaf.k], evaluation.log_priors)
-                 if t not in node.tried and (node.text, t) not in self.failed][: leaf.k - len(node.tried)]
+        fresh: list[tuple[str, float]] = []
+        for tactic, lp in zip(evaluation.tactics[: leaf.k], evaluation.log_priors):
+            # as Lean runs it (ProofSession normalises what it sends): two spellings of one tactic
+            # are one tactic, tried once, and a proof records the text that Lean checked
+            t = normalise_tactic(tactic)
+            if t and t not in node.tried and (node.text, t) not in self.failed and all(t != f for f, _ in fresh):
+                fresh.append((t, lp))
+        fresh = fresh[: leaf.k - len(node.tried)]
         node.empty_evaluations = 0 if fresh else node.empty_evaluations + 1
         if (node.empty_evaluations >= self.config.max_empty_evaluations
                 or len(node.tried) + len(fresh) >= self.config.max_tactics):
@@ -183,6 +192,7 @@ class SearchTree:
         """Add Lean's answers as edges of ``leaf.node``; returns the leaf's value for backup."""
         node = leaf.node
         node.expanded = True
+        node.pending = False  # its tactics are answered: _refresh may now find it dead
         ancestors = _ancestor_texts(node)
         edges = []
         for (tactic, logp), res in zip(sent, results):
@@ -319,7 +329,9 @@ def _refresh(node: Node) -> None:
     best = min((s for kids in node.children if (s := _edge_steps(kids)) is not None), default=None)
     if best is not None and (node.steps is None or best < node.steps):
         node.steps = best
-    elif node.steps is None and not node.dead and node.exhausted and not node.alive.any():
+    elif node.steps is None and not node.dead and node.exhausted and not node.alive.any() and not node.pending:
+        # (not while pending: the node's own new tactics are still on their way to Lean, and
+        # `exhausted` was set when they were chosen; its integrate() refreshes it with them)
         node.dead = True
     else:
         return
