@@ -347,6 +347,34 @@ def test_evaluate_with_a_k_per_state(trained, monkeypatch):
         net.evaluate(states, [1, 2])
 
 
+def test_a_state_asking_for_no_tactic_leaves_the_others_samples_alone(trained, monkeypatch):
+    """ks [1, 0] sample 2 + 0 times: the same total as one draw per row, which the first step took
+    it for (the first state then drew once, the second once, for nothing)."""
+    import agents.alphaproof.policy as policy_module
+
+    net, _ = trained
+    first_draws = []
+    real = policy_module.draw
+
+    def spy(weights, rows=None, block=32):
+        if not first_draws:
+            first_draws.append(None if rows is None else rows.tolist())
+        return real(weights, rows, block)
+
+    monkeypatch.setattr(policy_module, "draw", spy)
+    torch.manual_seed(0)
+    net.evaluate([ROWS[0]["state"], ROWS[1]["state"]], [1, 0])
+    assert first_draws == [[0, 0]]  # both of the first state's samples, none of the second's
+
+
+def test_a_float64_net_evaluates(trained):
+    net, _ = trained
+    copy = PolicyValueNet.from_payload(net.to_payload())
+    copy.model.double()
+    evals = copy.evaluate([ROWS[0]["state"]], 2)
+    assert 0.0 <= evals[0].value <= 1.0 and len(evals[0].tactics) <= 2
+
+
 @torch.inference_mode()
 def test_sampled_log_priors_match_teacher_forcing(trained):
     """Hot sampling from the trained net: samples end at different steps, so finished rows are

@@ -127,7 +127,7 @@ class PolicyValueNet:
         lens = torch.tensor([len(p) for p in prompts], device=self.device)
         B, T = len(prompts), int(lens.max())
         cache = self.model.new_cache(B, T)
-        h_last = torch.empty(B, self.model.cfg.d_model, device=self.device)
+        h_last = torch.empty(B, self.model.cfg.d_model, device=self.device, dtype=self.model.wte.weight.dtype)
         order = sorted(range(B), key=lambda i: len(prompts[i]))
         for c in range(0, B, chunk):
             rows = order[c:c + chunk]
@@ -194,7 +194,8 @@ class PolicyValueNet:
             parent = None  # None: row i continues row i (nothing split)
             if greedy:
                 token = weights.argmax(-1)
-            elif total == rows:  # one sample per row: one draw each
+            elif total == rows and (t or bool((count == 1).all())):  # one sample per row: one draw each
+                # (at t = 0 a prompt may ask for none and another for two: the same total, not one each)
                 token = draw(weights)
             else:
                 draws = torch.repeat_interleave(torch.arange(rows, device=dev), count)
