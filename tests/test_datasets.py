@@ -1,4 +1,5 @@
-"""Theorem sets: miniF2F rows (both shapes), validation errors, download into the cache, .lean dirs."""
+"""Theorem sets: miniF2F rows (both shapes), validation errors, download into the cache, the named
+"minif2f" set, built Lean checkouts, .json arrays. (Parsing .lean files: test_datasets_lean_files.py.)"""
 from __future__ import annotations
 
 import functools
@@ -145,31 +146,6 @@ def test_download_file_url_and_http_404(http_dir, tmp_path: Path) -> None:
         fetch("ftp://example.org/x.jsonl", cache=tmp_path / "c")
 
 
-def test_lean_directory(tmp_path: Path) -> None:
-    root = tmp_path / "MiniF2F"
-    (root / "Test").mkdir(parents=True)
-    (root / "Valid").mkdir()
-    (root / "Test" / "a.lean").write_text(
-        "import Mathlib\nopen Nat\n\n/-- doc -/\ntheorem thm_a (n : ℕ) : n + 0 = n := by sorry\n", encoding="utf-8")
-    (root / "Valid" / "b.lean").write_text("theorem thm_b : True := by\n  sorry\n", encoding="utf-8")
-    both = load_theorems(root)
-    assert [(t.name, t.split) for t in both] == [("thm_a", "test"), ("thm_b", "valid")]
-    (a,) = load_theorems(root, split="test")
-    assert a.header.startswith("import Mathlib\nopen Nat") and a.preamble.startswith("open Nat")
-    assert a.formal_statement == "theorem thm_a (n : ℕ) : n + 0 = n := by sorry"
-    assert load_theorems(root / "Valid" / "b.lean")[0].name == "thm_b"
-
-    (root / "Test" / "two.lean").write_text("theorem x : True := by sorry\ntheorem y : True := by sorry\n")
-    with pytest.raises(DatasetError, match=r"two\.lean: expected exactly one theorem/lemma/example, found 2"):
-        load_theorems(root)
-    (root / "Test" / "two.lean").write_text("open Nat\n\ntheorem x : True := trivial\n")
-    with pytest.raises(DatasetError, match=r"two\.lean:3: .*':= by sorry'"):
-        load_theorems(root)
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(DatasetError, match="no .lean files"):
-        load_theorems(tmp_path / "empty")
-
-
 def test_proplogic_heldout_hides_reference_proofs() -> None:
     theorems = load_theorems("proplogic-heldout:10")
     assert len(theorems) == 10 and len({t.name for t in theorems}) == 10
@@ -215,98 +191,6 @@ def test_a_download_that_is_not_theorems_is_never_cached(http_dir, tmp_path: Pat
     write_jsonl(www / "good.jsonl", ROWS)
     cached = fetch(f"{base}/good.jsonl", cache=tmp_path / "c", validate=load_theorems)
     assert cached.stat().st_mode & 0o044 == 0o044  # readable by others too: caches may be shared
-
-
-def test_lean_files_comments_and_project_files(tmp_path: Path) -> None:
-    root = tmp_path / "repo"
-    (root / "MiniF2F" / "Test").mkdir(parents=True)
-    (root / "Main.lean").write_text("import MiniF2F\n\ndef main : IO Unit := pure ()\n", encoding="utf-8")
-    (root / "lakefile.lean").write_text("import Lake\nopen Lake DSL\npackage minif2f\n", encoding="utf-8")
-    (root / "MiniF2F" / "Test" / "a.lean").write_text(
-        "import Mathlib\n/- theorem old : False := by sorry\n  /- nested -/ -/\n"
-        "theorem a (n : ℕ) : n + 0 = n := by sorry -- theorem later, maybe\n", encoding="utf-8")
-    (t,) = load_theorems(root)  # Main.lean and lakefile.lean hold no theorem: skipped
-    assert t.name == "a" and t.split == "test" and t.formal_statement == "theorem a (n : ℕ) : n + 0 = n := by sorry"
-    assert [t.name for t in load_minif2f(root)] == ["a"]  # miniF2F as .lean files (a miniF2F-lean4 checkout)
-    (tmp_path / "nothing").mkdir()
-    with pytest.raises(DatasetError, match="a directory without minif2f_lean4.jsonl or .lean files"):
-        load_minif2f(tmp_path / "nothing")
-
-
-def test_compfiles_style_namespace_file(tmp_path: Path) -> None:
-    """`namespace X ... theorem ... end X`: the closer is no part of the statement, the opener stays in
-    the header, so the theorem is declared as X.name both for proof_from_sorry and in the final check."""
-    from leangym.sim.local import LocalProcess
-    from leangym.soundness import SoundnessPolicy, verify
-
-    f = tmp_path / "Imo1959P1.lean"
-    f.write_text("import Mathlib\n\nnamespace Imo1959P1\n\n/-- doc -/\n"
-                 "theorem imo1959_p1 (p : Prop) (hp : p) : p := by\n  sorry\n\nend Imo1959P1\n", encoding="utf-8")
-    (t,) = load_theorems(f)
-    assert t.name == t.decl_name == "imo1959_p1"
-    assert t.formal_statement == "theorem imo1959_p1 (p : Prop) (hp : p) : p := by sorry"
-    assert t.header == "import Mathlib\n\nnamespace Imo1959P1\n\n/-- doc -/\n"
-    assert t.source_with_sorry == f"\nnamespace Imo1959P1\n\n/-- doc -/\n{t.formal_statement}"
-    process = LocalProcess()
-    assert process.start_proof(t.source_with_sorry).goals[0].target == "p"
-    name = t.check_name("_leangym_ab12")
-    answer = process.run_command(t.renamed(name).source_with_proof("exact hp") + f"\n#print axioms {name}\n")
-    assert [m.text for m in answer.messages] == ["'Imo1959P1.imo1959_p1_leangym_ab12' does not depend on any axioms"]
-    assert verify(LocalProcess(), t, "exact hp", SoundnessPolicy()).ok
-
-    # sections too, closed innermost first (the simulator has no `section`: text only)
-    f.write_text("namespace A.B\nsection\nnoncomputable section Inner\ntheorem t : True := by sorry\n"
-                 "end Inner\nend -- the anonymous section\nend A.B\n", encoding="utf-8")
-    assert load_theorems(f)[0].formal_statement == "theorem t : True := by sorry"
-
-    # only closers of scopes opened before the theorem go; anything else is still an error
-    f.write_text("namespace A\ntheorem t : True := by sorry\nend B\n", encoding="utf-8")
-    with pytest.raises(DatasetError, match=r"P1\.lean:2: statement must end with .*end B"):
-        load_theorems(f)
-
-
-def test_a_directory_of_examples_is_named_after_the_files(tmp_path: Path) -> None:
-    (tmp_path / "Test").mkdir()
-    (tmp_path / "Test" / "p1.lean").write_text("import Mathlib\n\nexample (a : ℕ) : a = a := by sorry\n")
-    (tmp_path / "Test" / "p2.lean").write_text("import Mathlib\n\nexample (b : ℕ) : b = b := by\n  sorry\n")
-    (tmp_path / "Test" / "2021 amc.lean").write_text("example : True := by sorry\n")
-    theorems = load_theorems(tmp_path)
-    assert [(t.name, t.decl_name) for t in theorems] == [("2021 amc", "«2021 amc»"), ("p1", "p1"), ("p2", "p2")]
-    assert theorems[1].formal_statement == "theorem p1 (a : ℕ) : a = a := by sorry"
-
-
-def test_lean_file_forms_putnambench_and_one_line_modifiers(tmp_path: Path) -> None:
-    forms = {
-        "putnam.lean": ("import Mathlib\nopen Real\n\ntheorem putnam_x (n : ℕ) : n = n :=\nsorry\n",
-                        "theorem putnam_x (n : ℕ) : n = n := by sorry"),
-        "open_in.lean": ("import Mathlib\n\nopen Real in theorem o (x : ℝ) : x = x := by sorry\n",
-                         "open Real in theorem o (x : ℝ) : x = x := by sorry"),
-        "nc.lean": ("/-- doc -/ noncomputable theorem nc : True := by sorry\n",
-                    "noncomputable theorem nc : True := by sorry"),
-        "attr.lean": ('@[to_additive "text [x]"]\ntheorem at1 : True := by sorry\n',
-                      '@[to_additive "text [x]"]\ntheorem at1 : True := by sorry'),
-    }
-    for file, (text, statement) in forms.items():
-        (tmp_path / file).write_text(text, encoding="utf-8")
-        (t,) = load_theorems(tmp_path / file)
-        assert t.formal_statement == statement, file
-    stub = tmp_path / "putnam_stub.lean"
-    stub.write_text("import Mathlib\n\nabbrev putnam_s_solution : ℕ := sorry\n\n"
-                    "theorem putnam_s : putnam_s_solution = 2 := sorry\n", encoding="utf-8")
-    with pytest.raises(DatasetError, match=r"putnam_stub\.lean:5: the header contains 'sorry'.*fill in the solution"):
-        load_theorems(stub)
-
-
-def test_comment_markers_inside_strings_are_not_comments(tmp_path: Path) -> None:
-    f = tmp_path / "s.lean"
-    f.write_text('theorem s (x : String) (h : x = "--") (h2 : x ≠ "/-") (h3 : x ≠ "a\\"b") :\n'
-                 '  x.length = 2 := by sorry -- a remark\n', encoding="utf-8")
-    (t,) = load_theorems(f)
-    assert t.formal_statement == ('theorem s (x : String) (h : x = "--") (h2 : x ≠ "/-") (h3 : x ≠ "a\\"b") :\n'
-                                  '  x.length = 2 := by sorry')
-    f.write_text('import Mathlib\ndef marker := "theorem fake : False := by sorry"\n'
-                 'theorem real : True := by sorry\n', encoding="utf-8")
-    assert [t.name for t in load_theorems(f)] == ["real"]
 
 
 # ------------------------------------------------ the named "minif2f" set, without ../shared

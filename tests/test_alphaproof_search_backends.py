@@ -1,0 +1,180 @@
+"""The AlphaProof search against its Lean backends, on the toy Lean of test_alphaproof_mcts: batched
+searches sharing evaluator calls, the simulated kernel, in-process calls inline and a server's on
+threads, backends that raise, and the Lean-call budget."""
+from __future__ import annotations
+
+import pytest
+
+from agents.alphaproof.interfaces import GAMMA, Evaluation, per_state
+from agents.alphaproof.mcts import SearchConfig
+from agents.alphaproof.search import run_batched_search, run_search
+from leangym.session import Budget, ProofSession
+
+from test_alphaproof_mcts import ENDLESS, PQ, VOCAB, FakeEvaluator, FakeLean, NamesEvaluator, session, thm
+
+
+def test_lean_call_budget_is_never_exceeded():
+    sess = ProofSession(FakeLean(), ENDLESS)
+    res = run_search(sess, NamesEvaluator(), SearchConfig(num_simulations=1000, max_lean_calls=13, num_tactics=4))
+    assert sum(sess.process.sent.values()) == res.lean_calls <= 13
+    assert res.stop_reason == "lean_calls" and res.simulations == res.tree.root.visits
+    # the session's own budget is honoured too (no BudgetExhausted escapes)
+    sess = ProofSession(FakeLean(), ENDLESS, budget=Budget(max_lean_calls=6))
+    res = run_search(sess, NamesEvaluator(), SearchConfig(num_simulations=1000, max_lean_calls=None, num_tactics=4))
+    assert sum(sess.process.sent.values()) == res.lean_calls <= 6 and res.stop_reason == "lean_calls"
+
+
+def test_batched_search_solves_what_single_searches_solve():
+    targets = ["p ∧ q", "(p ∧ q) ∧ (q ∨ r)", "p ∧ r", "q → p ∧ q"]
+    cfg = SearchConfig(num_simulations=60)
+    single = [run_search(session(t), FakeEvaluator(), cfg) for t in targets]
+    ev = FakeEvaluator()
+    batched = run_batched_search([session(t) for t in targets], ev, cfg)
+    assert [r.solved for r in batched] == [r.solved for r in single] == [True, True, False, True]
+    assert all(r.verified == r.solved for r in batched)
+    assert max(ev.batch_sizes) > 1 and ev.calls < sum(r.simulations for r in batched)
+
+
+def test_each_leaf_asks_for_its_own_k():
+    """A widened node asks for more tactics than a fresh leaf, in the same evaluate call."""
+    seen: list[list[int]] = []
+
+    class Recording(FakeEvaluator):
+        def evaluate(self, states, k):
+            seen.append(per_state(k, len(states)))
+            return super().evaluate(states, k)
+
+    cfg = SearchConfig(num_simulations=40, num_tactics=1, widen_tactics=1, widen_c=1.0, leaves_per_round=2)
+    results = run_batched_search([session("(p ∧ q) ∧ (q ∨ r)") for _ in range(2)], Recording(), cfg)
+    assert all(r.verified for r in results)
+    assert any(len(set(ks)) > 1 for ks in seen)  # fresh leaves (k=1) next to widened ones (k>1)
+    assert all(x >= cfg.num_tactics for ks in seen for x in ks)
+
+
+def test_on_the_simulated_kernel():
+    local = pytest.importorskip("leangym.sim.local")
+    sess = ProofSession(local.LocalProcess(factorized=True),
+                        "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
+    res = run_search(sess, FakeEvaluator(), SearchConfig(num_simulations=30))
+    assert res.solved and res.verified, res
+    assert res.tree.root.steps == 2 and GAMMA ** 2 == pytest.approx(res.tree.root.estimate())
+
+
+def test_a_raising_backend_fails_its_tactics_not_the_batch():
+    class Raising(FakeLean):
+        def apply_tactic(self, state, tactic, timeout_ms=1000):
+            if tactic == "boom":
+                raise ValueError("kernel bug")
+            return super().apply_tactic(state, tactic, timeout_ms)
+
+    sessions = [ProofSession(Raising(), thm(PQ, "p ∧ q")), session("q ∧ p")]
+    results = run_batched_search(sessions, FakeEvaluator(["boom"] + VOCAB), SearchConfig(num_simulations=20))
+    assert all(r.verified for r in results)
+
+
+def test_in_process_lean_runs_inline():
+    """An in-process kernel holds the interpreter while it works: its calls run in the search's
+    own thread (threads would only add switching). A server's calls get threads (below)."""
+    import threading
+
+    threads = set()
+
+    class Recording(FakeLean):
+        def apply_tactic(self, state, tactic, timeout_ms=1000):
+            threads.add(threading.get_ident())
+            return super().apply_tactic(state, tactic, timeout_ms)
+
+    sessions = [ProofSession(Recording(), thm(PQ, "p ∧ q")) for _ in range(4)]
+    results = run_batched_search(sessions, FakeEvaluator(), SearchConfig(num_simulations=30))
+    assert all(r.verified for r in results)
+    assert threads == {threading.get_ident()}
+
+
+def test_batched_search_keeps_every_lean_process_busy(sim_server):
+    """B searches over a LeanTree server have B Lean calls in flight at once: a REPL serves one
+    request at a time, so any fewer leaves processes idle. Each process's first call waits at a
+    B-party barrier, which only opens if all B are in flight together."""
+    import threading
+
+    from conftest import ScriptedProcess
+    from leangym.backends.leantree import LeanTreeClient
+
+    searches = 12  # more than the shared tactic threads (8) and lean_threads (8) this once had
+    barrier = threading.Barrier(searches, timeout=60)
+
+    class Waiting(ScriptedProcess):
+        waited = False
+
+        def try_apply_tactic(self, proof_state_id, tactic, timeout_ms=1000):
+            if not self.waited:
+                self.waited = True
+                barrier.wait()
+            return super().try_apply_tactic(proof_state_id, tactic, timeout_ms)
+
+    srv = sim_server(process_factory=Waiting, max_processes=searches, factorized=True)
+    client = LeanTreeClient(srv.url)
+    sessions = [ProofSession(client.lease(), thm("(p q : Prop) (hp : p) (hq : q)", "p ∧ q")) for _ in range(searches)]
+    try:
+        results = run_batched_search(sessions, FakeEvaluator(["split", "done"]), SearchConfig(num_simulations=4))
+    finally:
+        for s in sessions:
+            s.process.close()
+    assert not barrier.broken
+    assert all(r.solved for r in results)
+
+
+class _Listed:
+    """An evaluator that proposes the same tactics, in order, for every state."""
+
+    def __init__(self, tactics):
+        self.tactics = tactics
+
+    def evaluate(self, states, k):
+        return [Evaluation(tuple(self.tactics[:n]), (0.0,) * len(self.tactics[:n]), 0.5)
+                for n in per_state(k, len(states))]
+
+
+@pytest.mark.parametrize("budget, attempts", [
+    # the batch of 4 is charged whole (4 calls), though `constructor` never reached Lean: it came after
+    # the raise; so at budget 4 nothing is retried
+    (4, ["left", "right", "boom"]),
+    # the retries, one tactic at a time, are charged too and stop where max_lean_calls does
+    (6, ["left", "right", "boom", "left", "right"]),
+    (8, ["left", "right", "boom", "left", "right", "boom", "constructor"]),
+])
+def test_a_raising_backend_does_not_overspend_the_lean_budget(budget, attempts):
+    """A batch that raised is retried one tactic at a time, but never past max_lean_calls."""
+    from leangym.sim.local import LocalProcess
+
+    class Boom(LocalProcess):
+        """Records every tactic that reaches it, the raising ones included."""
+
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.attempts: list[str] = []
+
+        def apply_tactic(self, state, tactic, timeout_ms=1000):
+            self.attempts.append(tactic)
+            if tactic == "boom":
+                raise ValueError("kernel bug")
+            return super().apply_tactic(state, tactic, timeout_ms)
+
+    process = Boom(factorized=True)
+    session = ProofSession(process, "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
+    result = run_search(session, _Listed(["left", "right", "boom", "constructor"]),
+                        SearchConfig(num_simulations=10, num_tactics=4, max_lean_calls=budget, leaves_per_round=1))
+    assert result.stop_reason == "lean_calls" and not result.solved
+    # what really reached the backend (raising calls included) never exceeds what was charged,
+    # and what was charged never exceeds the budget
+    assert len(process.attempts) <= result.lean_calls == session.stats.lean_calls == budget
+    assert process.attempts == attempts
+
+
+def test_a_budget_cut_is_not_a_dead_end():
+    """Tactics the budget kept from Lean were never tried: the stop is "lean_calls", not "exhausted"."""
+    from leangym.sim.local import LocalProcess
+
+    session = ProofSession(LocalProcess(factorized=True), "theorem t (p q : Prop) (hp : p) : p := by sorry")
+    result = run_search(session, _Listed(["left", "right", "exact hq", "exact hp"]),
+                        SearchConfig(num_simulations=10, num_tactics=4, max_tactics=4, max_lean_calls=2))
+    assert result.lean_calls == 2 and result.stop_reason == "lean_calls" and not result.tree.root.dead
