@@ -48,11 +48,11 @@ from contextlib import ExitStack
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import unquote, urlparse
-from urllib.request import url2pathname
+from urllib.parse import urlparse
 
 from leangym.cli import run_cli
 from leangym.datasets import DatasetError, load_theorems
+from leangym.datasets.download import file_url_path
 from leangym.prover import AgentSpecError, load_agent
 from leangym.session import Budget
 from leangym.theorem import Theorem
@@ -221,9 +221,8 @@ def _dataset_file(spec: str) -> Path | None:
     source = dataset_source(spec)
     if source is None:
         return None
-    parsed = urlparse(source)
-    if parsed.scheme == "file":
-        return Path(url2pathname(unquote(parsed.path)))
+    if urlparse(source).scheme == "file":
+        return file_url_path(source)
     return None if "://" in source else Path(source)
 
 

@@ -96,9 +96,14 @@ def fetch(url: str, *, sha256: str | None = None, cache: Path | None = None, for
     return target
 
 
+def file_url_path(url: str) -> Path:
+    """The local path a ``file://`` URL names."""
+    return Path(url2pathname(unquote(urlparse(url).path)))
+
+
 def _local_file(url: str, sha256: str | None) -> Path:
     """The file a ``file://`` URL names, read in place: a copy would hide later edits of it."""
-    src = Path(url2pathname(unquote(urlparse(url).path)))
+    src = file_url_path(url)
     if not src.is_file():
         raise DownloadError(f"{url}: no such file {src}")
     if sha256 is not None:
