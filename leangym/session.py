@@ -19,6 +19,7 @@ is why the benchmark harness runs the final check on a clean process.
 """
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -68,13 +69,26 @@ class ProofSession:
     ) -> None:
         self._lean = process  # the session's own calls; others go through the meter
         self.process = MeteredProcess(process, self)
-        self.theorem = theorem if isinstance(theorem, Theorem) else Theorem(theorem)
-        self.policy = policy or SoundnessPolicy()
+        # Private copies, read through properties that hand out copies: a prover holding the session
+        # can neither point the final check at another statement or policy nor edit these in place
+        # (frozen dataclasses still yield to object.__setattr__).
+        self._theorem = copy.copy(theorem) if isinstance(theorem, Theorem) else Theorem(theorem)
+        self._policy = copy.copy(policy) if policy is not None else SoundnessPolicy()
         self.timeout_ms = timeout_ms
         self.budget = budget or Budget()
         self.stats = SessionStats()
         self.started_at = time.monotonic()
-        self.root: ProofState = process.start_proof(self.theorem.source_with_sorry)
+        self.root: ProofState = process.start_proof(self._theorem.source_with_sorry)
+
+    @property
+    def theorem(self) -> Theorem:
+        """The statement being proved (a copy; proofs are checked against the session's own)."""
+        return copy.copy(self._theorem)
+
+    @property
+    def policy(self) -> SoundnessPolicy:
+        """The soundness policy every tactic and the final check pass (a copy, as for ``theorem``)."""
+        return copy.copy(self._policy)
 
     # ------------------------------------------------------------------ budget
     def remaining_calls(self) -> int | None:
@@ -114,7 +128,7 @@ class ProofSession:
         results: list[TacticResult | None] = [None] * len(tactics)
         to_send: list[int] = []
         for i, tactic in enumerate(tactics):
-            why = self.policy.check_tactic(tactic)
+            why = self._policy.check_tactic(tactic)
             if why is None:
                 to_send.append(i)
             else:
@@ -141,7 +155,7 @@ class ProofSession:
             script = proof
         else:
             script = "\n".join(proof)
-        return verify(self._lean, self.theorem, script, self.policy)
+        return verify(self._lean, self._theorem, script, self._policy)
 
 
 class MeteredProcess:

@@ -232,6 +232,12 @@ class Verification:
 
 def verify(process: LeanProcess, theorem: Theorem, script: str, policy: SoundnessPolicy) -> Verification:
     """Check ``script`` as the whole proof of ``theorem`` in one command (the only way to a reward)."""
+    if type(script) is not str:
+        if not isinstance(script, str):
+            raise TypeError(f"a proof script is a str, not {type(script).__name__}")
+        # the characters themselves: a str subclass could answer splitlines() (which builds the
+        # source) otherwise than the text the policy reads
+        script = str.__str__(script)
     why = policy.check_script(script)
     if why:
         return Verification(False, "", error=why)

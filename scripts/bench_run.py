@@ -130,8 +130,8 @@ def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget
         result.status, result.error = "infra_error", f"could not start the proof: {e}"
         result.wall_s = time.monotonic() - t0
         return result
-    # what the proof is checked against, fixed before the prover runs (it gets the session object,
-    # and could point session.theorem or session.policy elsewhere)
+    # what the proof is checked against, fixed before the prover runs: the session hands the prover
+    # copies of its theorem and policy, so nothing the prover does to them reaches these
     policy = session.policy
     cap = budget.max_seconds
     wait_s = None if cap is None else cap + (max(5.0, 0.1 * cap) if grace_s is None else grace_s)

@@ -15,6 +15,7 @@ Reports::
 
     python -m scripts.benchmark summary results.jsonl [--plot curve.png]
     python -m scripts.benchmark compare A.jsonl B.jsonl [--plot both.png]
+    python -m scripts.benchmark recheck results.jsonl [--server URL]   # the proofs again, without the agent
 
 ``--agent`` takes ``random``, ``hammer`` (the baselines) or ``module:Name`` /
 ``path/to/file.py:Name`` naming a prover class, a factory, an instance, a
@@ -60,15 +61,16 @@ from scripts.bench_records import (
     FORMAT, ResultSet, ResultsWriter, canonical_agent, dataset_source, is_partial_header, is_results_file,
     read_results, resume_refusal, statement_hash,
 )
+from scripts import bench_recheck
 from scripts.bench_report import compare, markdown, plot, summary_of
+from scripts.bench_server import SERVER_ENV, connect
 from scripts.bench_run import RunConfig, Task, run_tasks
 
 AGENT_ALIASES = {
     "random": "baselines.random_prover:RandomProver",
     "hammer": "baselines.hammer:HammerProver",
 }
-SERVER_ENV = "LEANGYM_SERVER"
-COMMANDS = ("run", "summary", "compare")
+COMMANDS = ("run", "summary", "compare", "recheck")
 
 
 # --------------------------------------------------------------------------- command-line values
@@ -130,16 +132,6 @@ def _versions() -> dict[str, Any]:
             "python": platform.python_version(), "platform": platform.platform()}
 
 
-def _server_identity(client: Any, simulated: bool) -> dict[str, Any]:
-    ident = client.identity()
-    info = ident.info if isinstance(ident.info, dict) else {}
-    sim = info.get("leangym") if isinstance(info.get("leangym"), dict) else {}
-    return {"url": ident.url, "generation": ident.generation, "simulated": simulated or bool(sim.get("simulated")),
-            "max_processes": info.get("max_processes"),
-            # identity only: the simulator's live counters (requests, load) would make headers differ run to run
-            "leangym_status": {k: sim[k] for k in ("simulated", "generation", "version") if k in sim}}
-
-
 def _parser_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", required=True, help="random | hammer | module:Name | file.py:Name")
     p.add_argument("--agent-kwargs", default="{}", help="JSON object of keyword arguments for the agent")
@@ -179,6 +171,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
     c.add_argument("--plot", default=None, help="write both curves into this PNG")
+    r = sub.add_parser("recheck", help="check a results file's proofs again, without the agent (see below)",
+                       description=bench_recheck.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("results", type=Path)
+    r.add_argument("--dataset", default=None, help="where the statements are (default: the run's --dataset)")
+    r.add_argument("--split", default=None, help="default: the run's --split")
+    r.add_argument("--server", default=None, help=f"LeanTree server URL (default: ${SERVER_ENV}, else --sim)")
+    r.add_argument("--sim", action="store_true", help="start an in-process simulated server on 127.0.0.1")
+    r.add_argument("--sim-factorized", action="store_true", help="--sim, the newer server generation")
+    r.add_argument("--lease-timeout", type=positive_float, default=120.0,
+                   help="seconds to wait for a free Lean process")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
 
@@ -269,7 +272,6 @@ def _header(args: argparse.Namespace, kwargs: dict, count: int, server: dict) ->
 # --------------------------------------------------------------------------- run
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from leangym.backends.leantree import LeanTreeClient
     from tqdm import tqdm
 
     try:
@@ -299,30 +301,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     hashes = {t.name: statement_hash(t) for t in theorems}
     budget = Budget(args.budget_calls or None, args.budget_seconds)
 
-    args.sim = args.sim or args.sim_factorized
     with ExitStack() as stack:
-        url = args.server or (None if args.sim else os.environ.get(SERVER_ENV))
-        simulated = url is None
-        if simulated:
-            from leangym.sim.server import SimServerConfig, start_server
-
-            # with a time budget, an abandoned attempt (an agent that never returned) keeps its
-            # process until it does: spare ones let the workers go on meanwhile
-            spare = args.workers if args.budget_seconds else 0
-            handle = start_server(SimServerConfig(max_processes=max(1, args.workers) + spare,
-                                                  factorized=args.sim_factorized))
-            stack.callback(handle.stop)
-            url = handle.url
-            why = "--sim" if args.sim else f"no --server and ${SERVER_ENV} unset"
-            print(f"[benchmark] {why}: using an in-process SIMULATED LeanTree server at {url} "
-                  "(simulated Lean, not real Lean results)", file=sys.stderr)
-        client = LeanTreeClient(url)
-        stack.callback(client.close)
+        # with a time budget, an abandoned attempt (an agent that never returned) keeps its
+        # process until it does: spare ones let the workers go on meanwhile
+        spare = args.workers if args.budget_seconds else 0
         try:
-            client.status()  # identity() below tolerates a silent server; a run must not start on one
-            server = _server_identity(client, simulated)
-        except Exception as e:  # noqa: BLE001
-            print(f"error: cannot reach the server: {e}", file=sys.stderr)
+            client, server = connect(args, stack, max(1, args.workers) + spare)
+        except ConnectionError as e:
+            print(f"error: {e}", file=sys.stderr)
             return 2
         workers = args.workers
         if server.get("max_processes") and workers > server["max_processes"]:
@@ -426,6 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "summary":
         _report(args.results, args.plot)
         return 0
+    if args.command == "recheck":
+        return bench_recheck.cmd_recheck(args)
     if args.command == "compare":
         a, b = read_results(args.a), read_results(args.b)
         la, lb = args.a.stem, args.b.stem

@@ -11,12 +11,16 @@
 """
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from leangym.sim.formula import FALSE, PROP, TRUE, is_tautology, show
 from leangym.sim.kernel import check_proof, statement_formula
+from leangym.sim.local import LocalProcess
 from leangym.sim.process import SimProcess
+from leangym.soundness import SoundnessPolicy, verify
+from leangym.theorem import Theorem
 
 VARS = ("p", "q", "r")
 _ATOMS = [("var", v) for v in VARS] + [
@@ -204,3 +208,34 @@ def test_a_reused_prop_variable_name_is_refused():
     # Lean keeps the two apart (`hp : p✝`); the kernel's formulas name variables, so it refuses
     r = SimProcess().proof_from_sorry("theorem t (p : Prop) (hp : p) (p : Prop) : p := by sorry")
     assert "reusing the name 'p'" in r["error"]
+
+
+@pytest.mark.parametrize("statement, proof", [
+    # Lean reads these binders as variables hiding the constants: `∀ P : Prop, P` is false
+    ("theorem t (True : Prop) : True := by sorry", "trivial"),
+    ("theorem t (True : Prop) : True := by sorry", "exact True.intro"),
+    ("theorem t (False : Prop) : ¬False := by sorry", "norm_num"),
+    ("theorem t (False : Prop) : ¬False := by sorry", "intro h\nexact h"),
+    ("theorem t (False : Prop) (h : False) : 0 = 1 := by sorry", "exact h.elim"),
+    ("theorem t (False : Prop) (h : False) : 0 = 1 := by sorry", "contradiction"),
+    ("theorem t (False : Prop) (h : False) : 0 = 1 := by sorry", "cases h"),
+    ("theorem t (True : ℕ) : True := by sorry", "trivial"),  # ill-typed in Lean
+    ("theorem t (Nat : Prop) (x : Nat) : x = x := by sorry", "rfl"),  # x is a proof in Lean, not a number
+])
+def test_a_variable_named_like_a_constant_or_a_type_is_never_the_constant(statement, proof):
+    v = verify(LocalProcess(), Theorem(statement), proof, SoundnessPolicy())
+    assert not v.ok, v
+
+
+def test_a_variable_named_true_is_an_ordinary_proposition():
+    thm = Theorem("theorem t (True : Prop) (h : True) : True := by sorry")
+    assert verify(LocalProcess(), thm, "exact h", SoundnessPolicy()).ok
+    assert LocalProcess().start_proof(thm.source_with_sorry).text.endswith("⊢ True")
+
+
+@pytest.mark.parametrize("space", ["\t", "\xa0", "\u2003", "\u3000"])
+def test_only_lean_s_whitespace_separates_tokens(space):
+    """Lean's whitespace is ' ', '\\n' and '\\r\\n' (a tab is an error there): no other space passes."""
+    thm = Theorem("theorem t (p : Prop) (hp : p) : p := by sorry")
+    assert verify(LocalProcess(), thm, "exact hp", SoundnessPolicy()).ok
+    assert not verify(LocalProcess(), thm, f"exact{space}hp", SoundnessPolicy()).ok

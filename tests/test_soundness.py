@@ -340,27 +340,6 @@ def test_lean_s_own_axioms_cannot_be_declared_again(header):
         ProofSession(LocalProcess(), Theorem("theorem t (p : Prop) : p := by sorry", header=header))
 
 
-def test_the_benchmark_checks_the_task_s_theorem_whatever_the_prover_does_to_its_session():
-    from leangym.session import Budget, ProofSession
-    from scripts.bench_run import Task, run_attempt
-
-    class Cheat:
-        def __init__(self, swap):
-            self.swap = swap
-
-        def prove(self, theorem, session: ProofSession, budget):
-            if self.swap == "theorem":
-                session.theorem = Theorem("theorem t : True := by sorry")
-            else:
-                session.policy = SoundnessPolicy(check_axioms=False, banned=())
-            return ["trivial"] if self.swap == "theorem" else ["sorry"]
-
-    false = Task(Theorem("theorem t : False := by sorry"), 0)
-    for swap in ("theorem", "policy"):
-        res = run_attempt(Cheat(swap), LocalProcess(), false, Budget(max_lean_calls=10), clean_process=LocalProcess)
-        assert res.status == "failed" and res.proof is None and res.verify_error, (swap, res)
-
-
 # ---------------------------------------------------------------------------- red-team, second round
 @pytest.mark.parametrize("tactic", [
     # a comment opener glued to the token before it may be no comment: `<--x` is `<-` then `-x`

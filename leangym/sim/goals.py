@@ -120,6 +120,7 @@ def goals_text(goals) -> str:
 _CONN_APPS = {"Not": 1, "And": 2, "Or": 2, "Iff": 2}
 _NAT_TYPES = {"ℕ", "Nat"}
 _OTHER_TYPES = {"ℤ", "ℚ", "ℝ", "ℂ", "Int", "Rat", "Real", "Complex"}
+TYPE_NAMES = frozenset({"Prop", "Type", "Sort"} | _NAT_TYPES | _OTHER_TYPES)  # read as types wherever they stand
 
 
 def elab_prop(node, hyps) -> tuple:
@@ -127,13 +128,11 @@ def elab_prop(node, hyps) -> tuple:
     k = node[0]
     if k == "id":
         name = node[2]
-        if name == "True":
-            return TRUE
-        if name == "False":
-            return FALSE
-        h = lookup(hyps, name)
+        h = lookup(hyps, name)  # first, as in Lean: a variable named `True` hides the constant
+        if h is None and name in ("True", "False"):
+            return TRUE if name == "True" else FALSE
         if h is None:
-            if name in ("Prop", "Type") or name in _NAT_TYPES or name in _OTHER_TYPES:
+            if name in TYPE_NAMES:
                 raise ElabError(f"type expected, got\n  ({name} : Type)" if name != "Prop" else
                                 "type mismatch: expected a proposition, got the sort Prop", node[1])
             raise ElabError(unknown_identifier(name), node[1])

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import NamedTuple
 
 from leangym.sim.formula import NAT, PROP, SORTS, FragmentError, is_tautology
-from leangym.sim.goals import ElabError, Goal, Hyp, elab_prop, goals_text
+from leangym.sim.goals import TYPE_NAMES, ElabError, Goal, Hyp, elab_prop, goals_text
 from leangym.sim.syntax import LeanSyntaxError, Parser, Tok, outside_fragment, tokenize
 from leangym.sim.tactic_syntax import parse_tactic_seq_here
 from leangym.sim.tactics import SYNTHETIC_SORRY, Engine, State, TacticError, Timeout
@@ -305,6 +305,11 @@ def _parse_header(p: Parser) -> Decl:
         is_prop = ty_node[0] == "id" and ty_node[2] == "Prop"
         is_nat = ty_node[0] == "id" and ty_node[2] in ("ℕ", "Nat")
         for n in names:
+            if n.text in TYPE_NAMES:
+                # the fragment reads these names as types wherever they stand (`(Nat : Prop) (x : Nat)`
+                # would make x a number, where Lean makes it a proof of the variable `Nat`)
+                raise LeanSyntaxError(f"(sim) a variable named '{n.text}' hides the type of that name; this is "
+                                      "outside the simulated fragment", n.line, n.col)
             if any(h.name == n.text and (is_nat or is_prop or h.type in SORTS) for h in hyps):
                 # formulas refer to Prop and ℕ variables by name: a shadowed one would be confused with
                 # its shadower (Lean keeps them apart, `p✝` and `p`)

@@ -97,9 +97,12 @@ def tokenize(text: str, line0: int = 1, col0: int = 0) -> list[Tok]:
         if c == "\n":
             i, line, col, bol, ws = i + 1, line + 1, 0, True, True
             continue
-        if c.isspace():
+        if c == " " or (c == "\r" and text.startswith("\n", i + 1)):
             i, col, ws = i + 1, col + 1, True
             continue
+        if c == "\t":  # Lean's whitespace is ' ', '\n' and '\r\n' only: a tab is an error there
+            raise LeanSyntaxError("tabs are not allowed; please configure your editor to expand them", line, col,
+                                  genuine=True)
         if text.startswith("--", i):
             while i < n and text[i] != "\n":
                 i += 1

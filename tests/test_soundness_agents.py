@@ -1,0 +1,84 @@
+"""Soundness against agents with Python access (red-team round four): a prover or a search agent
+holds the session object, and may rebind or edit in place whatever it hands out."""
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+from leangym.sim.local import LocalProcess
+from leangym.soundness import SoundnessPolicy, verify
+from leangym.theorem import Theorem
+
+
+def _swap_in_place(obj, **fields):
+    for name, value in fields.items():
+        object.__setattr__(obj, name, value)  # frozen dataclasses yield to this
+
+
+# What a prover holding the session might do to get `trivial` or `sorry` accepted for `False`.
+SESSION_CHEATS = {
+    "rebind the theorem": lambda theorem, session: setattr(session, "theorem", Theorem("theorem t : True := by sorry")),
+    "rebind the policy": lambda theorem, session: setattr(session, "policy",
+                                                          SoundnessPolicy(check_axioms=False, banned=())),
+    "edit the theorem argument": lambda theorem, session: _swap_in_place(
+        theorem, **{f: getattr(Theorem("theorem t : True := by sorry"), f) for f in ("formal_statement", "decl_name")}),
+    "edit session.theorem": lambda theorem, session: _swap_in_place(
+        session.theorem, **{f: getattr(Theorem("theorem t : True := by sorry"), f)
+                            for f in ("formal_statement", "decl_name")}),
+    "edit session.policy": lambda theorem, session: _swap_in_place(session.policy, banned=(), check_axioms=False),
+    "an axiom in the header": lambda theorem, session: (
+        _swap_in_place(theorem, header="axiom cheat : False"),
+        _swap_in_place(session.policy, allowed_axioms=frozenset({"cheat", "propext"}))),
+}
+
+
+@pytest.mark.parametrize("cheat", sorted(SESSION_CHEATS))
+def test_the_benchmark_checks_the_task_s_theorem_whatever_the_prover_does_to_its_session(cheat):
+    """Round four: the session hands out copies, so neither rebinding nor editing in place reaches the check."""
+    from leangym.session import Budget, ProofSession
+    from scripts.bench_run import Task, run_attempt
+
+    class Cheat:
+        def prove(self, theorem, session: ProofSession, budget):
+            try:
+                SESSION_CHEATS[cheat](theorem, session)
+            except AttributeError:  # a read-only property: the prover answers anyway
+                pass
+            return ["first | exact cheat | trivial | sorry"]
+
+    task = Task(Theorem("theorem t : False := by sorry"), 0)
+    res = run_attempt(Cheat(), LocalProcess(), task, Budget(max_lean_calls=10), clean_process=LocalProcess)
+    assert res.status == "failed" and res.proof is None and res.verify_error, res
+    assert task.theorem.formal_statement == "theorem t : False := by sorry"
+
+
+@pytest.mark.parametrize("cheat", sorted(SESSION_CHEATS))
+def test_the_env_rewards_its_own_theorem_whatever_an_agent_does_to_the_session(cheat):
+    """An agent holding ``env.unwrapped.session`` (the search API) cannot change what the reward checks."""
+    env = gym.make("leangym:LeanProof-v0", theorem="theorem t : False := by sorry", process_factory=LocalProcess)
+    try:
+        env.reset(seed=0)
+        session = env.unwrapped.session
+        try:
+            SESSION_CHEATS[cheat](session.theorem, session)
+        except AttributeError:
+            pass
+        for tactic in ("first | exact cheat | trivial | sorry", "trivial", "sorry"):
+            _, reward, terminated, _, info = env.step(tactic)
+            assert reward == 0.0 and not info.get("proved"), (tactic, info)
+        assert "False" in env.unwrapped.session.theorem.formal_statement
+    finally:
+        env.close()
+
+
+def test_a_str_subclass_cannot_show_the_policy_one_text_and_lean_another():
+    """``verify`` reads the characters themselves: ``splitlines()`` of a subclass builds no source."""
+    class Sneaky(str):
+        def splitlines(self, keepends=False):
+            return ["exact hp", "axiom cheat : False"]
+
+    thm = Theorem("theorem t (p : Prop) (hp : p) : p := by sorry")
+    v = verify(LocalProcess(), thm, Sneaky("exact hp"), SoundnessPolicy())
+    assert v.ok and "axiom" not in v.source
+    with pytest.raises(TypeError, match="a proof script is a str"):
+        verify(LocalProcess(), thm, ["exact hp"], SoundnessPolicy())
