@@ -15,7 +15,9 @@ a prover that applies tactics through it goes through the same policy, budget an
 statistics as one that calls :meth:`ProofSession.apply_many`, so a fixed-budget
 comparison cannot be side-stepped. Its ``run_command`` costs a call but is not
 filtered: what a command declares on the process is the prover's business, which
-is why the benchmark harness runs the final check on a clean process.
+is why the benchmark harness runs the final check on a clean process, and the env
+does too after such a command (:attr:`ProofSession.commands_run`).
+The session's ``theorem`` and ``policy`` are read-only and handed out as copies.
 """
 from __future__ import annotations
 
@@ -77,6 +79,10 @@ class ProofSession:
         self.timeout_ms = timeout_ms
         self.budget = budget or Budget()
         self.stats = SessionStats()
+        # commands and proof starts sent through `session.process`: what they declared (a lemma, a
+        # macro, an elaborator that rewrites `#print axioms`) stays on the process, so a final check
+        # there would not vouch for the proof alone
+        self.commands_run = 0
         self.started_at = time.monotonic()
         self.root: ProofState = process.start_proof(self._theorem.source_with_sorry)
 
@@ -147,15 +153,19 @@ class ProofSession:
         return results  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ the check
-    def verify(self, proof: ProofTree | str | Sequence[str]) -> Verification:
-        """Re-check a complete proof (a tree, a script, or a linear list of tactics) as one command."""
+    def verify(self, proof: ProofTree | str | Sequence[str], process: LeanProcess | None = None) -> Verification:
+        """Re-check a complete proof (a tree, a script, or a linear list of tactics) as one command.
+
+        ``process``: check it there instead of on the session's own process (a clean one, when
+        :attr:`commands_run` says commands ran on this one).
+        """
         if isinstance(proof, ProofTree):
             script = assemble(proof)
         elif isinstance(proof, str):
             script = proof
         else:
             script = "\n".join(proof)
-        return verify(self._lean, self._theorem, script, self._policy)
+        return verify(self._lean if process is None else process, self._theorem, script, self._policy)
 
 
 class MeteredProcess:
@@ -178,10 +188,12 @@ class MeteredProcess:
 
     def start_proof(self, theorem_with_sorry: str) -> ProofState:
         self._session._charge(1)
+        self._session.commands_run += 1  # its text may hold commands before the theorem
         return self._process.start_proof(theorem_with_sorry)
 
     def run_command(self, source: str) -> CommandResult:
         self._session._charge(1)
+        self._session.commands_run += 1
         return self._process.run_command(source)
 
     def __getattr__(self, name: str) -> Any:  # process_id, in_process, identity, close, ...

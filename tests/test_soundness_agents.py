@@ -82,3 +82,70 @@ def test_a_str_subclass_cannot_show_the_policy_one_text_and_lean_another():
     assert v.ok and "axiom" not in v.source
     with pytest.raises(TypeError, match="a proof script is a str"):
         verify(LocalProcess(), thm, ["exact hp"], SoundnessPolicy())
+
+
+class CountingProcess(LocalProcess):
+    """The in-process simulator, keeping the commands it ran."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.commands: list[str] = []
+
+    def run_command(self, source: str):
+        self.commands.append(source)
+        return super().run_command(source)
+
+
+def test_after_a_command_through_the_session_the_final_check_runs_on_a_clean_process():
+    """``session.process.run_command`` is not filtered, and what it declares (a lemma, a macro, an
+    elaborator rewriting ``#print axioms``) stays on the process: the env checks such an episode's
+    proof on a clean lease, never on the process the agent changed."""
+    made: list[CountingProcess] = []
+    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
+                   process_factory=lambda: made.append(CountingProcess()) or made[-1])
+    try:
+        env.reset(seed=0)
+        assert not env.unwrapped.session.process.run_command("theorem helper (q : Prop) (h : q) : q := h").errors
+        _, reward, terminated, _, info = env.step("exact hp")
+        assert reward == 1.0 and terminated and info["verified"]
+        assert len(made) == 2 and env.unwrapped.process is made[1]
+        assert made[0].commands == ["theorem helper (q : Prop) (h : q) : q := h"]  # nothing checked there
+        assert len(made[1].commands) == 1 and "#print axioms" in made[1].commands[0]
+    finally:
+        env.close()
+
+
+def test_an_episode_without_commands_keeps_its_process():
+    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
+                   process_factory=CountingProcess)
+    try:
+        env.reset(seed=0)
+        process = env.unwrapped.process
+        _, reward, _, _, _ = env.step("exact hp")
+        assert reward == 1.0 and env.unwrapped.process is process and env.unwrapped.session.commands_run == 0
+        assert len(process.commands) == 1  # the check
+    finally:
+        env.close()
+
+
+def test_no_clean_process_for_the_check_truncates_the_episode_without_raising():
+    from leangym.backends.types import ServerError
+
+    made: list[CountingProcess] = []
+
+    def factory() -> CountingProcess:
+        if made:
+            raise ServerError("the server went away")
+        made.append(CountingProcess())
+        return made[-1]
+
+    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
+                   process_factory=factory)
+    try:
+        env.reset(seed=0)
+        env.unwrapped.session.process.run_command("theorem helper (q : Prop) (h : q) : q := h")
+        _, reward, terminated, truncated, info = env.step("exact hp")
+        assert (reward, terminated, truncated, info["verified"]) == (0.0, False, True, False)
+        assert "no clean process for the final check" in info["error"]
+    finally:
+        env.close()

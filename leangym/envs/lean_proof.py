@@ -419,7 +419,22 @@ class LeanProofEnv(gym.Env[str, str]):
     def _finish(self, extra: dict[str, Any]) -> tuple[str, bool, bool, float]:
         """Every goal is closed: re-check the whole proof. -> (outcome, terminated, truncated, reward bonus)."""
         tree = self._walk.tree()
-        check = self.session.verify(tree)
+        session = self.session
+        if session.commands_run:
+            # A command sent through `session.process` may have changed this process (declared a lemma
+            # the proof cites, redefined a tactic or `#print axioms`): the process goes back to the
+            # server, which rolls it back, and the proof is checked on a clean lease.
+            self._release()
+            try:
+                clean = self._lease()
+            except ServerError as e:
+                extra.update(verified=False, error=f"server failure: no clean process for the final check: {e}")
+                return Outcome.SERVER_FAILURE.value, False, True, 0.0
+            finally:
+                self.session = session  # the episode's record (its states died with the process)
+            check = session.verify(tree, process=clean)
+        else:
+            check = session.verify(tree)
         extra.update(verified=check.ok, proof_script=assemble(tree), axioms=check.axioms)
         if check.ok:
             extra["proof"] = check.source
