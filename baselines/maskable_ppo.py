@@ -130,14 +130,17 @@ class MaskablePPOProver:
 
 def evaluate(prover: Any, n: int = 100, calls: int = 64) -> tuple[int, int]:
     """(solved, n) on ``heldout_set(n)`` with the in-process kernel, each proof re-checked."""
+    from leangym.proof import script_of
     from leangym.sim.generator import heldout_set
     from leangym.sim.local import LocalProcess
+    from leangym.soundness import SoundnessPolicy, verify
 
     solved = 0
     for t in heldout_set(n):
         session = ProofSession(LocalProcess(), t.theorem, budget=Budget(calls))
         proof = prover.prove(t.theorem, session, session.budget)
-        solved += proof is not None and session.verify(proof).ok
+        # judged as the benchmark harness does: the whole proof, on a clean process
+        solved += proof is not None and verify(LocalProcess(), t.theorem, script_of(proof), SoundnessPolicy()).ok
     return solved, n
 
 

@@ -33,8 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.alphaproof.train import Args, train  # noqa: E402
 from agents.alphaproof.theorem_source import PropLogicSource  # noqa: E402
+from leangym.proof import script_of  # noqa: E402
 from leangym.session import Budget, BudgetExhausted, ProofSession  # noqa: E402
 from leangym.sim.local import LocalProcess  # noqa: E402
+from leangym.soundness import SoundnessPolicy, verify  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -50,7 +52,9 @@ def solve_rate(prover, tasks, lean_calls: int) -> tuple[float, dict]:
             proof = prover.prove(task.theorem, session, session.budget)
         except BudgetExhausted:
             proof = None
-        ok = proof is not None and session.verify(proof).ok
+        # judged as the benchmark harness does: the whole proof, on a clean process, not charged to the prover
+        ok = proof is not None and verify(LocalProcess(factorized=True), task.theorem, script_of(proof),
+                                          SoundnessPolicy()).ok
         per_level.setdefault(task.level, []).append(int(ok))
     flat = [x for v in per_level.values() for x in v]
     return sum(flat) / max(1, len(flat)), {lv: f"{sum(v)}/{len(v)}" for lv, v in sorted(per_level.items())}

@@ -47,6 +47,17 @@ def assemble(tree: ProofTree) -> str:
     return "\n".join(out)
 
 
+def script_of(proof: object) -> str:
+    """The tactic script of a proof given as a :class:`ProofTree`, a script, or a list of tactics."""
+    if isinstance(proof, ProofTree):
+        return assemble(proof)
+    if isinstance(proof, str):
+        return proof
+    if isinstance(proof, (list, tuple)) and all(isinstance(t, str) for t in proof):
+        return "\n".join(proof)
+    raise TypeError(f"a proof is a ProofTree, a script or a list of tactics, not {type(proof).__name__}")
+
+
 def linear(tactics: list[str]) -> str:
     """A script of tactics applied one after another to the main goal."""
     return "\n".join(tactics)

@@ -4,6 +4,8 @@ A prover gets a theorem, a :class:`~leangym.session.ProofSession` already
 started on it (``session.root`` is the first proof state) and the budget, and
 returns a proof or ``None``::
 
+    from leangym.backends.types import Outcome
+
     class MyProver:
         def prove(self, theorem, session, budget):
             for r in session.apply_many(session.root, ["norm_num", "simp", "omega"]):
@@ -16,7 +18,8 @@ returns a proof or ``None``::
 The harness never trusts the answer: it re-checks it whole (one command with
 ``#print axioms``, on a process fresh from the pool, so nothing the prover ran
 on its own process counts) and only then counts it.
-The session enforces the budget: a call beyond it raises
+The session enforces the budget (every Lean call: tactics, ``session.process``, and
+``session.verify``, which costs one call; the harness's own check is free): a call beyond it raises
 :class:`~leangym.session.BudgetExhausted`, which the harness treats as "not
 solved" (not as an error). Optional: a ``set_seed(seed: int)`` method is
 called before every attempt with a seed derived from the run seed, the

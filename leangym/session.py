@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from leangym.backends.types import CommandResult, LeanProcess, Outcome, ProofState, TacticResult
-from leangym.proof import ProofTree, assemble
+from leangym.proof import ProofTree, script_of
 from leangym.soundness import SoundnessPolicy, Verification, normalise_tactic, verify
 from leangym.theorem import Theorem
 
@@ -153,19 +153,19 @@ class ProofSession:
         return results  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ the check
-    def verify(self, proof: ProofTree | str | Sequence[str], process: LeanProcess | None = None) -> Verification:
+    def verify(self, proof: ProofTree | str | Sequence[str]) -> Verification:
         """Re-check a complete proof (a tree, a script, or a linear list of tactics) as one command.
 
-        ``process``: check it there instead of on the session's own process (a clean one, when
-        :attr:`commands_run` says commands ran on this one).
+        Costs one Lean call of the budget (:class:`BudgetExhausted` when none is left), as any
+        Lean call does: else a prover could try whole candidate proofs for free.
         """
-        if isinstance(proof, ProofTree):
-            script = assemble(proof)
-        elif isinstance(proof, str):
-            script = proof
-        else:
-            script = "\n".join(proof)
-        return verify(self._lean if process is None else process, self._theorem, script, self._policy)
+        self._charge(1)
+        return self._check(proof)
+
+    def _check(self, proof: ProofTree | str | Sequence[str], process: LeanProcess | None = None) -> Verification:
+        """The judge's check (the env's reward), not the prover's spending: not charged. ``process``:
+        check there instead of on the session's own (a clean one, after :attr:`commands_run`)."""
+        return verify(self._lean if process is None else process, self._theorem, script_of(proof), self._policy)
 
 
 class MeteredProcess:

@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 
 from leangym.backends.types import LeanError, LeanProcess, ServerError
 from leangym.datasets import category_of
-from leangym.proof import ProofTree, assemble
+from leangym.proof import script_of
 from leangym.prover import AgentSpecError, Prover
 from leangym.session import Budget, BudgetExhausted, ProofSession
 from leangym.soundness import SoundnessPolicy, verify
@@ -56,16 +56,6 @@ def attempt_seed(run_seed: int, theorem: str, attempt: int) -> int:
     """A per-attempt seed that does not depend on scheduling (which worker, in which order)."""
     digest = hashlib.sha256(f"{run_seed}:{theorem}:{attempt}".encode()).digest()
     return int.from_bytes(digest[:4], "big")
-
-
-def script_of(proof: object) -> str:
-    if isinstance(proof, ProofTree):
-        return assemble(proof)
-    if isinstance(proof, str):
-        return proof
-    if isinstance(proof, (list, tuple)) and all(isinstance(t, str) for t in proof):
-        return "\n".join(proof)
-    raise TypeError(f"prover returned {type(proof).__name__}; expected a ProofTree, a script or a list of tactics")
 
 
 def _describe(e: BaseException) -> str:
@@ -174,7 +164,7 @@ def _check(theorem: Theorem, policy: SoundnessPolicy, process: LeanProcess, proo
     try:
         script = script_of(proof)
     except TypeError as e:
-        result.status, result.error = "error", str(e)
+        result.status, result.error = "error", f"prover returned {type(proof).__name__}: {e}"
         return
     if clean_process is not None:
         try:

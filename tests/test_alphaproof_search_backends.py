@@ -178,3 +178,17 @@ def test_a_budget_cut_is_not_a_dead_end():
     result = run_search(session, _Listed(["left", "right", "exact hq", "exact hp"]),
                         SearchConfig(num_simulations=10, num_tactics=4, max_tactics=4, max_lean_calls=2))
     assert result.lean_calls == 2 and result.stop_reason == "lean_calls" and not result.tree.root.dead
+
+
+@pytest.mark.parametrize("budget, solved, calls", [(10, True, 10), (9, False, 8)])
+def test_the_session_budget_keeps_one_call_for_the_final_check(budget, solved, calls):
+    """The final check costs a Lean call like any other: with the session's budget as a hard cap, tactics
+    stop one call short of it, so a proof found with the last tactic call can still be checked."""
+    from leangym.sim.local import LocalProcess
+
+    session = ProofSession(LocalProcess(factorized=True), "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry",
+                           budget=Budget(max_lean_calls=budget))
+    result = run_search(session, _Listed(["constructor", "exact hp", "exact hq"]),
+                        SearchConfig(num_simulations=20, num_tactics=3, leaves_per_round=1))
+    assert (result.solved, result.verified) == (solved, solved) and result.verify_error is None
+    assert session.stats.lean_calls == result.lean_calls == calls <= budget

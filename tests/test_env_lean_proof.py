@@ -18,7 +18,7 @@ from leangym.backends.types import (
 from leangym.envs.lean_proof import LeanProofEnv
 from leangym.envs.spaces import TRUNCATION_MARKER, clip_text
 from leangym.proof import ProofTree
-from leangym.session import Budget
+from leangym.session import Budget, ProofSession
 from leangym.sim.local import LocalProcess
 from leangym.soundness import SoundnessPolicy
 from leangym.theorem import Theorem
@@ -372,7 +372,15 @@ def test_the_sessions_process_is_metered():
         s.process.apply_tactics(s.root, ["constructor", "exact hp"])
     with pytest.raises(BudgetExhausted):
         s.process.start_proof(AND)
-    assert s.stats.lean_calls == 3 and s.verify("constructor\n· exact hp\n· exact hq").ok  # the check is free
+    with pytest.raises(BudgetExhausted):  # a prover's check is a Lean call too: whole candidates are not free
+        s.verify("constructor\n· exact hp\n· exact hq")
+    assert s.stats.lean_calls == 3
+
+
+def test_a_prover_s_verify_costs_one_lean_call():
+    s = ProofSession(LocalProcess(), AND, budget=Budget(max_lean_calls=2))
+    assert s.verify("constructor\n· exact hp\n· exact hq").ok and s.stats.lean_calls == 1
+    assert not s.verify("exact hp").ok and s.stats.lean_calls == 2
 
 
 def test_a_header_with_declarations_is_proved_again_and_again():

@@ -110,7 +110,10 @@ class _Search:
         return self.session.stats.lean_calls - self.calls_at_start
 
     def calls_left(self) -> int | None:
-        caps = [c for c in (self.session.remaining_calls(),
+        """Lean calls tactics may still use. The session's budget (a hard cap: the harness's) keeps one
+        call for the final check of a proof, which costs one; ``max_lean_calls`` counts tactics only."""
+        session_left = self.session.remaining_calls()
+        caps = [c for c in (None if session_left is None else session_left - 1,
                             None if self.config.max_lean_calls is None
                             else self.config.max_lean_calls - self.lean_calls) if c is not None]
         return max(0, min(caps)) if caps else None
@@ -202,10 +205,14 @@ class _Search:
         if tree.root.steps is not None:
             proof_tree = tree.proof()
             proof = assemble(proof_tree)
-            check = self.session.verify(proof_tree)
-            verified, error = check.ok, check.error
-            if check.server_failure:  # no verdict on the proof: a search the server cut short
-                self.stop_reason = "server_unavailable"
+            try:
+                check = self.session.verify(proof_tree)  # one Lean call of the session's budget
+            except BudgetExhausted as e:  # the root was solved with the budget's last call
+                error = f"no Lean call left for the final check ({e}); the proof was not checked"
+            else:
+                verified, error = check.ok, check.error
+                if check.server_failure:  # no verdict on the proof: a search the server cut short
+                    self.stop_reason = "server_unavailable"
         # own time only: until this search stopped, plus its final check (not the batch's tail)
         wall_s = (self.stopped_at or checked_at) - self.started + time.monotonic() - checked_at
         return SearchResult(

@@ -432,9 +432,9 @@ class LeanProofEnv(gym.Env[str, str]):
                 return Outcome.SERVER_FAILURE.value, False, True, 0.0
             finally:
                 self.session = session  # the episode's record (its states died with the process)
-            check = session.verify(tree, process=clean)
+            check = session._check(tree, process=clean)
         else:
-            check = session.verify(tree)
+            check = session._check(tree)  # the reward's check: not the agent's spending
         extra.update(verified=check.ok, proof_script=assemble(tree), axioms=check.axioms)
         if check.ok:
             extra["proof"] = check.source
