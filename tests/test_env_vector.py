@@ -54,6 +54,17 @@ def test_make_vec_four_envs_autoreset_next_step(srv):
     assert used(srv) == 0
 
 
+def test_more_envs_than_server_processes_is_an_error_at_once(sim_server):
+    """Else the envs beyond the pool would wait ``lease_timeout_s`` each at their first reset, then fail."""
+    srv = sim_server(process_factory=ScriptedProcess, max_processes=2)
+    with pytest.raises(ValueError, match="runs at most 2: restart it with --max-processes 3"):
+        gym.make_vec("LeanProof-v0", num_envs=3, server=srv.url, **KW)
+    envs = gym.make_vec("LeanProof-v0", num_envs=2, server=srv.url, **KW)
+    envs.reset(seed=0)
+    assert used(srv) == 2
+    envs.close()
+
+
 def test_lean_calls_of_the_envs_overlap(sim_server):
     """The sub-envs' Lean calls run together (threads), not one by one: each process's tactic call
     waits at a 4-party barrier, which only opens if all four are in flight at once (if they ran one

@@ -176,9 +176,32 @@ def _vector(cls_path: str, num_envs: int, max_episode_steps: int | None, autores
 def make_lean_proof_vector(num_envs: int = 1, *, max_episode_steps: int | None = None,
                            autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
                            max_workers: int | None = None, **kwargs: Any) -> LeanVectorEnv:
-    """``vector_entry_point`` of ``LeanProof-v0``: ``num_envs`` LeanProofEnv(**kwargs), each with its own lease."""
+    """``vector_entry_point`` of ``LeanProof-v0``: ``num_envs`` LeanProofEnv(**kwargs), each with its own lease.
+
+    A server with fewer processes than ``num_envs`` is a ValueError at once: the envs beyond its
+    pool would each wait ``lease_timeout_s`` at their first reset, then fail.
+    """
+    if kwargs.get("process_factory") is None:
+        _check_pool_size(int(num_envs), kwargs.get("server"))
     return _vector("leangym.envs.lean_proof:LeanProofEnv", num_envs, max_episode_steps, autoreset_mode,
                    max_workers, kwargs)
+
+
+def _check_pool_size(num_envs: int, server: str | None) -> None:
+    from leangym.backends.leantree import LeanTreeClient
+    from leangym.envs.lean_proof import default_server_url
+
+    url = server or default_server_url()
+    client = LeanTreeClient(url, read_timeout=10.0, retries=0)
+    try:
+        size = client.status().get("max_processes")  # a key the simulator and LeanTree's server report
+    except ServerError:
+        return  # not up (yet): the first reset says so, and may find it up by then
+    finally:
+        client.close()
+    if isinstance(size, int) and num_envs > size:
+        raise ValueError(f"num_envs={num_envs} envs hold a Lean process each, but the server at {url} runs at most "
+                         f"{size}: restart it with --max-processes {num_envs} (or more), or make {size} envs")
 
 
 def make_prop_logic_vector(num_envs: int = 1, *, max_episode_steps: int | None = None,
