@@ -23,12 +23,19 @@ def test_lean_directory(tmp_path: Path) -> None:
     assert a.formal_statement == "theorem thm_a (n : ℕ) : n + 0 = n := by sorry"
     assert load_theorems(root / "Valid" / "b.lean")[0].name == "thm_b"
 
+    # a file of several theorems takes its own name as split (miniF2F-lean4's older `MiniF2F/Test.lean`)
     (root / "Test" / "two.lean").write_text("theorem x : True := by sorry\ntheorem y : True := by sorry\n")
-    with pytest.raises(DatasetError, match=r"two\.lean: expected exactly one theorem/lemma/example, found 2"):
+    assert [(t.name, t.split) for t in load_theorems(root)] == [("thm_a", "test"), ("x", "two"), ("y", "two"),
+                                                                ("thm_b", "valid")]
+    (root / "Test" / "two.lean").write_text("theorem x : True := by sorry\ntheorem thm_a : True := by sorry\n")
+    with pytest.raises(DatasetError, match="duplicate theorem name 'thm_a'"):
         load_theorems(root)
+    # a file whose declarations are all proved holds nothing to prove: skipped in a directory, an error alone
     (root / "Test" / "two.lean").write_text("open Nat\n\ntheorem x : True := trivial\n")
-    with pytest.raises(DatasetError, match=r"two\.lean:3: .*':= by sorry'"):
-        load_theorems(root)
+    assert [t.name for t in load_theorems(root)] == ["thm_a", "thm_b"]
+    with pytest.raises(DatasetError, match=r"two\.lean: no theorem/lemma/example ending in ':= by sorry' "
+                                           r"\(found 1 declaration, none a statement to prove\)"):
+        load_theorems(root / "Test" / "two.lean")
     (tmp_path / "empty").mkdir()
     with pytest.raises(DatasetError, match="no .lean files"):
         load_theorems(tmp_path / "empty")
@@ -76,9 +83,33 @@ def test_compfiles_style_namespace_file(tmp_path: Path) -> None:
                  "end Inner\nend -- the anonymous section\nend A.B\n", encoding="utf-8")
     assert load_theorems(f)[0].formal_statement == "theorem t : True := by sorry"
 
-    # only closers of scopes opened before the theorem go; anything else is still an error
+    # what follows a statement's `sorry` is not part of it, whatever it is
     f.write_text("namespace A\ntheorem t : True := by sorry\nend B\n", encoding="utf-8")
-    with pytest.raises(DatasetError, match=r"P1\.lean:2: statement must end with .*end B"):
+    (t,) = load_theorems(f)
+    assert t.formal_statement == "theorem t : True := by sorry" and t.header == "namespace A\n"
+
+
+def test_a_file_of_several_theorems_gives_each_its_context(tmp_path: Path) -> None:
+    """Each statement's header: the file's text before the first declaration, then everything between
+    the earlier ones that is not a statement (a proved lemma it may cite, `open`, `namespace`/`end`)."""
+    f = tmp_path / "Test.lean"
+    f.write_text("import Mathlib\nopen Nat\n\n"
+                 "theorem a (p : Prop) (hp : p) : p := by sorry\n\n"
+                 "lemma helper (q : Prop) (h : q) : q := by\n  exact h\n\n"
+                 "open Real\n\n"
+                 "theorem b (p : Prop) (hp : p) : p :=\n  by sorry\n\n"
+                 "example : True := by sorry\nexample : 1 = 1 := by\nsorry\n", encoding="utf-8")
+    a, b, e1, e2 = load_theorems(f)
+    assert [t.name for t in (a, b, e1, e2)] == ["a", "b", "Test_1", "Test_2"]
+    assert a.header == "import Mathlib\nopen Nat\n\n"
+    assert b.header == a.header + "\n\nlemma helper (q : Prop) (h : q) : q := by\n  exact h\n\nopen Real\n\n"
+    assert b.formal_statement == "theorem b (p : Prop) (hp : p) : p := by sorry"
+    assert "theorem b" not in e1.header and "example" not in e2.header  # other statements never join a header
+    assert verify(LocalProcess(), b, "exact helper p hp", SoundnessPolicy()).ok  # the lemma is b's context
+    # a proof that goes on after a `sorry` is no statement: it is context, and a header must not use sorry
+    f.write_text("theorem half_done (p : Prop) (hp : p) : p := by\n  have h : p := sorry\n  exact h\n\n"
+                 "theorem c : True := by sorry\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"Test\.lean:5: the header contains 'sorry'"):
         load_theorems(f)
 
 

@@ -7,16 +7,16 @@
   propositional-logic set (the first N theorems; default the generator's full set),
   category ``level<difficulty>``, without the reference proofs;
 * a ``.jsonl`` file (rows with ``formal_statement`` and optional ``name``, ``header``, ``split``);
+* a ``.lean`` file: each ``theorem ... := by sorry`` (or ``:= sorry``) in it is one theorem,
+  whose header is what stands before it that is not another statement (imports, ``open ...``,
+  ``namespace X``, proved lemmas it may cite; see :func:`read_lean_file`); an ``example`` is
+  named after its file (``p1.lean`` -> ``p1``);
 * a directory of ``.lean`` files (searched recursively, but not inside hidden directories
   such as ``.git`` and ``.lake``, nor ``lake-packages``: a built Lean project keeps its
-  dependencies' sources, Mathlib's, there), each holding ONE
-  ``theorem ... := by sorry`` (or ``:= sorry``) with its header (imports, ``open ...``,
-  ``namespace X``) before it; ``end X`` lines after it that close such a scope are dropped,
-  an ``example`` is named after its file (``p1.lean`` -> ``p1``);
-  files without a theorem (a project's ``Main.lean``, ``lakefile.lean``) are skipped;
-  a file in a subdirectory gets the lower-cased name of its directory as split
-  (``MiniF2F/Test/foo.lean`` -> ``test``), as in the miniF2F-lean4 repository layout;
-* a single ``.lean`` file;
+  dependencies' sources, Mathlib's, there); files without a statement to prove (a project's
+  ``Main.lean``, ``lakefile.lean``) are skipped; a file of one theorem in a subdirectory gets the
+  lower-cased name of its directory as split (``MiniF2F/Test/foo.lean`` -> ``test``), a file of
+  several its own name (``MiniF2F/Test.lean`` -> ``test``): the two miniF2F-lean4 layouts;
 * a ``.json`` file holding one JSON array of such rows;
 * an ``http(s)://`` URL of a JSONL file (downloaded once into the cache, see
   :mod:`leangym.datasets.download`; ``refresh=True`` downloads it again) or a ``file://`` URL
@@ -24,6 +24,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -57,7 +58,7 @@ def load_theorems(spec: str | Path, split: str | None = None, *, refresh: bool =
     if path.is_dir():
         return select_split(read_lean_dir(path), split, str(path))
     if path.suffix == ".lean":
-        return select_split([read_lean_file(path)], split, str(path))
+        return select_split(read_lean_file(path), split, str(path))
     if path.suffix in (".jsonl", ".json") or path.exists():
         return select_split(read_jsonl(path), split, str(path))
     raise DatasetError(f"unknown theorem set {text!r}: expected 'minif2f', 'proplogic-heldout[:N]', "
@@ -114,14 +115,38 @@ def _without_closers(code: str, scopes: list[str]) -> int:
     return end
 
 
-def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = False) -> Theorem | None:
-    """A ``.lean`` file with exactly one theorem ending in ``:= by sorry``; text before it is the header.
+# The end of a benchmark statement: `:= by sorry` / `:= sorry` (`:= by` alone, DeepSeek-Prover's
+# variant, is recognised where nothing but scope closers follows it)
+_SORRY_END = re.compile(r":=\s*(?:by\s+)?sorry(?![\w'.?!])")
+_BY_END = re.compile(r":=\s*by\s*$")
 
-    Comments do not count (a theorem commented out, a remark after ``sorry``), nor do ``end``
-    lines after the theorem that close a ``namespace``/``section`` opened before it.
-    An ``example`` is named after the file (``p1.lean`` -> ``p1``), so that a directory of
-    examples has distinct names.
-    ``missing_ok``: a file without any theorem gives None instead of an error.
+
+def _statement_end(chunk: str, scopes: list[str]) -> int | None:
+    """Where the statement at the start of ``chunk`` (a declaration and what follows it, up to the
+    next one) ends, or None if it is not one (a proved lemma: part of the later theorems' context)."""
+    m = _SORRY_END.search(chunk)
+    if m:
+        first, _, later = chunk[m.end():].partition("\n")
+        if first.strip():  # `sorry; exact h`, `sorry <;> simp`: a proof that goes on
+            return None
+        for line in later.splitlines():  # (comments are blanked: they count as blank lines)
+            if line.strip():
+                # an indented line goes on with the proof; a line at column 0 is the next command
+                return None if line[0].isspace() else m.end()
+        return m.end()
+    end = _without_closers(chunk, scopes)
+    return end if _BY_END.search(chunk[:end]) else None
+
+
+def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = False) -> list[Theorem]:
+    """The theorems of a ``.lean`` file: each declaration ending in ``:= by sorry`` (or ``:= sorry``).
+
+    Its header is the file's text before the first declaration, plus what stands between the
+    earlier ones that is not a statement: proved lemmas (which it may cite, as in Lean) and
+    commands (``open``, ``namespace``/``end``). Comments do not count (a theorem commented out, a
+    remark after ``sorry``). An ``example`` is named after the file (``p1.lean`` -> ``p1``; several:
+    ``p1_1``, ``p1_2``, ...), so that a directory of examples has distinct names.
+    ``missing_ok``: a file without any statement gives ``[]`` instead of an error.
     """
     try:
         source = path.read_text(encoding="utf-8")
@@ -129,20 +154,39 @@ def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = F
         raise DatasetError(f"{path}: cannot read ({e})") from None
     code = strip_comments(source)  # string-aware: a "--" inside a string literal is not a comment
     bare = strip_comments(source, strings=True)  # for matching: no `theorem` inside a string counts
-    decls = list(DECLARATION.finditer(bare))
-    if not decls and missing_ok:
-        return None
-    if len(decls) != 1:
-        raise DatasetError(f"{path}: expected exactly one theorem/lemma/example, found {len(decls)}")
-    start = decls[0].start()
-    end = start + _without_closers(bare[start:], _open_scopes(bare[:start]))
-    line = source.count("\n", 0, start) + 1
-    name = path.stem if decls[0].group("kind") == "example" else ""
-    try:
-        return Theorem(code[start:end].strip(), name=name, header=source[:start], split=split,
-                       extra={"source_file": str(path)})
-    except TheoremError as e:
-        raise DatasetError(f"{path}:{line}: {e}") from None
+    starts = [m.start() for m in DECLARATION.finditer(bare)] + [len(bare)]
+    kinds = [m.group("kind") for m in DECLARATION.finditer(bare)]
+    context, statements = [source[:starts[0]]], []  # context: header pieces in file order
+    for i, kind in enumerate(kinds):
+        start, stop = starts[i], starts[i + 1]
+        end = _statement_end(bare[start:stop], _open_scopes(bare[:start]))
+        if end is None:
+            context.append(source[start:stop])
+            continue
+        statements.append((start, start + end, kind, "".join(context)))
+        context.append(source[start + end:stop])  # commands after it (`open`, `end X`) hold for what follows
+    if not statements:
+        if missing_ok:
+            return []
+        raise DatasetError(f"{path}: no theorem/lemma/example ending in ':= by sorry' (found {len(kinds)} "
+                           f"declaration{'s' if len(kinds) != 1 else ''}, none a statement to prove)")
+    examples = sum(kind == "example" for *_, kind, _ in statements)
+    out, n_example = [], 0
+    for start, end, kind, header in statements:
+        name = ""
+        if kind == "example":
+            n_example += 1
+            name = path.stem if examples == 1 else f"{path.stem}_{n_example}"
+        try:
+            out.append(Theorem(code[start:end].strip(), name=name, header=header, split=split,
+                               extra={"source_file": str(path)}))
+        except TheoremError as e:
+            raise DatasetError(f"{path}:{source.count(chr(10), 0, start) + 1}: {e}") from None
+    names = [t.name for t in out]
+    if len(set(names)) < len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise DatasetError(f"{path}: two theorems named {dup!r}")
+    return out
 
 
 def lean_files(root: Path) -> list[Path]:
@@ -163,15 +207,16 @@ def read_lean_dir(root: Path) -> list[Theorem]:
     theorems: list[Theorem] = []
     seen: dict[str, Path] = {}
     for f in files:
+        found = read_lean_file(f, missing_ok=True)
         rel = f.relative_to(root)
-        split = rel.parts[-2].lower() if len(rel.parts) > 1 else None
-        t = read_lean_file(f, split, missing_ok=True)
-        if t is None:
-            continue
-        if t.name in seen:
-            raise DatasetError(f"{f}: duplicate theorem name {t.name!r} (also in {seen[t.name]})")
-        seen[t.name] = f
-        theorems.append(t)
+        # one theorem a file: the split is its directory's name (`MiniF2F/Test/foo.lean` -> test);
+        # several: the file's own (`MiniF2F/Test.lean` -> test), the two miniF2F-lean4 layouts
+        split = f.stem.lower() if len(found) > 1 else rel.parts[-2].lower() if len(rel.parts) > 1 else None
+        for t in found:
+            if t.name in seen:
+                raise DatasetError(f"{f}: duplicate theorem name {t.name!r} (also in {seen[t.name]})")
+            seen[t.name] = f
+            theorems.append(dataclasses.replace(t, split=split))
     if not theorems:
         raise DatasetError(f"{root}: no .lean file holds a theorem")
     return theorems
