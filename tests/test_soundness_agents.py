@@ -65,7 +65,7 @@ def test_the_env_rewards_its_own_theorem_whatever_an_agent_does_to_the_session(c
             pass
         for tactic in ("first | exact cheat | trivial | sorry", "trivial", "sorry"):
             _, reward, terminated, _, info = env.step(tactic)
-            assert reward == 0.0 and not info.get("proved"), (tactic, info)
+            assert reward == 0.0 and info.get("verified") is not True and info["outcome"] != "proved", (tactic, info)
         assert "False" in env.unwrapped.session.theorem.formal_statement
     finally:
         env.close()
