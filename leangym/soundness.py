@@ -216,9 +216,25 @@ class SoundnessPolicy:
             body = _strip_scoped_prefixes(code)
             word = _command_word(body) or ((m := _HASH_COMMAND.search(body)) and m.group(0))
             if word:
-                return (f"leangym soundness policy: {word.strip()!r} starts a Lean command; "
-                        "a tactic may not leave tactic mode")
+                return _scoped_option_refusal(code) or (f"leangym soundness policy: {word.strip()!r} starts a "
+                                                        "Lean command; a tactic may not leave tactic mode")
         return None
+
+
+def _scoped_option_refusal(code: str) -> str | None:
+    """Why a ``set_option OPTION N in tac`` of ``code`` is refused, if one is (a clearer word than
+    "starts a Lean command" for a tactic that only asked for an option outside the allowed ones)."""
+    for m in _SCOPED_PREFIX.finditer(code):
+        option, value = m.group(1), m.group(2)
+        if option is None:
+            continue
+        if option not in TACTIC_OPTIONS:
+            return (f"leangym soundness policy: 'set_option {option} ... in' is not allowed in a proof; a tactic "
+                    f"may scope only the resource limits {', '.join(TACTIC_OPTIONS)}")
+        if not 0 < int(value) <= TACTIC_OPTIONS[option]:
+            return (f"leangym soundness policy: 'set_option {option} {value} in' is outside the allowed range "
+                    f"1..{TACTIC_OPTIONS[option]}")
+    return None
 
 
 @dataclass(frozen=True)

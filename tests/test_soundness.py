@@ -69,6 +69,17 @@ def test_no_answer_from_print_axioms_is_a_failure():
     assert not check.ok and "#print axioms" in check.error
 
 
+@pytest.mark.parametrize("tactic, why", [
+    ("set_option maxHeartbeats 0 in omega", "'set_option maxHeartbeats 0 in' is outside the allowed range 1..1000000"),
+    ("set_option maxRecDepth 200000 in omega", "'set_option maxRecDepth 200000 in' is outside the allowed range"),
+    ("set_option pp.all 1 in omega", "'set_option pp.all ... in' is not allowed in a proof; a tactic may scope "
+                                     "only the resource limits maxRecDepth, maxHeartbeats"),
+    ("set_option maxHeartbeats 1000 in\naxiom x : False", "'axiom' starts a Lean command"),
+])
+def test_a_refused_scoped_option_says_what_is_allowed(tactic, why):
+    assert why in SoundnessPolicy().check_tactic(tactic)
+
+
 @pytest.mark.parametrize("tactic", ["sorry", "exact sorry", "admit", "native_decide", "exact?", "apply? ",
                                     "exact hp\ntheorem x : False := by trivial", "exact hp\n  axiom a : False",
                                     "#exit", "exact hp #exit", "set_option maxHeartbeats 0 in exact hp",
