@@ -20,8 +20,13 @@ Reports::
 ``--agent`` takes ``random``, ``hammer`` (the baselines) or ``module:Name`` /
 ``path/to/file.py:Name`` naming a prover class, a factory, an instance, a
 policy with ``act(observation, info)``, or a policy function
-``f(observation, info)`` (see :mod:`leangym.prover`). ``--theorems A,B`` runs
-only the named theorems of the dataset.
+``f(observation, info)`` (see :mod:`leangym.prover`). The other agents of this
+repository: ``baselines.best_first:BestFirstProver`` (its policy from
+``--agent-kwargs '{"checkpoint": "C.pt"}'``), ``baselines.maskable_ppo:MaskablePPOProver``
+(``'{"path": "ppo.zip"}'``) and ``agents.alphaproof.prove:AlphaProofProver``
+(``'{"checkpoint": "C.pt"}'``).
+``--theorems A,B`` runs only the named theorems of the dataset.
+All run options: ``python -m scripts.benchmark run --help``.
 
 Exit status: 0 when every attempt finished; 1 when some did not (the server
 kept failing, or attempts ended in server errors: rerun the same command to
@@ -353,7 +358,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             writer.write_result(r)
             with lock:
                 solved[0] += r.solved
-                bar.set_postfix(solved=solved[0], refresh=False)
+                bar.set_postfix(proved_attempts=solved[0], refresh=False)  # the table counts theorems
                 bar.update(1)
 
         config = RunConfig(budget, workers, args.seed, args.timeout_ms)
