@@ -51,6 +51,7 @@ import json
 import logging
 import time
 from typing import Any, Mapping
+from urllib.parse import urlparse
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -76,18 +77,20 @@ from leangym.backends.types import (
 )
 
 __all__ = [
-    "LeanTreeClient", "HttpLease", "HttpStatusError", "live_leases", "START_HINT",
+    "LeanTreeClient", "HttpLease", "HttpStatusError", "live_leases", "start_hint",
     # re-exported so callers can catch everything from one module
     "ServerError", "ServerUnavailable", "ServerTimeout", "NoProcessAvailable", "LeanError",
 ]
 
 log = logging.getLogger(__name__)
 
-START_HINT = (
-    "Start one with `python -m leangym.sim.server --port 8000` (simulated, no Lean needed) "
-    "or with LeanTree's `leanserver --project-path PROJECT --repl-exe REPL --imports Mathlib "
-    "--max-processes 8 --port 8000` (real Lean)."
-)
+def start_hint(url: str) -> str:
+    """How to start a server where ``url`` points (its port, 8000 if it names none)."""
+    port = urlparse(url).port or 8000
+    return (f"Start one with `python -m leangym.sim.server --port {port}` (simulated, no Lean needed) "
+            f"or with LeanTree's `leanserver --project-path PROJECT --repl-exe REPL --imports Mathlib "
+            f"--max-processes 8 --port {port}` (real Lean).")
+
 
 # Texts with which Lean (not the server) rejects a tactic; see the protocol doc, "Errors".
 _LEAN_REJECTION_PREFIXES = (
@@ -179,7 +182,7 @@ class LeanTreeClient:
         except ConnectFailed as e:
             if e.refused:  # down or restarting (a connect timeout may only be a busy server)
                 self.last_refused = time.monotonic()
-            raise ServerUnavailable(f"No LeanTree server answers at {self.url} ({e}). " + START_HINT) from None
+            raise ServerUnavailable(f"No LeanTree server answers at {self.url} ({e}). " + start_hint(self.url)) from None
         except Dropped as e:
             raise _Dropped(f"LeanTree server at {self.url} failed on {path}: connection closed or broken "
                            f"without an answer ({e})") from None
