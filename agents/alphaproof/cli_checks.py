@@ -1,4 +1,4 @@
-"""Checks of the command-line values of ``train``, ``sft`` and ``prove``, before any work.
+"""Checks of the command-line values of ``train``, ``sft`` and ``prove``, before any work; their --help format.
 
 A value that cannot work (``--sims 0``, ``--batch-size 0``, ``--device cuda`` on a
 machine without CUDA) is a ValueError naming the flag and what it must be, raised
@@ -8,7 +8,9 @@ clean. ``None`` is "not given" (no limit) and is never refused.
 """
 from __future__ import annotations
 
+import argparse
 import math
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -74,3 +76,35 @@ def check_device(spec: str) -> torch.device:
     elif device.type != "cpu":
         raise ValueError(f"--device {spec}: the agent runs on {DEVICES}, not on {device.type!r}")
     return device
+
+
+def input_file(label: str, path: str | None, what: str) -> None:
+    """A file the tool will read: a ValueError naming it (``label``: its flag) and ``what`` to pass, unless
+    it is a readable file.
+
+    Cheap (it only opens the file), so a tool can check its inputs before it refuses to overwrite
+    its output: the user fixes a missing input first, not after adding ``--overwrite``.
+    """
+    if path is None:
+        return
+    if Path(path).is_dir():
+        raise ValueError(f"{label} {path}: a directory, not a file; pass {what}")
+    try:
+        with open(path, "rb"):
+            pass
+    except FileNotFoundError:
+        raise ValueError(f"{label} {path}: no such file; pass {what}") from None
+    except OSError as e:
+        raise ValueError(f"{label} {path}: cannot be read ({e.strerror or e}); pass {what}") from None
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """--help with each flag's default, as ArgumentDefaultsHelpFormatter, except where there is none to show
+    (None, "", a required flag) or the help already says it in words ("(default: the shipped one)"); the
+    description keeps its line breaks (its usage examples)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default in (None, "") or action.required or "default" in text:
+            return text
+        return super()._get_help_string(action)

@@ -10,6 +10,7 @@ training: factorized (one goal per branch) or not, as the checkpoint's
 training run had it (``--factorized`` / ``--no-factorized`` to choose). Prints
 the proof only after ``session.verify`` accepted it (exit status 0); otherwise
 says why not, with the search's statistics (exit 1).
+``--checkpoint`` takes a training run's directory too (its ``latest.pt``).
 
 :class:`AlphaProofProver` is the same search behind ``leangym.prover.Prover``
 (``prove(theorem, session, budget)``), for the benchmark harness.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Sequence
 
 import torch
@@ -39,7 +41,7 @@ class AlphaProofProver:
                  num_tactics: int = 4, device: str = "cpu") -> None:
         if net is None and checkpoint is None:
             raise ValueError("AlphaProofProver needs a checkpoint or a net")
-        self.net = net or PolicyValueNet.load(checkpoint, device)
+        self.net = net or PolicyValueNet.load(checkpoint_file(checkpoint, "checkpoint"), device)
         self.sims, self.num_tactics = sims, num_tactics
         self.last: SearchResult | None = None
 
@@ -52,6 +54,21 @@ class AlphaProofProver:
                            widen_tactics=self.num_tactics)
         self.last = run_search(session, self.net, cfg)
         return self.last.proof if self.last.verified else None
+
+
+CHECKPOINTS = "a train run's --checkpoint-dir (its latest.pt), a checkpoint file, or an sft --out file"
+
+
+def checkpoint_file(spec: str, name: str = "--checkpoint") -> str:
+    """The file ``--checkpoint spec`` names: a run's directory means its ``latest.pt`` (as ``train --resume``
+    takes it); a missing or unreadable one is a ValueError saying what to pass (not a bare ``[Errno 21]``).
+    ``name``: how the error names the value (the flag; ``checkpoint`` for the prover's keyword argument)."""
+    if Path(spec).is_dir():
+        if not (Path(spec) / "latest.pt").exists():
+            raise ValueError(f"{name} {spec}: a directory without a latest.pt; pass {CHECKPOINTS}")
+        spec = str(Path(spec) / "latest.pt")
+    cli_checks.input_file(name, spec, CHECKPOINTS)
+    return spec
 
 
 def start(process, theorem: Theorem, budget: Budget) -> ProofSession:
@@ -87,8 +104,15 @@ def why_not(result: SearchResult) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="Prove one theorem with a trained AlphaProof checkpoint.")
-    p.add_argument("--checkpoint", required=True, help="train.py checkpoint (or a PolicyValueNet.save file)")
+    p = argparse.ArgumentParser(
+        prog="python -m agents.alphaproof.prove", formatter_class=cli_checks.HelpFormatter,
+        description="Prove one theorem with a trained AlphaProof checkpoint.",
+        epilog="exit status:   0  a proof was found and passed session.verify (printed on stdout)\n"
+               "               1  no proof was found (why, on stderr)\n"
+               "               2  a bad flag or input (one error: line)\n"
+               "             130  interrupted (Ctrl-C)")
+    p.add_argument("--checkpoint", required=True, metavar="PATH",
+                   help=f"{CHECKPOINTS} (such as checkpoints/alphaproof)")
     p.add_argument("--theorem", required=True, help="a Lean statement ending in ':= by sorry'")
     p.add_argument("--header", default="", help="Lean header (opens, set_options) before the statement")
     p.add_argument("--server", default=None, help="LeanTree URL (default: the in-process simulator)")
@@ -97,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=None, help="wall-clock budget in seconds (default: none)")
     p.add_argument("--num-tactics", type=int, default=4, help="tactics asked of the policy per new node (at least 1)")
     p.add_argument("--device", default="cpu", help=cli_checks.DEVICES)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seeds the policy's sampling of tactics")
     p.add_argument("--factorized", action=argparse.BooleanOptionalAction, default=None,
                    help="simulator only: one branch per goal (default: as the checkpoint's training run, else yes)")
     a = p.parse_args(argv)
@@ -107,8 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli_checks.seed(a.seed)
     cli_checks.check_device(a.device)
 
+    path = checkpoint_file(a.checkpoint)  # before the (slower) work: a wrong path is one line
     torch.manual_seed(a.seed)
-    net = PolicyValueNet.load(a.checkpoint, a.device)
+    net = PolicyValueNet.load(path, a.device)
     theorem = Theorem(a.theorem, header=a.header)
     if a.server:
         from leangym.backends.leantree import LeanTreeClient
@@ -117,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         from leangym.sim.local import LocalProcess
 
-        factorized = a.factorized if a.factorized is not None else trained_factorized(a.checkpoint)
+        factorized = a.factorized if a.factorized is not None else trained_factorized(path)
         process = LocalProcess(factorized=factorized)
     cfg = SearchConfig(num_simulations=a.sims, max_lean_calls=a.lean_calls, max_seconds=a.seconds,
                        num_tactics=a.num_tactics, widen_tactics=a.num_tactics)

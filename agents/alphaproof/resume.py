@@ -6,6 +6,8 @@ buffer, curriculum, counters, RNG states) and the held-out split
 the same statements and never trains on them, even with another ``--seed``,
 ``--eval-size`` or ``--theorems``. Other flags that differ from the
 checkpoint's run are named, with their effect (:func:`warn_changed_settings`).
+A resumed run saves and logs where the checkpoint's run did (:func:`checkpoint_dir_of`,
+:func:`logdir_of`), so that ``--resume DIR`` goes on with the run, not a copy of it elsewhere.
 """
 from __future__ import annotations
 
@@ -40,7 +42,52 @@ def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dic
         "net": net.to_payload(), "optimizer": opt.state_dict(), "replay": replay.state_dict(),
         "curriculum": curriculum.state_dict(), "rng": checkpoint.rng_state(rng), "progress": progress,
         "args": dataclasses.asdict(args), "held_out": held_out.to_state(),
+        # where this run logs, absolute ("" for nowhere): args["logdir"] may be relative to a working
+        # directory a resumed run does not know (see logdir_of)
+        "logdir": str(Path(args.logdir).resolve()) if args.logdir else "",
     })
+
+
+# ---------------------------------------------------------------------------- where a run lives
+DEFAULT_CHECKPOINT_DIR = "checkpoints/alphaproof"
+DEFAULT_LOGDIR = "runs/alphaproof"
+
+
+def checkpoint_dir_of(args: "Args", resume_path: Path | None) -> str:
+    """``--checkpoint-dir`` as given, else the resumed checkpoint's directory (``--resume DIR`` goes on
+    writing the run where it lives, as the Ctrl-C message's ``go on with --resume DIR`` promises), else
+    the default. ``""``: no checkpoints."""
+    if args.checkpoint_dir is not None:
+        return args.checkpoint_dir
+    return str(resume_path.parent) if resume_path is not None else DEFAULT_CHECKPOINT_DIR
+
+
+def logdir_of(args: "Args", state: dict[str, Any] | None, path: Path | None) -> str:
+    """``--logdir`` as given, else the resumed run's (its checkpoint records it), else the default;
+    a checkpoint of an older version, which does not record it, gets the default and a note."""
+    if args.logdir is not None:
+        return args.logdir
+    if state is None:
+        return DEFAULT_LOGDIR
+    if isinstance(state.get("logdir"), str):
+        return state["logdir"]
+    was = state.get("args", {}).get("logdir") if isinstance(state.get("args"), dict) else None
+    print(f"--resume: {path} does not record where its run logged (written by an older version"
+          + (f"; its --logdir was {was!r}" if was else "") + f"): TensorBoard logs go "
+          f"to {DEFAULT_LOGDIR} (pass --logdir to choose)", file=sys.stderr)
+    return DEFAULT_LOGDIR
+
+
+def say_where_the_run_goes_on(args: "Args", given: "Args", state: dict[str, Any]) -> None:
+    """One line naming the directories a resumed run took from its checkpoint (none if both were given)."""
+    took = []
+    if given.checkpoint_dir is None:
+        took.append(f"checkpoints in {args.checkpoint_dir}")
+    if given.logdir is None and isinstance(state.get("logdir"), str):
+        took.append(f"TensorBoard logs in {args.logdir}" if args.logdir else "no TensorBoard logs")
+    if took:
+        print(f"--resume: {' and '.join(took)}, as the resumed run (--checkpoint-dir / --logdir choose others)",
+              file=sys.stderr)
 
 
 def warn_changed_settings(saved: dict[str, Any], args: "Args") -> None:

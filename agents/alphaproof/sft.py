@@ -75,29 +75,31 @@ def train_supervised(net: PolicyValueNet, rows: Sequence[Row], steps: int, batch
     net.model.train()
     history = []
     bar = tqdm(range(steps), disable=not progress, desc="sft", dynamic_ncols=True)
-    for step in bar:
-        if deadline is not None and time.monotonic() >= deadline:
-            break
-        step_lr = lr_at(step, steps, lr, warmup, min_lr_frac) if schedule else lr
-        for group in opt.param_groups:
-            group["lr"] = step_lr
-        with autocast:
-            out = net.losses(next(data))
-        opt.zero_grad(set_to_none=True)
-        out["loss"].backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(net.parameters(), grad_clip)
-        opt.step()
-        stats = {k: v.item() for k, v in out.items()} | {"lr": step_lr, "grad_norm": float(grad_norm)}
-        history.append(stats)
-        if (step + 1) % log_every == 0 or step == steps - 1:
-            bar.set_postfix(loss=f"{stats['loss']:.3f}", pol=f"{stats['policy_loss']:.3f}",
-                            val=f"{stats['value_loss']:.3f}")
-            if writer is not None:
-                for k, v in stats.items():
-                    writer.add_scalar(f"sft/{k}", v, global_step + step + 1)
-        if ckpt_path and ckpt_every and (step + 1) % ckpt_every == 0:
-            net.save(ckpt_path)
-    bar.close()  # (a deadline may have ended the loop early)
+    try:
+        for step in bar:
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            step_lr = lr_at(step, steps, lr, warmup, min_lr_frac) if schedule else lr
+            for group in opt.param_groups:
+                group["lr"] = step_lr
+            with autocast:
+                out = net.losses(next(data))
+            opt.zero_grad(set_to_none=True)
+            out["loss"].backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(net.parameters(), grad_clip)
+            opt.step()
+            stats = {k: v.item() for k, v in out.items()} | {"lr": step_lr, "grad_norm": float(grad_norm)}
+            history.append(stats)
+            if (step + 1) % log_every == 0 or step == steps - 1:
+                bar.set_postfix(loss=f"{stats['loss']:.3f}", pol=f"{stats['policy_loss']:.3f}",
+                                val=f"{stats['value_loss']:.3f}")
+                if writer is not None:
+                    for k, v in stats.items():
+                        writer.add_scalar(f"sft/{k}", v, global_step + step + 1)
+            if ckpt_path and ckpt_every and (step + 1) % ckpt_every == 0:
+                net.save(ckpt_path)
+    finally:  # (a deadline may end the loop early; Ctrl-C: what is printed next starts on a new line)
+        bar.close()
     net.model.eval()
     return history
 
@@ -203,7 +205,8 @@ def rows_from_generator_file(path: str) -> list[Row]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Supervised training of the AlphaProof policy-value net.")
+    ap = argparse.ArgumentParser(prog="python -m agents.alphaproof.sft", formatter_class=cli_checks.HelpFormatter,
+                                 description="Supervised training of the AlphaProof policy-value net.")
     ap.add_argument("--data", required=True, help='JSONL rows {"state": ..., "tactic": ...[, "steps_to_go": n]}, '
                     "or the output of python -m leangym.sim.generator -o FILE (replayed into rows)")
     ap.add_argument("--size", default="tiny", choices=tuple(SIZES), help="model size for a fresh net")
@@ -211,15 +214,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tokenizer", default=None, help="tokenizer json for a fresh net (default: the shipped one)")
     ap.add_argument("--steps", type=int, default=1000, help="optimizer steps (at least 1)")
     ap.add_argument("--batch-size", type=int, default=32, help="rows per step (at least 1)")
-    ap.add_argument("--lr", type=float, default=3e-4)
-    ap.add_argument("--warmup", type=int, default=None)
-    ap.add_argument("--weight-decay", type=float, default=0.1)
-    ap.add_argument("--out", default="checkpoints/sft.pt")
+    ap.add_argument("--lr", type=float, default=3e-4, help="peak learning rate (AdamW)")
+    ap.add_argument("--warmup", type=int, default=None,
+                    help="linear warmup steps before the cosine decay (default: a tenth of --steps, at most 100)")
+    ap.add_argument("--weight-decay", type=float, default=0.1, help="AdamW weight decay (matrices only)")
+    ap.add_argument("--out", default="checkpoints/sft.pt", help="where the net is saved (for prove --checkpoint, "
+                    "or another sft --init)")
     ap.add_argument("--overwrite", action="store_true", help="replace --out if it exists (default: refuse)")
-    ap.add_argument("--ckpt-every", type=int, default=500)
+    ap.add_argument("--ckpt-every", type=int, default=500, help="also save --out every this many steps (0: only "
+                    "at the end)")
     ap.add_argument("--logdir", default=None, help="TensorBoard directory (default: none)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help=cli_checks.DEVICES)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="seeds the fresh net and the order of the rows")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default); "
                     "1 is often fastest for small models on a shared machine")
     args = ap.parse_args(argv)
@@ -234,10 +240,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
+    # the inputs before the output: a missing --data is the error to fix first, not the existing --out
+    cli_checks.input_file("--data", args.data, "a JSONL file of rows, or python -m leangym.sim.generator's output")
+    cli_checks.input_file("--init", args.init, "a net to start from: an sft --out file or a train checkpoint")
+    tokenizer = None if args.init else load_tokenizer(args.tokenizer)  # (small: read now, as the inputs above)
     if os.path.exists(args.out) and not args.overwrite:  # before any training step
         raise ValueError(f"{args.out} exists and this run would overwrite it (from its first --ckpt-every "
                          "save on): choose another --out, or pass --overwrite to replace it")
-    tokenizer = None if args.init else load_tokenizer(args.tokenizer)  # a missing file: before reading the rows
     rows = load_sft_rows(args.data)  # every row checked: a bad one is an error now, not after an hour
     if args.init:
         net = PolicyValueNet.load(args.init, device=args.device)

@@ -127,6 +127,12 @@ class TheoremFileSource:
             print(f"warning: {path} has {len(self.test)} distinct statement(s), too few to hold any out: the "
                   "held-out evaluation reuses the training theorems (add theorems, or mark some \"split\": \"test\")",
                   file=sys.stderr)
+        elif held_out is None and len(self.test) < heldout_size:  # fewer held out than --eval-size asks for
+            why = ('only those are marked "split": "test"' if any(t.theorem.split == "test" for t in tasks) else
+                   f"at most half of its {len({t.key for t in tasks})} distinct statements are held out, the "
+                   "rest are to train on")
+            print(f"held-out: {len(self.test)} theorems of {path}, not --eval-size {heldout_size}: {why}",
+                  file=sys.stderr)
         self.levels = sorted({t.level for t in self.train})
         self._by_level = {lv: [t for t in self.train if t.level == lv] for lv in self.levels}
 

@@ -24,7 +24,8 @@ One iteration:
 
 Everything a run depends on (weights, optimizer, replay buffer, curriculum,
 counters, RNG states, the held-out split) goes into the checkpoint, so
-``--resume`` continues exactly from it (:mod:`agents.alphaproof.resume`); a run
+``--resume`` continues exactly from it (:mod:`agents.alphaproof.resume`), saving and
+logging where that run did unless ``--checkpoint-dir`` / ``--logdir`` say otherwise; a run
 never overwrites another run's checkpoint unless told to (``--overwrite``).
 ``--max-minutes`` cuts the iteration (or the warm start) under way when time
 runs out; that shorter last stage is counted, learned from and saved, so a run
@@ -52,8 +53,9 @@ import numpy as np
 import torch
 
 from agents.alphaproof import checkpoint, cli_checks
-from agents.alphaproof.resume import (held_out_of, interrupted_message, refuse_to_overwrite, restore,
-                                      save_checkpoint, say_if_split_differs)
+from agents.alphaproof.resume import (DEFAULT_CHECKPOINT_DIR, DEFAULT_LOGDIR, checkpoint_dir_of, held_out_of,
+                                      interrupted_message, logdir_of, refuse_to_overwrite, restore, save_checkpoint,
+                                      say_if_split_differs, say_where_the_run_goes_on)
 from agents.alphaproof.actors import (Backoff, describe, evaluate, process_factory, run_searches, search_stats,
                                       server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
@@ -92,8 +94,10 @@ class Args:
     min_unsolved_visits: int = 2  # an unsolved node needs this many visits to count as "not provable"
     eval_every: int = 5
     eval_size: int = 40  # held-out theorems per evaluation
-    logdir: str | None = "runs/alphaproof"
-    checkpoint_dir: str | None = "checkpoints/alphaproof"
+    # None: the resumed run's (so --resume DIR goes on where the run lives), else runs/ and checkpoints/alphaproof
+    # (resume.logdir_of, checkpoint_dir_of); "": none
+    logdir: str | None = None
+    checkpoint_dir: str | None = None
     resume: str | None = None  # DIR: a run's --checkpoint-dir (its latest.pt), or a checkpoint file
     overwrite: bool = False  # start afresh even where --checkpoint-dir holds another run's latest.pt
     seed: int = 0
@@ -247,7 +251,8 @@ def drop_rejected(rejected: list, source, curriculum: Curriculum, step: int) -> 
 
 
 def train(args: Args) -> dict[str, Any]:
-    """Run (or resume) training; returns the progress record (also stored in every checkpoint).
+    """Run (or resume) training; returns the progress record (also stored in every checkpoint), with the
+    net and ``checkpoint_dir`` (where the run saved, resolved as :func:`resume.checkpoint_dir_of` says).
 
     On Ctrl-C / SIGTERM (KeyboardInterrupt, re-raised) it says where to go on from, if anywhere.
     """
@@ -261,12 +266,15 @@ def train(args: Args) -> dict[str, Any]:
     resume_path = checkpoint.latest(args.resume) if args.resume else None
     if args.resume and resume_path is None:
         raise ValueError(f"--resume {args.resume}: no checkpoint there")
+    given = args  # (what the caller chose: None is "the resumed run's, else the default")
+    args = dataclasses.replace(args, checkpoint_dir=checkpoint_dir_of(args, resume_path))
     ckpt_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else None
     refuse_to_overwrite(ckpt_dir, resume_path, args)
     started = time.monotonic()
     deadline = None if args.max_minutes is None else started + 60 * args.max_minutes
     _seed_everything(args.seed)
     state = checkpoint.load(resume_path, map_location=args.device) if resume_path else None
+    args = dataclasses.replace(args, logdir=logdir_of(args, state, resume_path))  # (before any writer)
     # a resumed run keeps its checkpoint's held-out theorems, whatever --seed / --eval-size / --theorems say
     source = make_source(args.theorems, args.eval_size, args.seed,
                          held_out_of(state, resume_path) if state is not None else None)
@@ -286,6 +294,7 @@ def train(args: Args) -> dict[str, Any]:
     if state is not None:
         net, opt, progress = restore(state, resume_path, args, replay, curriculum, rng)
         say_if_split_differs(source, args)
+        say_where_the_run_goes_on(args, given, state)
         del state  # (the replay buffer and weights live on in their objects)
 
     # Reference rows are rebuilt (deterministically) rather than stored: they are a pure function of the seed.
@@ -321,6 +330,10 @@ def train(args: Args) -> dict[str, Any]:
         log("heldout", ev, step)
         return ev
 
+    def time_left() -> dict[str, str]:  # the bar's postfix under --max-minutes: it has no total to show an ETA
+        return {} if deadline is None else {"left": tqdm.format_interval(max(0.0, deadline - time.monotonic()))}
+
+    bar = None
     try:
         if not progress["warm_started"]:
             warm_start(net, sft_rows, args, deadline, progress)
@@ -330,7 +343,7 @@ def train(args: Args) -> dict[str, Any]:
 
         # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
         bar = tqdm(desc="self-play", disable=not args.progress, initial=progress["iteration"],
-                   total=args.iterations if args.max_minutes is None else None)
+                   total=args.iterations if args.max_minutes is None else None, postfix=time_left() or None)
         backoff, tasks, down = Backoff(), None, None
         while progress["iteration"] < args.iterations and not out_of_time():
             step = progress["iteration"] + 1
@@ -373,7 +386,7 @@ def train(args: Args) -> dict[str, Any]:
                                                     or out_of_time()):
                 ev = held_out(step)
                 postfix["heldout"] = f"{ev['solve_rate']:.3f}" if "solve_rate" in ev else "-"
-            bar.set_postfix(postfix)
+            bar.set_postfix({**postfix, **time_left()})  # (time left after the evaluation)
             bar.update(1)
             save()
         bar.close()
@@ -382,42 +395,87 @@ def train(args: Args) -> dict[str, Any]:
                   + ("; no final evaluation: the server is unavailable" if down else ""), file=sys.stderr)
             save()
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM (leangym.cli): where to go on from, if anywhere
+        if bar is not None:
+            bar.close()  # ends the bar's line, so the message below gets its own
         print(interrupted_message(saved_in, args.resume if resume_path else None, ckpt_dir), file=sys.stderr)
         raise
     finally:
         if writer:
             writer.close()
-    return {**progress, "net": net}  # the net for callers in this process (tests, benchmarks)
+    # the net for callers in this process (tests, benchmarks), and where the run saved (main prints it)
+    return {**progress, "net": net, "checkpoint_dir": args.checkpoint_dir}
 
 
 # ============================================================================ CLI
 _CHOICES = {"env": ("PropLogic-v0", "LeanProof-v0"), "model_size": tuple(SIZES)}
-_HELP = {"resume": ("continue a run: DIR is its --checkpoint-dir (the latest.pt in it) or a checkpoint file; "
-                    "the run goes on exactly from the checkpoint, up to --iterations in all, with the "
-                    "checkpoint's held-out theorems"),
-         "max_minutes": ("stop after this many minutes, warm start included, then evaluate and save. The "
-                         "iteration (or warm start) under way is cut short and then counted, learned from and "
-                         "saved: --resume continues exactly from the checkpoint; a run stopped by --max-minutes "
-                         "ends with a shorter last iteration, so it is not the same as one run without the limit"),
-         "device": cli_checks.DEVICES}
+# Every flag's help (the Args comments, for the user); the formatter appends the default where there is one.
+_HELP = {
+    "env": "PropLogic-v0: the in-process simulator; LeanProof-v0: a LeanTree server (--server)",
+    "server": "LeanTree URL (implies --env LeanProof-v0) (default: none)",
+    "theorems": "JSONL file of theorems to train and evaluate on (default: the PropLogic generator's)",
+    "actors": "concurrent proof searches per iteration (on a server: one Lean process each)",
+    "iterations": "self-play iterations in all (a resumed run counts the earlier ones)",
+    "sims": "MCTS simulations per theorem",
+    "lean_calls": "Lean-call budget per theorem",
+    "time_per_theorem": "seconds per theorem (default: unlimited, which keeps runs deterministic)",
+    "read_timeout": "seconds to wait for a server's answer; a search whose call waits longer stops",
+    "num_tactics": "tactics asked of the policy per new node",
+    "model_size": "size of the policy/value transformer",
+    "max_tactic_tokens": "decoding cap per tactic: PropLogic tactics are at most 15 tokens; raise it for real "
+                         "Lean (48+)",
+    "factorized": "simulator: one branch per goal, so AND nodes split into independent subgoals",
+    "batch_size": "rows per gradient step",
+    "lr": "learning rate of the self-play learner (Adam)",
+    "learn_steps": "gradient steps per iteration",
+    "warmup_steps": "supervised steps on reference proofs before self-play (0: no warm start)",
+    "warmup_lr": "peak learning rate of the warm start (linear warmup, then cosine decay)",
+    "warmup_theorems": "reference proofs generated for the warm start",
+    "sft_mix": "fraction of each learner batch drawn from the reference-proof rows",
+    "replay_size": "replay buffer capacity in rows (the newest are kept)",
+    "min_unsolved_visits": "visits an unsolved node needs to be labelled 'not provable within budget'",
+    "eval_every": "evaluate on the held-out theorems every this many iterations, and at the end (0: never)",
+    "eval_size": "held-out theorems per evaluation (a --theorems file without split \"test\" rows holds out at "
+                 "most half its statements)",
+    "logdir": f"TensorBoard directory ('': none) (default: with --resume the resumed run's, else {DEFAULT_LOGDIR})",
+    "checkpoint_dir": ("where the run saves latest.pt ('': nowhere) (default: with --resume the resumed "
+                       f"checkpoint's directory, else {DEFAULT_CHECKPOINT_DIR})"),
+    "resume": ("continue a run: DIR is its --checkpoint-dir (the latest.pt in it) or a checkpoint file; "
+               "the run goes on exactly from the checkpoint, up to --iterations in all, with the "
+               "checkpoint's held-out theorems, saving and logging where that run did (default: a new run)"),
+    "overwrite": "start afresh even where --checkpoint-dir holds another run's latest.pt",
+    "seed": "seeds the network, the theorems drawn and the held-out split",
+    "device": cli_checks.DEVICES,
+    "threads": "torch CPU threads (0: torch's default; 1 is often fastest for tiny models on few cores)",
+    "max_minutes": ("stop training after this many minutes, warm start included; the final held-out "
+                    "evaluation (--eval-size searches) and the save come after the limit, so the run takes "
+                    "that much longer (default: no limit). The iteration (or warm start) under way is cut short "
+                    "and then counted, learned from and saved: --resume continues exactly from the checkpoint; "
+                    "a run stopped by --max-minutes ends with a shorter last iteration, so it is not the same "
+                    "as one run without the limit"),
+    "progress": "progress bars (tqdm)",
+}
 _METAVAR = {"resume": "DIR"}
 
 
-def parse_args(argv: Sequence[str] | None = None) -> Args:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m agents.alphaproof.train", description=__doc__.split("\n\n")[0],
+                                formatter_class=cli_checks.HelpFormatter)
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
         default = f.default
         if isinstance(default, bool):
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=_HELP[f.name])
         else:
             kind = {int: int, float: float}.get(type(default), str)
             if f.name in ("time_per_theorem", "max_minutes"):
                 kind = float
             p.add_argument(flag, type=kind, default=default, choices=_CHOICES.get(f.name),
-                           metavar=_METAVAR.get(f.name), help=f"{_HELP.get(f.name, '')} (default: {default})".lstrip())
-    ns = p.parse_args(argv)
-    return Args(**vars(ns))
+                           metavar=_METAVAR.get(f.name), help=_HELP[f.name])
+    return p
+
+
+def parse_args(argv: Sequence[str] | None = None) -> Args:
+    return Args(**vars(build_parser().parse_args(argv)))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -431,8 +489,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"held-out solve rate: {solve_rate_text(first)} "
               f"({'after warm start' if first['iteration'] == 0 else 'iteration %d' % first['iteration']}) -> "
               f"{solve_rate_text(last)} (iteration {last['iteration']})")
-    if args.checkpoint_dir:
-        print(f"checkpoint: {Path(args.checkpoint_dir) / 'latest.pt'}")
+    if progress["checkpoint_dir"]:
+        print(f"checkpoint: {Path(progress['checkpoint_dir']) / 'latest.pt'}")
 
 
 if __name__ == "__main__":

@@ -349,7 +349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m leangym.sim.generator -n 1000 --seed 0 -o train.jsonl`` (``--heldout`` for the evaluation set)."""
     import argparse
 
-    ap = argparse.ArgumentParser(description="Write generated PropLogic theorems with reference proofs as JSONL.")
+    ap = argparse.ArgumentParser(prog="python -m leangym.sim.generator",
+                                 description="Write generated PropLogic theorems with reference proofs as JSONL.")
     ap.add_argument("-n", type=int, default=1000, help="number of theorems")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--difficulty", default=f"1-{MAX_DIFFICULTY}", help="a level (3) or a range (1-5)")
