@@ -27,6 +27,10 @@ protocol-level tests that must not depend on the simulator's tactic semantics:
   ``slow`` -> ``Tactic application timed out.``, anything else ->
   ``REPL returned error messages: [... unknown tactic ...]``.
   Unknown proof state ids raise ``KeyError`` (as ``SimProcess`` does).
+* commands: text containing ``sorry`` -> one sorry (the goal above) and a warning; exactly
+  ``#check bad`` (:data:`SCRIPTED_ERROR_COMMAND`, surrounding whitespace ignored) -> the error
+  ``unknown identifier 'bad'``; anything else -> no messages. Only that exact command errs:
+  the final check's random theorem name (``t_leangym_<hex>``) may contain the letters "bad".
 """
 from __future__ import annotations
 
@@ -87,6 +91,12 @@ def _goal(target: str, tag: str | None = None) -> dict[str, Any]:
     return g
 
 
+# The one command a ScriptedProcess answers with a Lean error. It is matched exactly (after
+# stripping whitespace), never as a substring: a final check declares `t_leangym_<16 hex digits>`,
+# and hex digits spell "bad" in about 0.35 % of names, which once failed a reward assertion.
+SCRIPTED_ERROR_COMMAND = "#check bad"
+
+
 class ScriptedProcess:
     """Predictable fake of ``leangym.sim.process.SimProcess`` (see the module docstring)."""
 
@@ -113,7 +123,7 @@ class ScriptedProcess:
             return {"env": 1, "messages": [{"severity": "warning", "pos": {"line": 1, "column": 8},
                                             "data": "declaration uses 'sorry'"}],
                     "sorries": [{"proofState": 0, "goal": "⊢ p ∧ q"}]}
-        if "bad" in source:
+        if source.strip() == SCRIPTED_ERROR_COMMAND:
             return {"env": 1, "messages": [{"severity": "error", "pos": {"line": 1, "column": 2},
                                             "data": "unknown identifier 'bad'"}]}
         return {"env": 1}

@@ -53,11 +53,12 @@ def _start_on(sim_server, holder: socket.socket, **options):
 
 def test_no_server_at_reset_is_one_clear_error():
     with _reserved_port() as holder:
-        url = f"http://127.0.0.1:{holder.getsockname()[1]}"
+        port = holder.getsockname()[1]
+        url = f"http://127.0.0.1:{port}"
         env = gym.make("LeanProof-v0", theorem=AND, server=url)
         with pytest.raises(ServerUnavailable) as err:
             env.reset()
-    assert url in str(err.value) and "python -m leangym.sim.server --port 8000" in str(err.value)
+    assert url in str(err.value) and f"python -m leangym.sim.server --port {port}`" in str(err.value)
     assert err.value.__cause__ is None and err.value.__suppress_context__
     env.close()
 

@@ -267,7 +267,13 @@ def test_an_index_on_the_training_stream_is_an_error_not_ignored():
     with pytest.raises(ValueError, match="picks a held-out theorem: use split='heldout'"):
         env.reset(seed=0, options={"index": 0})
     obs, _ = env.reset(seed=0)  # the env is still usable (no passive checker left broken by the raise)
-    assert "⊢" in obs
-    obs, _, _, _, info = env.step("intro h")
-    assert info["outcome"] in ("progress", "rejected", "proved")
+    fresh = gym.make("PropLogic-v0")
+    assert obs == fresh.reset(seed=0)[0]  # and the refused reset drew nothing from the stream
+    fresh.close()
+    obs, _ = env.reset(options={"theorem": "theorem t (p : Prop) : p → p := by sorry"})
+    assert obs == "p : Prop\n⊢ p → p"
+    obs, reward, terminated, _, info = env.step("intro h")
+    assert info["outcome"] == "progress" and obs == "p : Prop\nh : p\n⊢ p" and reward == 0.0 and not terminated
+    _, reward, terminated, _, info = env.step("exact h")
+    assert info["outcome"] == "proved" and reward == 1.0 and terminated, info
     env.close()

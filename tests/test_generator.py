@@ -11,7 +11,6 @@ Two independent checks of the reference proofs:
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -39,6 +38,7 @@ from leangym.sim.generator import (
     to_row,
     training_stream,
 )
+from leangym.sim.process import SimProcess
 from leangym.theorem import Theorem
 from prop_checker import CheckError, Parser, check_proof, parse_statement
 
@@ -272,8 +272,6 @@ def test_prop_theorem_properties(sample):
 
 # --------------------------------------------------------------------------- the simulated kernel
 
-HAVE_KERNEL = importlib.util.find_spec("leangym.sim.process") is not None
-needs_kernel = pytest.mark.skipif(not HAVE_KERNEL, reason="leangym.sim.process not written yet")
 
 @pytest.fixture(scope="module")
 def kernel_sample() -> list[PropTheorem]:
@@ -281,11 +279,8 @@ def kernel_sample() -> list[PropTheorem]:
     return generate(150, seed=31) + generate(100, seed=32, arith=0.6, classical=1.0) + heldout_set()[:50]
 
 
-@needs_kernel
 def test_kernel_prints_statements_as_the_generator_does(kernel_sample):
     """The root goal's target and hypothesis types, as the kernel pretty-prints them, are the statement's text."""
-    from leangym.sim.process import SimProcess
-
     proc = SimProcess()
     for t in kernel_sample:
         root = parse_start(0, proc.proof_from_sorry(t.theorem.header + t.formal_statement))
@@ -297,11 +292,8 @@ def test_kernel_prints_statements_as_the_generator_does(kernel_sample):
                 assert f"({h.name} : {h.type})" in head, (head, h)
 
 
-@needs_kernel
 def test_kernel_rejects_broken_reference_proofs(kernel_sample):
     """The kernel checks are not vacuous: a truncated or corrupted proof fails."""
-    from leangym.sim.process import SimProcess
-
     proc = SimProcess()
     longer = [t for t in kernel_sample if t.proof_length >= 2][:60]
     assert longer
@@ -313,10 +305,7 @@ def test_kernel_rejects_broken_reference_proofs(kernel_sample):
         assert _step_through(proc, broken) is not None or t.proof[-1] == "trivial"
 
 
-@needs_kernel
 def test_kernel_accepts_whole_reference_proofs(kernel_sample):
-    from leangym.sim.process import SimProcess
-
     proc = SimProcess()
     failures = []
     for t in kernel_sample:
@@ -344,11 +333,8 @@ def _step_through(proc, t: PropTheorem) -> str | None:
     return None
 
 
-@needs_kernel
 @pytest.mark.parametrize("factorized", [False, True])
 def test_kernel_steps_through_reference_proofs(factorized, kernel_sample):
-    from leangym.sim.process import SimProcess
-
     proc = SimProcess(factorized=factorized)
     failures = []
     for t in kernel_sample:

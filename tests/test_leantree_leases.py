@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import gc
+import os
 import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,13 @@ from leangym.backends.transport import ConnectFailed
 from leangym.backends.types import CommandResult, LeanProcess, NoProcessAvailable, Outcome, ProofState
 
 THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def child_env() -> dict[str, str]:
+    """The environment for a child interpreter that imports this checkout's leangym (PYTHONPATH
+    first), not whichever one is installed."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
 
 
 def test_lease_is_a_lean_process(scripted_client):
@@ -175,19 +184,17 @@ def test_concurrent_clients_from_threads(scripted_srv):
 
 
 def test_lease_returned_when_interpreter_exits(scripted_srv, scripted_client):
-    import os
-    import subprocess
-    import sys
-
     code = ("from leangym.backends.leantree import LeanTreeClient\n"
             f"lease = LeanTreeClient({scripted_srv.url!r}).lease()\n"
             "import leangym.backends.leantree as m\n"
             "m._KEEP = lease  # keep it alive until exit: only the atexit hook can return it\n"
-            "print(lease.process_id)\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, env=env)
+            "print(lease.process_id)\n"
+            "print(m.__file__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                         env=child_env(), cwd=REPO)
     assert out.returncode == 0, out.stderr
-    assert int(out.stdout.strip()) > 0
+    pid, module = out.stdout.splitlines()
+    assert int(pid) > 0 and module == str(REPO / "leangym" / "backends" / "leantree.py")  # this checkout's
     assert used(scripted_client) == 0
 
 
@@ -196,7 +203,8 @@ def test_sigterm_gives_the_leases_back(sim_server):
     srv = sim_server(max_processes=2)
     script = ("import sys, time\nfrom leangym.backends.leantree import LeanTreeClient\n"
               "lease = LeanTreeClient(sys.argv[1]).lease()\nprint('leased', flush=True)\ntime.sleep(60)\n")
-    proc = subprocess.Popen([sys.executable, "-c", script, srv.url], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", script, srv.url], stdout=subprocess.PIPE, text=True,
+                            env=child_env(), cwd=REPO)
     try:
         assert proc.stdout.readline().strip() == "leased"
         assert LeanTreeClient(srv.url).status()["used_processes"] == 1

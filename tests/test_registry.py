@@ -60,8 +60,11 @@ def test_bad_registry_files_are_rejected(tmp_path):
 
 
 def _run(code: str, env: dict | None = None, cwd: Path | None = None) -> str:
+    # The child imports this checkout's leangym (PYTHONPATH first), not whichever one is installed,
+    # unless `env` sets a PYTHONPATH of its own.
+    pythonpath = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, **(env or {})}, cwd=cwd)
+                         env={**os.environ, "PYTHONPATH": pythonpath, **(env or {})}, cwd=cwd)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -77,9 +80,10 @@ def test_gym_make_with_module_prefix_needs_no_prior_import():
         "env = gym.make('leangym:PropLogic-v0')\n"
         "print(type(env.unwrapped).__name__)\n"
         "assert not any(m.split('.')[0] in ('agents', 'baselines') for m in sys.modules), 'leangym imported agents'\n"
+        "print(sys.modules['leangym'].__file__)\n"
     )
-    out = _run(code, cwd=REPO.parent)
-    assert out.split() == ["LeanProofEnv", "LeanProof-v0", "64", "PropLogicEnv"]
+    out = _run(code, cwd=REPO.parent)  # outside the checkout: found through PYTHONPATH (see _run)
+    assert out.splitlines() == ["LeanProofEnv LeanProof-v0 64", "PropLogicEnv", str(REPO / "leangym" / "__init__.py")]
 
 
 def test_non_editable_install_finds_the_registry_shipped_with_the_package(tmp_path):
@@ -97,5 +101,6 @@ def test_non_editable_install_finds_the_registry_shipped_with_the_package(tmp_pa
 def test_registry_env_var_overrides(tmp_path):
     alt = tmp_path / "alt.yaml"
     alt.write_text("- id: Alt-v0\n  entry_point: leangym.envs.lean_proof:LeanProofEnv\n", encoding="utf-8")
-    out = _run("import leangym; print(leangym.ENV_IDS)", env={"LEANGYM_REGISTRY": str(alt)})
-    assert out.strip() == "('Alt-v0',)"
+    out = _run("import leangym; print(leangym.ENV_IDS); print(leangym.__file__)", env={"LEANGYM_REGISTRY": str(alt)},
+               cwd=tmp_path)
+    assert out.splitlines() == ["('Alt-v0',)", str(REPO / "leangym" / "__init__.py")]

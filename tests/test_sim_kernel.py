@@ -3,6 +3,7 @@ process API. (Whole commands, axioms, check_proof, statements: test_sim_kernel_c
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -291,8 +292,12 @@ def test_local_process():
     lp = LocalProcess(process_id=3)
     st = lp.start_proof(T_AND)
     assert st.process_id == 3 and st.goals[0].target == "p ∧ q"
+    t0 = time.perf_counter()
     r = lp.apply_tactic(st, "constructor")
-    assert r.outcome is Outcome.PROGRESS and len(r.goals) == 2 and r.elapsed_s >= 0
+    t1 = time.perf_counter()
+    assert r.outcome is Outcome.PROGRESS and len(r.goals) == 2
+    # the time the call took, as measured around it: set (not the 0.0 default) and within the call
+    assert isinstance(r.elapsed_s, float) and 0 < r.elapsed_s <= t1 - t0, (r.elapsed_s, t1 - t0)
     rs = lp.apply_tactics(st, ["exact ⟨hp, hq⟩", "exact hp", "repeat skip"], timeout_ms=50)
     assert [x.outcome for x in rs] == [Outcome.PROVED, Outcome.REJECTED, Outcome.TIMEOUT]
     cr = lp.run_command("theorem t (p : Prop) : p → p := fun h => h\n#print axioms t")

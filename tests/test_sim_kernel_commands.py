@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from leangym.sim import kernel
 from leangym.sim.formula import is_tautology
 from leangym.sim.kernel import check_proof, statement_formula
 from leangym.sim.process import SimProcess
@@ -104,9 +105,14 @@ def test_open_in_and_multiple_commands():
         "unknown constant 'nope'"]
 
 
-def test_timeout_in_command():
+def test_timeout_in_command(monkeypatch):
+    # the same step limit, reached sooner: the real budget (COMMAND_STEPS, 2 million steps) takes
+    # about 1.5 s of `repeat skip` to run out
+    monkeypatch.setattr(kernel, "COMMAND_STEPS", 20_000)
     r = SimProcess().command("theorem t (p : Prop) : p := by\n  repeat skip")
-    assert r["messages"][0]["severity"] == "error" and "heartbeats" in r["messages"][0]["data"]
+    m = r["messages"][0]
+    assert m["severity"] == "error" and "maximum number of heartbeats" in m["data"], r
+    assert m["data"] == kernel.HEARTBEATS
 
 
 def test_recovery_is_off_inside_backtracking():
@@ -237,14 +243,74 @@ def test_statement_errors_the_sim_knows_keep_leans_text():
     assert p.command("axiom a : 7! = 2")["messages"][0]["data"].startswith("(sim) failed to synthesize\n  OfNat Prop 7")
 
 
-def test_minif2f_rejections_are_all_tagged():
+MINIF2F_HEADER = "import Mathlib\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat\n\n"
+# Written for this test in miniF2F's shapes (not rows of the data set): Lean 4 + Mathlib statements
+# outside the simulated fragment (ℝ, ℂ, ℤ, casts to ℤ, ∑/∏ … in …, Finset, Nat.Prime, n !,
+# Real.sqrt, functions ℕ → ℕ). Real Lean accepts each, so the simulator must reject each as its own
+# limit. (Should the simulator come to read one, move it to MINIF2F_LIKE_IN_THE_FRAGMENT.)
+MINIF2F_LIKE_OUTSIDE_THE_FRAGMENT = [
+    ("mathd_algebra_101", "theorem mathd_algebra_101 (x : ℝ) (h₀ : 3 * x + 2 = 11) : x = 3 := by sorry"),
+    ("mathd_numbertheory_102", "theorem mathd_numbertheory_102 : (∑ k in Finset.range 10, k) % 7 = 3 := by sorry"),
+    ("amc12a_2001_p103", "theorem amc12a_2001_p103 (n : ℕ) (h₀ : Nat.Prime n) (h₁ : n ∣ 12) : n ≤ 3 := by sorry"),
+    ("mathd_numbertheory_104", "theorem mathd_numbertheory_104 : 6 ! % 11 = 5 := by sorry"),
+    ("imo_1961_p105", "theorem imo_1961_p105 (a : ℝ) (h₀ : 0 ≤ a) :\n  Real.sqrt (a ^ 2) = a := by sorry"),
+    ("mathd_algebra_106", "theorem mathd_algebra_106 (x : ℕ) (h₀ : (x : ℤ) - 5 = -2) : x = 3 := by sorry"),
+    ("aime_1990_p107", "theorem aime_1990_p107 (f : ℕ → ℕ) (h₀ : ∀ n, f (n + 1) = f n + 2) (h₁ : f 0 = 1) :\n"
+                       "  f 10 = 21 := by sorry"),
+    ("mathd_numbertheory_108", "theorem mathd_numbertheory_108 :\n"
+                               "  Finset.card (Finset.filter (fun n => 3 ∣ n) (Finset.range 30)) = 10 := by sorry"),
+    ("amc12b_2002_p109", "theorem amc12b_2002_p109 (a b : ℝ) (h₀ : 0 < a ∧ 0 < b)\n"
+                         "  (h₁ : a + b = 10) (h₂ : a * b = 21) :\n"
+                         "  a ^ 2 + b ^ 2 = 58 := by sorry"),
+    ("induction_110", "theorem induction_110 (n : ℕ) (h₀ : 0 < n) :\n"
+                      "  ∏ k in Finset.Icc 1 n, (1 + 1 / (k : ℚ)) = n + 1 := by sorry"),
+    ("mathd_algebra_111", "theorem mathd_algebra_111 (z : ℂ) (h₀ : z = 1 + Complex.I) :\n"
+                          "  z ^ 2 = 2 * Complex.I := by sorry"),
+    ("numbertheory_112", "theorem numbertheory_112 (a : ℤ) (h₀ : a % 4 = 3) : a ^ 2 % 4 = 1 := by sorry"),
+    ("mathd_numbertheory_113", "theorem mathd_numbertheory_113 (n : ℕ) (h₀ : 0 < n) : (n)! ∣ (n + 1)! := by sorry"),
+]
+# the same shapes inside the fragment: read, so a rejection above is not the header's or the layout's
+MINIF2F_LIKE_IN_THE_FRAGMENT = [
+    ("mathd_numbertheory_201", "theorem mathd_numbertheory_201 : (29 * 79 + 31 * 81) % 10 = 2 := by sorry"),
+    ("mathd_numbertheory_202", "theorem mathd_numbertheory_202 (n : ℕ) (h₀ : n % 5 = 3) : 2 * n % 5 = 1 := by sorry"),
+    ("mathd_algebra_203", "theorem mathd_algebra_203 (a b : ℕ) (h₀ : a + b = 10)\n"
+                          "  (h₁ : a = b + 2) : a = 6 := by sorry"),
+]
+
+
+def _minif2f_rejections(source: str, tmp_path) -> dict[str, str]:
+    """name -> the simulator's error, for each statement it rejects: of the miniF2F-like fixture
+    (written to ``tmp_path``), or of the local miniF2F copy (skip if none)."""
+    import json
+
+    from leangym.datasets.minif2f import FILE_NAME, load_minif2f, local_copy
+    from leangym.datasets.rows import DatasetError
+
+    if source == "fixture":
+        path = tmp_path / FILE_NAME
+        rows = [{"name": name, "split": ("valid", "test")[i % 2], "header": MINIF2F_HEADER, "formal_statement": stmt}
+                for i, (name, stmt) in enumerate(MINIF2F_LIKE_OUTSIDE_THE_FRAGMENT + MINIF2F_LIKE_IN_THE_FRAGMENT)]
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    else:
+        try:
+            path = local_copy()  # $LEANGYM_MINIF2F, else ../shared
+        except DatasetError as e:  # a LEANGYM_MINIF2F naming nothing: skip, not fail (as in test_datasets.py)
+            pytest.skip(str(e))
+        if path is None:
+            pytest.skip("no local miniF2F copy")
+    theorems = load_minif2f(path)
+    if source == "fixture":
+        assert len(theorems) == len(rows)
+    p = SimProcess()
+    return {t.name: e for t in theorems if (e := p.proof_from_sorry(t.source_with_sorry).get("error"))}
+
+
+@pytest.mark.parametrize("source", ["fixture", "local copy"])
+def test_minif2f_rejections_are_all_tagged(source, tmp_path):
     """Every miniF2F statement the sim rejects says that the rejection may be the sim's (its
     statements are Lean 4 + Mathlib, accepted by real Lean)."""
-    from leangym.datasets.minif2f import load_minif2f, local_copy
-
-    path = local_copy()
-    if path is None:
-        pytest.skip("no local miniF2F copy")
-    p = SimProcess()
-    errors = [e for t in load_minif2f(path) if (e := p.proof_from_sorry(t.source_with_sorry).get("error"))]
-    assert errors and all("(sim)" in e for e in errors), [e for e in errors if "(sim)" not in e][:5]
+    errors = _minif2f_rejections(source, tmp_path)
+    assert errors and all("(sim)" in e for e in errors.values()), \
+        {name: e for name, e in errors.items() if "(sim)" not in e}
+    if source == "fixture":  # the fixture's rejections are exactly the statements outside the fragment
+        assert sorted(errors) == sorted(name for name, _ in MINIF2F_LIKE_OUTSIDE_THE_FRAGMENT), errors

@@ -13,7 +13,7 @@ import json
 
 import gymnasium as gym
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from leangym.sim import arith
@@ -290,6 +290,16 @@ def test_false_statements_are_never_proved(stmt):
     assert not grid_holds(stmt)  # a counterexample exists
     for script in ATTACKS:
         assert not check_proof(stmt, script), (stmt, script)
+    # the control: with its conclusion assumed, the same statement is proved by an attack, so the
+    # kernel reads it and the attacks fail for want of truth (a kernel that proved nothing would pass)
+    control = assuming_the_conclusion(stmt)
+    assert any(check_proof(control, script) for script in ATTACKS), control
+
+
+def assuming_the_conclusion(stmt: str) -> str:
+    """``theorem t (xs) : C := by sorry`` -> ``theorem t (xs) (hc : C) : C := by sorry``."""
+    head, conclusion = stmt.removesuffix(" := by sorry").rsplit(") : ", 1)
+    return f"{head}) (hc : {conclusion}) : {conclusion} := by sorry"
 
 
 def test_failure_messages():
@@ -336,14 +346,39 @@ RANDOM_SCRIPTS = ["omega", "linarith", "ring", "by_contra h\nomega", "exact h0",
                   "exact Nat.add_comm _ _", "exact Nat.le_refl _", "linarith [h0]", "exfalso\nomega"]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(rels, max_size=2), rels)
-def test_random_statements_proved_only_if_true(hyps, target):
-    binders = "".join(f" (h{i} : {h})" for i, h in enumerate(hyps))
-    stmt = f"theorem t (a b c : ℕ){binders} : {target} := by sorry"
-    for script in RANDOM_SCRIPTS:
-        if check_proof(stmt, script):
-            assert grid_holds(stmt, size=6), (stmt, script)
+# (hyps, target) true statements, with a script of RANDOM_SCRIPTS that proves each: the property
+# below runs them first and must see them proved
+PROVED_EXAMPLES = [
+    ((), "(a + b) = (b + a)", "ring"),
+    (("a ≤ b",), "a ≤ (b + 1)", "omega"),
+    (("(a * 2) < b", "b ≤ 3"), "a ≤ 1", "linarith"),
+    (("a = (b + 1)",), "a = (b + 1)", "exact h0"),
+]
+
+
+def test_random_statements_proved_only_if_true():
+    proved = []
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(rels, max_size=2), rels)
+    @example(list(PROVED_EXAMPLES[0][0]), PROVED_EXAMPLES[0][1])
+    @example(list(PROVED_EXAMPLES[1][0]), PROVED_EXAMPLES[1][1])
+    @example(list(PROVED_EXAMPLES[2][0]), PROVED_EXAMPLES[2][1])
+    @example(list(PROVED_EXAMPLES[3][0]), PROVED_EXAMPLES[3][1])
+    def check(hyps, target):
+        binders = "".join(f" (h{i} : {h})" for i, h in enumerate(hyps))
+        stmt = f"theorem t (a b c : ℕ){binders} : {target} := by sorry"
+        for script in RANDOM_SCRIPTS:
+            if check_proof(stmt, script):
+                assert grid_holds(stmt, size=6), (stmt, script)
+                proved.append((tuple(hyps), target, script))
+
+    check()
+    # not vacuous: the examples are proved by their scripts, and so are many drawn statements (a
+    # kernel that proved nothing would pass the property alone)
+    assert all(e in proved for e in PROVED_EXAMPLES), [e for e in PROVED_EXAMPLES if e not in proved]
+    drawn = [p for p in proved if p[:2] not in [e[:2] for e in PROVED_EXAMPLES]]
+    assert len(drawn) >= 50, len(drawn)  # 190 when this was written
 
 
 def test_fourier_motzkin_core():

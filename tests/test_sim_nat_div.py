@@ -12,7 +12,7 @@ import itertools
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from leangym.sim import arith, divmod
@@ -21,7 +21,7 @@ from leangym.sim.kernel import check_proof, statement_formula
 from leangym.sim.local import LocalProcess
 from leangym.sim.process import SimProcess
 from leangym.session import ProofSession
-from test_sim_nat import ALLOWED, ATTACKS, _subst, axioms_of, grid_holds
+from test_sim_nat import ALLOWED, ATTACKS, _subst, assuming_the_conclusion, axioms_of, grid_holds
 
 n, a, b = ("nvar", "n"), ("nvar", "a"), ("nvar", "b")
 
@@ -262,6 +262,10 @@ def test_false_statements_are_never_proved(stmt, counterexample):
     assert not grid_holds(stmt, size=max(counterexample.values()) + 1)
     for script in DIV_ATTACKS:
         assert not check_proof(stmt, script), (stmt, script)
+    # the control: with its conclusion assumed, the same statement is proved by an attack, so the
+    # kernel reads it and the attacks fail for want of truth (a kernel that proved nothing would pass)
+    control = assuming_the_conclusion(stmt)
+    assert any(check_proof(control, script) for script in DIV_ATTACKS), control
 
 
 # ----------------------------------------------------------------------------- random soundness
@@ -284,14 +288,39 @@ RANDOM_SCRIPTS = ["omega", "by_contra h\nomega", "exfalso\nomega", "linarith", "
                   "exact h0", "assumption", "rfl"]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(props, max_size=2), props)
-def test_random_statements_proved_only_if_true(hyps, target):
-    binders = "".join(f" (h{i} : {h})" for i, h in enumerate(hyps))
-    stmt = f"theorem t (a b : ℕ){binders} : {target} := by sorry"
-    for script in RANDOM_SCRIPTS:
-        if check_proof(stmt, script):
-            assert grid_holds(stmt, size=7), (stmt, script)
+# (hyps, target) true statements, with a script of RANDOM_SCRIPTS that proves each: the property
+# below runs them first and must see them proved
+PROVED_EXAMPLES = [
+    ((), "(a % 2) < 2", "omega"),
+    (("2 ∣ a",), "¬2 ∣ (a + 1)", "omega"),
+    (("(a / 3) = 2",), "6 ≤ a", "omega"),
+    ((), "3 ∣ 12", "decide"),
+]
+
+
+def test_random_statements_proved_only_if_true():
+    proved = []
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(props, max_size=2), props)
+    @example(list(PROVED_EXAMPLES[0][0]), PROVED_EXAMPLES[0][1])
+    @example(list(PROVED_EXAMPLES[1][0]), PROVED_EXAMPLES[1][1])
+    @example(list(PROVED_EXAMPLES[2][0]), PROVED_EXAMPLES[2][1])
+    @example(list(PROVED_EXAMPLES[3][0]), PROVED_EXAMPLES[3][1])
+    def check(hyps, target):
+        binders = "".join(f" (h{i} : {h})" for i, h in enumerate(hyps))
+        stmt = f"theorem t (a b : ℕ){binders} : {target} := by sorry"
+        for script in RANDOM_SCRIPTS:
+            if check_proof(stmt, script):
+                assert grid_holds(stmt, size=7), (stmt, script)
+                proved.append((tuple(hyps), target, script))
+
+    check()
+    # not vacuous: the examples are proved by their scripts, and so are many drawn statements (a
+    # kernel that proved nothing would pass the property alone)
+    assert all(e in proved for e in PROVED_EXAMPLES), [e for e in PROVED_EXAMPLES if e not in proved]
+    drawn = [p for p in proved if p[:2] not in [e[:2] for e in PROVED_EXAMPLES]]
+    assert len(drawn) >= 75, len(drawn)  # 303 when this was written
 
 
 # the arithmetic core directly: omega's refutation (equality solving, div/mod pairs, ℕ subtraction)
@@ -315,19 +344,50 @@ facts = st.tuples(st.sampled_from(["=", "=", "≤", "<", "≠"]), small_terms, s
 BOX = 9
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(facts, min_size=1, max_size=4))
-def test_omega_core_refutes_only_unsatisfiable_facts(fs):
-    bounded = list(fs) + [("≤", ("nvar", x), ("num", BOX - 1)) for x in ("a", "b", "c")]
-    try:
-        refuted = arith.refute(bounded, tighten=True, nat_sub=True)
-    except arith.Unsupported:
-        return
-    if refuted:
-        for values in itertools.product(range(BOX), repeat=3):
-            env = dict(zip(("a", "b", "c"), values))
-            sat = all(eval_rel(op, eval_term(_subst_t(s, env)), eval_term(_subst_t(t, env))) for op, s, t in bounded)
-            assert not sat, (fs, env)
+a_, b_, c_ = ("nvar", "a"), ("nvar", "b"), ("nvar", "c")
+# unsatisfiable facts omega's core refutes (the property below runs them first and must refute them):
+# a < a; 2a = 2b + 1 (parity); a % 3 = 5; a - b = 3 with a ≤ 2 (ℕ subtraction); a / 2 = 3 with a < 6
+REFUTED_EXAMPLES = [
+    [("<", a_, a_)],
+    [("=", ("op", "*", num(2), a_), ("op", "+", ("op", "*", num(2), b_), num(1)))],
+    [("=", ("op", "%", a_, num(3)), num(5))],
+    [("=", ("op", "-", a_, b_), num(3)), ("≤", a_, num(2))],
+    [("=", ("op", "/", a_, num(2)), num(3)), ("<", a_, num(6))],
+]
+
+
+def test_omega_core_refutes_only_unsatisfiable_facts():
+    refutations = []
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(facts, min_size=1, max_size=4))
+    @example(REFUTED_EXAMPLES[0])
+    @example(REFUTED_EXAMPLES[1])
+    @example(REFUTED_EXAMPLES[2])
+    @example(REFUTED_EXAMPLES[3])
+    @example(REFUTED_EXAMPLES[4])
+    def check(fs):
+        bounded = list(fs) + [("≤", ("nvar", x), ("num", BOX - 1)) for x in ("a", "b", "c")]
+        try:
+            refuted = arith.refute(bounded, tighten=True, nat_sub=True)
+        except arith.Unsupported:
+            assert fs not in REFUTED_EXAMPLES, fs
+            return
+        if refuted:
+            for values in itertools.product(range(BOX), repeat=3):
+                env = dict(zip(("a", "b", "c"), values))
+                sat = all(eval_rel(op, eval_term(_subst_t(s, env)), eval_term(_subst_t(t, env)))
+                          for op, s, t in bounded)
+                assert not sat, (fs, env)
+            refutations.append(fs)
+        else:
+            assert fs not in REFUTED_EXAMPLES, fs
+
+    check()
+    # not vacuous: the examples are refuted, and so are many drawn fact sets (an arith.refute that
+    # refuted nothing would pass the property alone)
+    drawn = [fs for fs in refutations if fs not in REFUTED_EXAMPLES]
+    assert len(drawn) >= 45, len(drawn)  # 178 when this was written
 
 
 def _subst_t(t, env):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from leangym.datasets import minif2f as minif2f_mod
+from leangym.datasets.rows import DatasetError
 from leangym.sim.local import LocalProcess
 from leangym.soundness import SoundnessPolicy, verify
 from leangym.theorem import Theorem, TheoremError, strip_comments
@@ -169,15 +170,61 @@ def test_strip_comments_knows_strings():
 # --------------------------------------------------------------------------- miniF2F
 
 
-def _shared_minif2f() -> Path | None:
-    p = Path(__file__).resolve().parents[1] / minif2f_mod.SHARED_RELATIVE
-    return p if p.exists() else None
+MINIF2F_HEADER = "import Mathlib\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat\n\n"
+# Written for this test in miniF2F's shapes (not rows of the data set): its name families
+# (mathd_*, amc12a_*, imo_*, aimeI_*, induction_*, long algebra_* names), one-line and
+# multi-line statements, (h₀ : …) binders, Mathlib notation, and a line comment inside the
+# binders that repeats the theorem's name (only the declaration may be renamed).
+MINIF2F_SHAPED = [
+    ("mathd_algebra_12", "theorem mathd_algebra_12 (x : ℝ) (h₀ : 2 * x + 3 = 7) : x = 2 := by sorry"),
+    ("mathd_numbertheory_7", "theorem mathd_numbertheory_7 : 17 * 23 % 5 = 1 := by sorry"),
+    ("amc12a_2003_p5", "theorem amc12a_2003_p5 (a b c : ℕ) (h₀ : a ≤ 9 ∧ b ≤ 9 ∧ c ≤ 9)\n"
+                       "  (h₁ : 100 * a + 10 * b + c = 2 * (100 * c + 10 * b + a) + 1) :\n"
+                       "  a + b + c = 10 := by sorry"),
+    ("imo_1962_p2", "theorem imo_1962_p2 (x : ℝ) (h₀ : 0 ≤ 3 - x) (h₁ : 0 ≤ x + 1)\n"
+                    "  (h₂ : 1 / 2 < Real.sqrt (3 - x) - Real.sqrt (x + 1)) :\n"
+                    "  -1 ≤ x ∧ x < 1 - Real.sqrt 31 / 8 := by sorry"),
+    ("aimeI_2001_p4", "theorem aimeI_2001_p4 (n : ℕ) (h₀ : 0 < n) (h₁ : n % 7 = 3) :\n  2 * n % 7 = 6 := by sorry"),
+    ("induction_12dvd4expnp1p20", "theorem induction_12dvd4expnp1p20 (n : ℕ) : 12 ∣ 4 ^ (n + 1) + 20 := by sorry"),
+    ("algebra_2varlineareq_xpyeq3_xmyeq1_xeq2",
+     "theorem algebra_2varlineareq_xpyeq3_xmyeq1_xeq2 (x y : ℂ) (h₀ : x + y = 3)\n"
+     "  (h₁ : x - y = 1) : x = 2 ∧ y = 1 := by sorry"),
+    ("amc12b_2004_p9", "theorem amc12b_2004_p9 (S : Finset ℕ)\n"
+                       "  -- amc12b_2004_p9 counts the n with n ^ 2 < 50\n"
+                       "  (h₀ : ∀ n : ℕ, n ∈ S ↔ 0 < n ∧ n ^ 2 < 50) :\n"
+                       "  S.card = 7 := by sorry"),
+    ("numbertheory_sumkeq0to9_k", "theorem numbertheory_sumkeq0to9_k (s : ℕ) (h₀ : s = ∑ k in Finset.range 10, k) :\n"
+                                  "  s = 45 := by sorry"),
+]
 
 
-@pytest.mark.skipif(_shared_minif2f() is None, reason="no shared miniF2F copy (../shared/data/minif2f)")
-def test_every_minif2f_statement_keeps_its_name_and_is_renamed_once():
-    rows = [json.loads(line) for line in _shared_minif2f().read_text(encoding="utf-8").split("\n") if line.strip()]
-    assert len(rows) == 488
+def _minif2f_file(source: str, tmp_path: Path) -> Path:
+    """The miniF2F-shaped fixture (written to ``tmp_path``), or the local miniF2F copy (skip if none)."""
+    if source == "fixture":
+        path = tmp_path / minif2f_mod.FILE_NAME
+        rows = [{"name": name, "split": ("valid", "test")[i % 2], "header": MINIF2F_HEADER,
+                 "formal_statement": stmt, "source_file": f"MiniF2F/{('Valid', 'Test')[i % 2]}/{name}.lean"}
+                for i, (name, stmt) in enumerate(MINIF2F_SHAPED)]
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        return path
+    try:
+        path = minif2f_mod.local_copy()  # $LEANGYM_MINIF2F, else ../shared
+    except DatasetError as e:  # a LEANGYM_MINIF2F naming nothing: skip, not fail (as in test_datasets.py)
+        pytest.skip(str(e))
+    if path is None:
+        pytest.skip("no local miniF2F copy ($LEANGYM_MINIF2F unset, and no ../shared/data/minif2f)")
+    if not path.is_file():
+        pytest.skip(f"the local miniF2F copy {path} is a directory of .lean files, not JSONL rows")
+    return path
+
+
+@pytest.mark.parametrize("source", ["fixture", "local copy"])
+def test_every_minif2f_statement_keeps_its_name_and_is_renamed_once(source, tmp_path):
+    path = _minif2f_file(source, tmp_path)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+    assert rows
+    # the loader keeps every row, under its own name
+    assert [t.name for t in minif2f_mod.load_minif2f(path)] == [row["name"] for row in rows]
     for row in rows:
         t = Theorem.from_row(row)
         assert t.name == t.decl_name == row["name"]

@@ -18,6 +18,7 @@ from typing import Callable
 import pytest
 import requests
 
+from leangym.backends import transport
 from leangym.backends.leantree import LeanTreeClient
 from leangym.backends.transport import ConnectFailed, Dropped, ReadTimedOut, Transport
 from leangym.backends.types import Outcome, ServerError, ServerTimeout, ServerUnavailable
@@ -305,16 +306,31 @@ def test_return_is_retried_after_a_5xx_or_garbled_answer(raw_server, closing):
     assert len(srv404.requests) == 1  # a 4xx is not retried
 
 
-def test_answers_that_would_exhaust_memory_or_the_stack_are_server_errors(raw_server, closing):
+def test_answers_that_would_exhaust_memory_or_the_stack_are_server_errors(raw_server, closing, monkeypatch):
     """A claimed length, a compression bomb or deeply nested JSON: a ServerError, never MemoryError/RecursionError."""
+    # The client's limit (transport.MAX_BODY, 256 MB), lowered to 1 MB: the same code, without
+    # building and unpacking hundreds of megabytes here.
+    assert 2**20 < transport.MAX_BODY < 300 * 2**20  # the real limit would stop a 300 MB bomb
+    limit = 2**20
+    monkeypatch.setattr(transport, "MAX_BODY", limit)
     huge = raw_server(lambda req, n: ([b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000000\r\n\r\n{}"], True))
-    with pytest.raises(ServerError, match="at most"):
+    with pytest.raises(ServerError, match=f"at most {limit}\\b"):
         closing(LeanTreeClient(huge.url, retries=0)).status()
-    bomb = gzip.compress(b" " * (300 * 2**20))  # 300 MB of spaces, about 300 kB packed
-    packed = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
-                                               f"Content-Length: {len(bomb)}", bomb), True))
-    with pytest.raises(ServerError, match="at most"):
-        closing(LeanTreeClient(packed.url, retries=0)).status()
+
+    def gzipped(body: bytes):
+        packed = gzip.compress(body)
+        return raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
+                                                 f"Content-Length: {len(packed)}", packed), True))
+
+    bomb = gzipped(b" " * (10 * limit))  # 10 times the limit, 10 kB packed
+    with pytest.raises(ServerError, match=f"at most {limit}\\b"):
+        closing(LeanTreeClient(bomb.url, retries=0)).status()
+    # the limit is the boundary: an answer that unpacks to exactly `limit` bytes is read whole
+    fits = b'{"max_processes": 1}'
+    assert closing(LeanTreeClient(gzipped(fits + b" " * (limit - len(fits))).url, retries=0)).status() == \
+        {"max_processes": 1}
+    with pytest.raises(ServerError, match=f"at most {limit}\\b"):
+        closing(LeanTreeClient(gzipped(fits + b" " * (limit + 1 - len(fits))).url, retries=0)).status()
     nested = b"[" * 100_000 + b"]" * 100_000
     deep = raw_server(lambda req, n: (_fixed(f"HTTP/1.1 200 OK\r\nContent-Length: {len(nested)}", nested), False))
     with pytest.raises(ServerError, match="malformed JSON"):
