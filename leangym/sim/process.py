@@ -80,15 +80,18 @@ class SimProcess:
         """``/proof_from_sorry``: the goal at the first ``sorry`` of the statement."""
         try:
             messages, sorries = self.kernel.run_command(theorem_with_sorry, declare=False)
+            errors = [m for m in messages if m["severity"] == "error"]
+            if errors:
+                return {"error": "\n".join(f"{m['pos']['line']}:{m['pos']['column']}: {m['data']}" for m in errors)}
+            if not sorries:
+                return {"error": "No sorries found in theorem"}
+            goal, _, env = sorries[0]  # (the header's declarations are in env: its tactics may cite them)
+            goals = [goal.to_json()]
         except RecursionError:
             return {"error": "maximum recursion depth has been reached"}
-        errors = [m for m in messages if m["severity"] == "error"]
-        if errors:
-            return {"error": "\n".join(f"{m['pos']['line']}:{m['pos']['column']}: {m['data']}" for m in errors)}
-        if not sorries:
-            return {"error": "No sorries found in theorem"}
-        goal, _, env = sorries[0]  # (the header's declarations are in env: its tactics may cite them)
-        return {"value": {"proof_state_id": self._register((goal,), env), "goals": [goal.to_json()]}}
+        except Exception as e:  # a kernel bug rejects the theorem (HTTP 200), never fails the server (500)
+            return {"error": f"(sim) internal error: {type(e).__name__}: {e}"}
+        return {"value": {"proof_state_id": self._register((goal,), env), "goals": goals}}
 
     def try_apply_tactic(self, proof_state_id: int, tactic: str, timeout_ms: int = 1000) -> dict:
         """``/try_apply_tactic``: ``{"value": [BRANCH, ...]}`` or ``{"error": ...}``; KeyError for an unknown id."""
@@ -99,12 +102,15 @@ class SimProcess:
             return _error_reply(e.msg, (e.line, e.col, e.line, e.col))
         except RecursionError:
             return _error_reply("maximum recursion depth has been reached", None)
+        except Exception as e:  # a parser bug rejects the tactic (HTTP 200), never fails the server (500)
+            return _error_reply(f"(sim) internal error: {type(e).__name__}: {e}", None)
         budget = max(MIN_STEPS, int(timeout_ms * STEPS_PER_MS))
         # wall clock only as a safety net (generous), the step budget decides deterministically
         deadline = time.monotonic() + max(timeout_ms, 1) / 1000.0 * 2 + 0.05
         engine = Engine(env, tactic, max_steps=budget, deadline=deadline)
         try:
             st = engine.run(seq, State(goals))
+            goals_json = [g.to_json() for g in st.goals]  # rendered here: a goal that cannot be is an error too
         except TacticError as e:
             return _error_reply(e.msg, e.span)
         except Timeout:
@@ -113,7 +119,7 @@ class SimProcess:
             return _error_reply("maximum recursion depth has been reached", seq[1])
         except Exception as e:  # a kernel bug must reject the tactic, never crash a training run
             return _error_reply(f"(sim) internal error: {type(e).__name__}: {e}", None)
-        return {"value": self._branches(st.goals, env)}
+        return {"value": self._branches(st.goals, goals_json, env)}
 
     def apply_tactic(self, proof_state_id: int, tactic: str, timeout_ms: int = 1000) -> dict:
         """``/apply_tactic`` (no error wrapping): ``{"proof_state_id", "goals"}``; raises RuntimeError on failure."""
@@ -126,9 +132,10 @@ class SimProcess:
         env = self._envs[proof_state_id]
         return {"proof_state_id": self._register(goals, env), "goals": [g.to_json() for g in goals]}
 
-    def _branches(self, goals: tuple, env: dict) -> list:
+    def _branches(self, goals: tuple, goals_json: list, env: dict) -> list:
+        """The branches of ``goals`` (rendered: ``goals_json``)."""
         if not self.factorized:
-            return [{"proof_state_id": self._register(goals, env), "goals": [g.to_json() for g in goals]}]
+            return [{"proof_state_id": self._register(goals, env), "goals": goals_json}]
         # Factorized servers: one branch per independent goal. Goals of this fragment never
         # share metavariables, so every goal is its own branch; `[]` when all are closed.
-        return [{"proof_state_id": self._register((g,), env), "goals": [g.to_json()]} for g in goals]
+        return [{"proof_state_id": self._register((g,), env), "goals": [j]} for g, j in zip(goals, goals_json)]

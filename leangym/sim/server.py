@@ -58,6 +58,15 @@ Behaviour worth knowing
   while waiting, or closes with the answer unread, which resets the connection)
   does not keep the lease. A client that closes in the instant between the lease
   and its answer can still leak one; ``--lease-idle-timeout`` is the remedy.
+  A get answered at once is answered even to a client that has shut its sending
+  side (``nc -N``); one that had to wait takes such a client to have left.
+* Request bodies need a ``Content-Length`` (``Transfer-Encoding``, e.g. chunked:
+  HTTP 411) of at most 8 MiB (HTTP 413); both close the connection. Bodies over
+  64 kB share a 16 MiB budget while they are read and parsed (HTTP 503 after
+  10 s without). Only the protocol's fields of a body are kept.
+* Every request that can be answered is: text that cannot be UTF-8 encoded (a
+  lone surrogate) comes back JSON-escaped, and a failure outside the endpoints
+  is an HTTP 500. Numerals over 4300 digits are a ``(sim)`` Lean error.
 * ``/status`` adds a ``leangym`` object (clients ignore unknown keys): the
   generation, request counts and ``leases``, each ``{"process_id", "idle_seconds"}``.
 

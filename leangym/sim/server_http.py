@@ -4,6 +4,8 @@ Keep-alive connections are tracked so that stopping or crashing the server can
 close every one of them. A connection on which nothing arrives for
 ``idle_timeout`` is closed, and at most ``max_connections`` are served at once,
 so that idle or abandoned connections cannot use up the threads and descriptors.
+What a request carries (path ids, body framing and size, JSON fields) is checked
+by :mod:`leangym.sim.server_request`; answers are encoded so that they cannot fail.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 from leangym.sim.server_pool import VERSION, Drop, SimLeanServer
+from leangym.sim.server_request import MAX_REQUEST_BODY, BodyBudget, Refused, body_length, parse_fields, path_id
 
 
 def _error_body(message: str, exc: BaseException) -> dict[str, Any]:
@@ -34,19 +37,28 @@ def _error_body(message: str, exc: BaseException) -> dict[str, Any]:
     return {"error": message, "traceback": tb, "exception": pickled}
 
 
+def _encode(code: int, payload: Any) -> tuple[int, bytes]:
+    """``(code, JSON body)``; never raises, so that every request gets an answer."""
+    try:
+        return code, json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate ("\ud800" is valid JSON, and Lean's error echoes the text): escaped,
+        # the answer is ASCII and carries the same string back.
+        return code, json.dumps(payload).encode("ascii")
+    except Exception as e:  # noqa: BLE001 - an answer that is not JSON-able: a server failure
+        return 500, json.dumps(_error_body(f"answer not encodable as JSON: {type(e).__name__}: {e}", e)).encode("ascii")
+
+
 _MAX_HEADERS, _MAX_LINE = 100, 65536  # the standard library's limits
-MAX_REQUEST_BODY = 16 * 2**20  # a tactic or a whole proof is a few kB; refuse what cannot be one
 ACCEPT_BACKOFF = 0.1  # seconds to wait before accepting again when out of descriptors
+# After refusing a request whose body stays unread: how long (s) and how much (bytes) to discard
+# before closing. Closing with unread input makes the kernel reset the connection, and a reset
+# can destroy the answer before the client reads it.
+LINGER_SECONDS, LINGER_BYTES = 2.0, MAX_REQUEST_BODY
 
 
 class _BadField(ValueError):
     """A request field of the wrong type: an HTTP 400 with this text."""
-
-
-def _ascii_int(text: str) -> int | None:
-    """``text`` as a number if it is ASCII digits only (``str.isdigit`` accepts '²', which ``int`` refuses)."""
-    text = text.strip()
-    return int(text) if text.isascii() and text.isdigit() else None
 
 
 class _Headers(dict):
@@ -117,6 +129,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.command, path, self.request_version = (w.decode("iso-8859-1") for w in words)
         self.path = "/" + path.lstrip("/") if path.startswith("//") else path
         headers = _Headers()
+        framing = None  # why the body's extent is ambiguous (read one way here, another way by a proxy)
         for _ in range(_MAX_HEADERS + 1):
             line = self.rfile.readline(_MAX_LINE + 1)
             if len(line) > _MAX_LINE:
@@ -126,11 +139,19 @@ class _Handler(BaseHTTPRequestHandler):
                 break
             name, sep, value = line.decode("iso-8859-1").partition(":")
             if sep:
-                headers[name.strip().lower()] = value.strip()
+                key, value = name.strip().lower(), value.strip()
+                if name != name.rstrip():
+                    framing = f"whitespace between the header name {name.strip()!r} and its colon"
+                elif key == "content-length" and headers.get(key, value) != value:
+                    framing = "two different Content-Length headers"
+                headers[key] = value
         else:
             self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers")
             return False
         self.headers = headers  # type: ignore[assignment]
+        if framing is not None:  # (RFC 9112: such a request must be refused)
+            self._refuse(400, {"error": f"bad request: {framing}"})
+            return False
         connection = headers.get("connection", "").lower()
         self.close_connection = connection == "close" or (self.request_version == "HTTP/1.0"
                                                           and connection != "keep-alive")
@@ -140,14 +161,39 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing --
     def _send(self, code: int, payload: Any) -> None:
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        code, body = _encode(code, payload)
+        self.answered = True  # from here on, a failure is the connection's: no second answer
         if self.server.sim.config.verbose:
             self.log_request(code)
+        if self.close_connection:
+            connection = "Connection: close\r\n"
+        elif self.request_version == "HTTP/1.0":  # kept open only because it asked: say so
+            connection = "Connection: keep-alive\r\n"
+        else:
+            connection = ""
         # status line, headers and body in one write (no Nagle / delayed-ACK stalls, one syscall)
         head = (f"{self.protocol_version} {code} {HTTPStatus(code).phrase}\r\nServer: {self.server_version}\r\n"
                 f"Date: {_http_date()}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-                + ("Connection: close\r\n\r\n" if self.close_connection else "\r\n"))
+                f"{connection}\r\n")
         self.wfile.write(head.encode("latin-1") + body)
+
+    def _refuse(self, code: int, payload: dict[str, Any]) -> None:
+        """Answer a request whose body may be left unread, and close the connection (where the next
+        request would begin is unknown) without the reset that would destroy the answer."""
+        self.close_connection = True
+        conn = self.connection
+        try:
+            self._send(code, payload)
+            conn.shutdown(socket.SHUT_WR)  # the answer is out; the client reads it, then end-of-stream
+            deadline, discarded = time.monotonic() + LINGER_SECONDS, 0
+            while discarded < LINGER_BYTES and (left := deadline - time.monotonic()) > 0:
+                conn.settimeout(left)
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                discarded += len(chunk)
+        except OSError:
+            pass  # the client left or reset first, or the time is up: nothing more to do
 
     def _drop(self) -> None:
         self.close_connection = True
@@ -160,18 +206,9 @@ class _Handler(BaseHTTPRequestHandler):
             print(f"sim server: lease {pid} returned: its client left without reading the answer",
                   file=sys.stderr, flush=True)
 
-    def _read_body(self) -> bytes | None:
-        """The request body; None (after a 400 answer, and the connection marked to close) if unusable."""
-        length = self.headers.get("Content-Length")
-        if not length:
-            return b""
-        size = _ascii_int(length)
-        if size is None or size > MAX_REQUEST_BODY:
-            self.close_connection = True  # the body's end is unknown, or not worth reading
-            self._send(400, {"error": f"Content-Length must be a number of bytes up to {MAX_REQUEST_BODY}, "
-                                      f"got {length[:40]!r}"})
-            return None
-        body = self.rfile.read(size)
+    def _read_body(self, size: int) -> bytes | None:
+        """``size`` bytes of request body; None (after a 400 answer, the connection closing) if it ends early."""
+        body = self.rfile.read(size) if size else b""
         if len(body) < size:
             self.close_connection = True
             self._send(400, {"error": f"request body ended after {len(body)} of {size} bytes"})
@@ -179,88 +216,115 @@ class _Handler(BaseHTTPRequestHandler):
         return body
 
     def _dispatch(self, method: str) -> None:
+        self.answered = False
+        try:
+            self._serve(method)
+        except Exception as e:
+            # A failure outside the endpoints (a bug, memory running out): the client still gets an
+            # answer where none was sent yet. OSError: the connection failed, so nobody can.
+            self.close_connection = True
+            if self.answered or isinstance(e, OSError):
+                raise
+            self._refuse(500, _error_body(f"(sim) server error: {type(e).__name__}: {e}", e))
+
+    def _serve(self, method: str) -> None:
         sim = self.server.sim
         path = self.path.split("?", 1)[0]
-        body_raw = self._read_body() if method == "POST" else b""
-        if body_raw is None:
+        try:
+            size = body_length(self.headers)  # every method's body is consumed: a GET's too
+        except Refused as e:
+            self._refuse(e.code, {"error": e.message})
             return
+        route = self._resolve(sim, method, path)
+        with self.server.bodies.hold(size) as granted:
+            if not granted:
+                self._refuse(503, {"error": "too many large request bodies at once; try again"})
+                return
+            raw = self._read_body(size)
+            if raw is None:
+                return
+            # Parsed (the only step where a body takes many times its size) and dropped before the
+            # request runs: a blocking /process/get or a busy process may keep it waiting long.
+            body: dict[str, Any] = {}
+            invalid = None  # why the body is not a JSON object (an HTTP 400)
+            if route is not None and method == "POST":
+                try:
+                    body = parse_fields(raw)
+                except ValueError as e:
+                    invalid = str(e)
+            del raw
         rid = sim.begin_request(path, self.arrived)
         if rid is None:  # crashed: never answer
             self._drop()
             return
         try:
-            self._route(sim, method, path, body_raw)
+            if route is None:
+                self._send(404, {"error": "Not Found"})
+            elif invalid is not None:
+                self._send(400, {"error": invalid})
+            else:
+                self._answer(route, body)
         except Drop:
             self._drop()
-        except (BrokenPipeError, ConnectionResetError):
+        except OSError:  # the answer could not be sent (client gone, or not reading until the idle timeout)
             self.close_connection = True
             self._give_back_unread_lease()  # a lease whose answer could not even be sent
         finally:
             sim.end_request(rid)
 
-    def _route(self, sim: SimLeanServer, method: str, path: str, body_raw: bytes) -> None:
-        parts = path.strip("/").split("/")
-        pid = _ascii_int(parts[1]) if len(parts) >= 3 and parts[0] == "process" else None
-        if method == "GET":
-            if path == "/status":
-                self._send(200, sim.status())
-            else:
-                self._send(404, {"error": "Not Found"})
-            return
-        # POST
-        route: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-        if path == "/process/get":
-            def route(b: dict[str, Any]) -> dict[str, Any]:
-                blocking = b.get("blocking", True)
-                if not isinstance(blocking, bool):  # bool("false") is True
-                    raise _BadField(f"'blocking' must be true or false, got {blocking!r}")
-                leased = sim.get_process(blocking, b.get("timeout", 60.0))
-                if leased is not None and _peer_gone(self.connection):
-                    # The client gave up waiting and left: nobody would ever return this lease.
-                    sim.return_process(leased)
-                    raise Drop()
-                self.unread_lease = leased
-                return {"process_id": leased}
-        elif pid is not None:
-            action = tuple(parts[2:])
-            if action == ("return",):
-                def route(b: dict[str, Any]) -> dict[str, Any]:
-                    return sim.return_process(pid)
-            elif action == ("command",):
-                def route(b: dict[str, Any]) -> dict[str, Any]:
-                    return sim.command(pid, b)
-            elif action == ("proof_from_sorry",):
-                def route(b: dict[str, Any]) -> dict[str, Any]:
-                    return sim.proof_from_sorry(pid, b)
-            elif len(action) == 3 and action[0] == "proof" and _ascii_int(action[1]) is not None and \
-                    action[2] in ("try_apply_tactic", "apply_tactic"):
-                psid = int(action[1])
-                fn = sim.try_apply_tactic if action[2] == "try_apply_tactic" else sim.apply_tactic
-
-                def route(b: dict[str, Any]) -> dict[str, Any]:
-                    return fn(pid, psid, b)
-        if route is None:
-            self._send(404, {"error": "Not Found"})
-            return
-        try:
-            body = json.loads(body_raw.decode("utf-8")) if body_raw.strip() else {}
-            if not isinstance(body, dict):
-                raise ValueError("Request body must be a JSON object")
-        except (ValueError, UnicodeDecodeError, RecursionError) as e:
-            self._send(400, {"error": f"Invalid JSON body: {e}"})
-            return
+    def _answer(self, route: Callable[[dict[str, Any]], dict[str, Any]], body: dict[str, Any]) -> None:
         try:
             result = route(body)
         except Drop:
             raise
         except _BadField as e:
-            self._send(400, {"error": str(e)})
+            code, payload = 400, {"error": str(e)}
         except KeyError as e:
-            self._send(500, _error_body(f"Missing field {e.args[0]!r} in request body", e))
+            code, payload = 500, _error_body(f"Missing field {e.args[0]!r} in request body", e)
         except Exception as e:  # noqa: BLE001 - every failure becomes a 500, like the real server
-            self._send(500, _error_body(str(e), e))
+            code, payload = 500, _error_body(str(e), e)
         else:
-            self._send(200, result)
+            code, payload = 200, result
+        self._send(code, payload)  # _encode cannot fail: only the connection can
+
+    def _resolve(self, sim: SimLeanServer, method: str,
+                 path: str) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
+        """The endpoint that answers ``method path`` (called with the body's fields); None: 404."""
+        if method == "GET":
+            return (lambda b: sim.status()) if path == "/status" else None
+        if path == "/process/get":
+            def get(b: dict[str, Any]) -> dict[str, Any]:
+                blocking = b.get("blocking", True)
+                if not isinstance(blocking, bool):  # bool("false") is True
+                    raise _BadField(f"'blocking' must be true or false, got {blocking!r}")
+                leased, waited = sim.lease(blocking, b.get("timeout", 60.0))
+                # A client can only have given up on a get that made it wait: one that half-closed
+                # (sent its request, then shut its sending side) after an immediate answer still reads.
+                if leased is not None and waited and _peer_gone(self.connection):
+                    # The client gave up waiting and left: nobody would ever return this lease.
+                    sim.return_process(leased)
+                    raise Drop()
+                self.unread_lease = leased
+                return {"process_id": leased}
+            return get
+        parts = path.strip("/").split("/")
+        pid = path_id(parts[1]) if len(parts) >= 3 and parts[0] == "process" else None
+        if pid is None:
+            return None
+        action = tuple(parts[2:])
+        if action == ("return",):
+            return lambda b: sim.return_process(pid)
+        if action == ("command",):
+            return lambda b: sim.command(pid, b)
+        if action == ("proof_from_sorry",):
+            return lambda b: sim.proof_from_sorry(pid, b)
+        if len(action) == 3 and action[0] == "proof" and action[2] in ("try_apply_tactic", "apply_tactic"):
+            psid = path_id(action[1])
+            if psid is None:
+                return None
+            fn = sim.try_apply_tactic if action[2] == "try_apply_tactic" else sim.apply_tactic
+            return lambda b: fn(pid, psid, b)
+        return None
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         self._dispatch("GET")
@@ -282,6 +346,7 @@ class HTTPServer(ThreadingHTTPServer):
         self._conns_lock = threading.Lock()
         self._closed = False  # close_connections() ran: new connections are shut at once
         self.max_connections = _fitting_descriptors(sim.config.max_connections)
+        self.bodies = BodyBudget()
         self._slots = threading.BoundedSemaphore(self.max_connections)
         self._stopping = threading.Event()
         self._warned_at = float("-inf")

@@ -245,22 +245,29 @@ class SimLeanServer:
         }
 
     def get_process(self, blocking: bool, timeout: float | None) -> int | None:
+        return self.lease(blocking, timeout)[0]
+
+    def lease(self, blocking: bool, timeout: float | None) -> tuple[int | None, bool]:
+        """``/process/get``: (the lease id or None, whether it had to wait for a process)."""
         timeout = _seconds(timeout, "timeout", None)
         deadline = None if timeout is None else time.monotonic() + timeout
+        waited = False
         with self._cond:
             while not self._free:
                 if not blocking:
-                    return None
+                    return None, waited
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
-                    return None
-                self._cond.wait(remaining)
+                    return None, waited
+                waited = True
+                # Longer waits overflow (OverflowError); the loop waits again.
+                self._cond.wait(None if remaining is None else min(remaining, threading.TIMEOUT_MAX))
             slot = self._free.pop()
             self._next_lease += 1
             slot.lease_id = self._next_lease
             slot.last_used = time.monotonic()
             self._leases[slot.lease_id] = slot
-            return slot.lease_id
+            return slot.lease_id, waited
 
     def return_process(self, pid: int) -> dict[str, Any]:
         with self._cond:

@@ -16,7 +16,13 @@ Tactic syntax lives in :mod:`leangym.sim.tactic_syntax`; it shares the
 from __future__ import annotations
 
 import re
+import sys
 from typing import NamedTuple
+
+# Python refuses to convert longer digit strings (sys.get_int_max_str_digits(), 4300 by default),
+# and converting them takes quadratic time; Lean takes any numeral. A fixed bound keeps the
+# simulator's answers the same whatever the interpreter's setting (a lower one is obeyed).
+MAX_NUMERAL_DIGITS = 4300
 
 
 class LeanSyntaxError(Exception):
@@ -44,6 +50,17 @@ def outside_fragment(msg: str) -> str:
     if msg.startswith("(sim)"):
         return msg
     return f"(sim) {msg}" + (f"\n{FRAGMENT_NOTE}" if "\n" in msg else f": {FRAGMENT_NOTE}")
+
+
+def numeral(tok: "Tok") -> int:
+    """The value of a ``num`` token; a LeanSyntaxError (a rejection, not a crash) for a numeral
+    too long for the simulator."""
+    digits = tok.text.lstrip("0") or "0"
+    limit = min(MAX_NUMERAL_DIGITS, sys.get_int_max_str_digits() or MAX_NUMERAL_DIGITS)
+    if len(digits) > limit:
+        raise LeanSyntaxError(f"(sim) numeral of {len(digits)} digits is too long for the simulator "
+                              f"(at most {limit} digits)", tok.line, tok.col)
+    return int(digits)
 
 
 def unknown_identifier(name: str) -> str:
@@ -346,7 +363,7 @@ class Parser:
             node = ("hole", self.span_from(t)) if t.text == "_" else ("id", self.span_from(t), t.text)
         elif t.kind == "num":
             self.next()
-            node = ("num", self.span_from(t), int(t.text))
+            node = ("num", self.span_from(t), numeral(t))
         elif t.kind == "sci":
             self.next()
             node = ("sci", self.span_from(t), t.text)

@@ -3,13 +3,13 @@
 Layout follows Lean: the tactics of a sequence start at one column (the
 column of the first one) or are separated by ``;``; a token that begins a
 line at or left of that column ends the current tactic. ``t <;> u`` binds
-tighter than sequencing. Parsed blocks are cached by their text.
+tighter than sequencing. Parsed blocks of short texts are cached by their text
+(a cache bounded in characters: :mod:`leangym.sim.text_cache`).
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
-from leangym.sim.syntax import LeanSyntaxError, Parser, outside_fragment, tokenize
+from leangym.sim.syntax import LeanSyntaxError, Parser, numeral, outside_fragment, tokenize
+from leangym.sim.text_cache import text_cache
 
 # Tactics without arguments.
 ATOMIC = {
@@ -83,7 +83,10 @@ def parse_tactic_seq_here(p: Parser):
     return ("seq", p.span_from(first), tuple(items))
 
 
-@lru_cache(maxsize=65536)
+# A parse keeps ~50 bytes per character (up to ~170 for `a+a+...`): at most ~1M characters cached
+# (~50-170 MB), none of a text over 1 kB (tactics are short; whole proofs sent as one block rarely
+# repeat and parse in time linear in their length).
+@text_cache(max_text=1024, max_chars=1_000_000, max_entries=65536)
 def parse_tactic_block(text: str):
     """Parse a standalone tactic block (what ``try_apply_tactic`` receives). Raises LeanSyntaxError."""
     toks = tokenize(text)
@@ -316,7 +319,7 @@ def _scoped(p: Parser):
             raise LeanSyntaxError(f"(sim) 'set_option {name.text} {v.text} in' is outside the simulated fragment "
                                   f"(it takes the limits {', '.join(SIM_OPTIONS)}, with a number, and ignores "
                                   "them: the simulated kernel has its own budget)", name.line, name.col)
-        kind, args = "set_option", (name.text, int(v.text))
+        kind, args = "set_option", (name.text, numeral(v))
     else:
         kind, names = "open", []
         if p.is_kw("scoped"):
