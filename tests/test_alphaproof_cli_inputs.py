@@ -2,6 +2,7 @@
 exit status 2, refused before any work, and nothing written; plus the formats the tools print and read."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -155,10 +156,27 @@ def test_train_refuses_values_that_cannot_work_before_writing(flag, value, tmp_p
     _nothing_written(tmp_path)  # no checkpoint dir, no TensorBoard log
 
 
-def test_zero_is_accepted_where_it_means_something(tmp_path):
-    args = train_mod.Args(iterations=0, learn_steps=0, warmup_steps=0, warmup_theorems=0, eval_every=0,
-                          min_unsolved_visits=0, threads=0, sft_mix=0.0, time_per_theorem=None, max_minutes=None)
-    train_mod.check_args(args)  # no error: none of these is refused
+# (Args field, the value that is accepted and what it means, the nearest value that cannot work)
+ACCEPTED_AT_THE_EDGE = [
+    ("iterations", 0, -1),  # no self-play: the warm start only
+    ("learn_steps", 0, -1),  # self-play without learning
+    ("warmup_steps", 0, -1),  # no warm start
+    ("warmup_theorems", 0, -1),  # no reference proofs generated
+    ("eval_every", 0, -1),  # no evaluation
+    ("min_unsolved_visits", 0, -1),  # every unsolved node counts as "not provable"
+    ("threads", 0, -1),  # torch's default thread count
+    ("sft_mix", 0.0, -0.1),  # RL batches without reference-proof rows
+    ("time_per_theorem", None, 0.0),  # no time limit per theorem (0 s could find nothing)
+    ("max_minutes", None, 0.0),  # no time limit for the run
+]
+
+
+@pytest.mark.parametrize("field, accepted, refused", ACCEPTED_AT_THE_EDGE, ids=[f[0] for f in ACCEPTED_AT_THE_EDGE])
+def test_zero_is_accepted_where_it_means_something(field, accepted, refused):
+    train_mod.check_args(dataclasses.replace(train_mod.Args(), **{field: accepted}))  # no error: it means something
+    # ... while the value just past it is refused, naming the flag (so check_args does check this field)
+    with pytest.raises(ValueError, match="^" + re.escape(cli_checks.flag(field) + " must be ")):
+        train_mod.check_args(dataclasses.replace(train_mod.Args(), **{field: refused}))
 
 
 # ---------------------------------------------------------------------------- 4. --resume DIR

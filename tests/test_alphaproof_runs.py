@@ -187,14 +187,17 @@ def test_a_pool_the_server_rejects_entirely_is_a_clear_error(tmp_path, fixed_pol
 
 # ---------------------------------------------------------------------------- --max-minutes (defects 5, 6)
 class Ticking:
-    """``time`` whose clock moves on 1 s at every reading: a time limit ends after a known number of readings."""
+    """``time`` whose clock moves on 1 s at every reading: a time limit ends after a known number of readings.
+
+    Purely virtual (it starts at a constant and never reads the real clock), so how long the machine really
+    takes cannot move the cut point."""
 
     def __init__(self):
-        self.ticks = 0
+        self.now = 1000.0
 
     def monotonic(self):
-        self.ticks += 1
-        return time.monotonic() + self.ticks
+        self.now += 1.0
+        return self.now
 
     def sleep(self, s):
         pass
@@ -208,6 +211,7 @@ def test_max_minutes_cuts_the_warm_start_and_resume_says_it_is_not_finished(tmp_
     out = train_mod.train(tiny_args(tmp_path, "cut", iterations=2, max_minutes=0.5, **args))  # 30 readings
     done, planned = out["warmup_cut_at"]
     assert 0 < done < planned == 300 and out["warm_started"] and out["iteration"] == 0
+    assert done < 30  # a step reads the clock at least once: the 30 s allow fewer than 30 steps
     assert f"warm start: stopped by --max-minutes after {done} of 300 steps" in capsys.readouterr().err
     monkeypatch.setattr(train_mod, "time", time)
     monkeypatch.setattr(sft_mod, "time", time)

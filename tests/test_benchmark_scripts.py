@@ -2,9 +2,12 @@
 (with the fixed-cost model stand-in and tiny budgets, so this checks the script, not speed)."""
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,6 +32,26 @@ def test_bench_mcts_runs_every_setting_and_plots_them(tmp_path):
     assert f"plot: {png}" in proc.stdout
 
 
-def test_bench_mcts_latency_without_a_server_is_a_one_line_error():
-    proc = bench_mcts("--latency-ms", "5")
-    assert proc.returncode == 2 and "add --lean server" in proc.stderr and "Traceback" not in proc.stderr
+def load_bench_mcts(monkeypatch):
+    """benchmarks/bench_mcts.py as a module, not run: its ``main(argv)`` in this process (the script's
+    ``sys.path`` insert is undone after the test)."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    spec = importlib.util.spec_from_file_location("bench_mcts_under_test", REPO / "benchmarks" / "bench_mcts.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_mcts_latency_without_a_server_is_a_one_line_error(monkeypatch, capsys):
+    # in-process (no interpreter to start and no torch to import again): the check is argparse's, in main
+    bench = load_bench_mcts(monkeypatch)
+
+    def work_started(*a, **kw):  # main's first step after its argument checks
+        raise AssertionError("bench_mcts.py started the benchmark instead of refusing --latency-ms")
+
+    monkeypatch.setattr(bench.torch, "set_num_threads", work_started)
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--latency-ms", "5"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2, err
+    assert ": error: --latency-ms " in err.splitlines()[-1] and "add --lean server" in err.splitlines()[-1], err
