@@ -52,8 +52,9 @@ def test_each_leaf_asks_for_its_own_k():
 
 
 def test_on_the_simulated_kernel():
-    local = pytest.importorskip("leangym.sim.local")
-    sess = ProofSession(local.LocalProcess(factorized=True),
+    from leangym.sim.local import LocalProcess
+
+    sess = ProofSession(LocalProcess(factorized=True),
                         "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
     res = run_search(sess, FakeEvaluator(), SearchConfig(num_simulations=30))
     assert res.solved and res.verified, res

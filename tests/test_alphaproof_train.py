@@ -1,9 +1,11 @@
 """The AlphaProof training loop: replay buffer, curriculum, checkpoints, a short run, resume, prove CLI."""
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -362,9 +364,11 @@ def test_prove_cli_runs_as_a_module(tmp_path):
     from agents.alphaproof.policy import PolicyValueNet
 
     PolicyValueNet.create("tiny", seed=0, max_tactic_tokens=4).save(str(tmp_path / "net.pt"))  # a bare net file
+    repo = Path(__file__).resolve().parents[1]
     proc = subprocess.run([sys.executable, "-m", "agents.alphaproof.prove", "--checkpoint", str(tmp_path / "net.pt"),
                            "--theorem", TRIVIAL, "--sims", "2", "--lean-calls", "4"],
-                          capture_output=True, text=True, timeout=80)
+                          capture_output=True, text=True, timeout=80, cwd=repo,  # this checkout's code
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")])))
     # The seeded, untrained net with a 4-token cap finishes no tactic (every sample runs past the cap), so the
     # search is deterministic: both simulations end without a Lean call, exit status 1, the reason on stderr only.
     assert proc.returncode == 1, proc.stderr

@@ -268,7 +268,6 @@ def test_cli_help_documents_flags(capsys):
 
 
 def test_cli_serves_and_exits_cleanly_on_sigterm():
-    pytest.importorskip("leangym.sim.process")  # the CLI uses the real SimProcess
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.Popen([sys.executable, "-m", "leangym.sim.server", "--port", "0",
                              "--max-processes", "2", "--factorized"], cwd=REPO,

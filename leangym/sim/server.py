@@ -266,6 +266,19 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def announcement(host: str, handle: SimServerHandle, factorized: bool, max_processes: int) -> tuple[str, str | None]:
+    """The "listening on" line for a server bound to ``host``, and a warning when that is not loopback."""
+    where, warning = handle.url, None
+    if not _is_loopback(host):
+        bound = f"[{host}]" if ":" in host else host or "0.0.0.0"
+        where = f"http://{bound}:{handle.port} (from this machine: {handle.url})"
+        warning = (f"WARNING: bound to {bound}: any machine that can reach this one can use this server, without "
+                   "authentication, and its HTTP 500 answers carry Python tracebacks")
+    gen = "factorized" if factorized else "single-branch"
+    processes = f"{max_processes} process{'es' if max_processes > 1 else ''}"
+    return f"Simulated LeanTree server ({gen}, {processes}) listening on {where}", warning
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     config = SimServerConfig(host=args.host, port=args.port, max_processes=args.max_processes,
@@ -285,16 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         raise OSError(f"cannot listen on {args.host}:{args.port}: {e}; is a server already running there? "
                       "Pick another --port (0: any free one)") from None
-    gen = "factorized" if args.factorized else "single-branch"
-    where = handle.url
-    if not _is_loopback(args.host):
-        bound = f"[{args.host}]" if ":" in args.host else args.host or "0.0.0.0"
-        where = f"http://{bound}:{handle.port} (from this machine: {handle.url})"
-        print(f"WARNING: bound to {bound}: any machine that can reach this one can use "
-              "this server, without authentication, and its HTTP 500 answers carry Python tracebacks",
-              file=sys.stderr, flush=True)
-    processes = f"{args.max_processes} process{'es' if args.max_processes > 1 else ''}"
-    print(f"Simulated LeanTree server ({gen}, {processes}) listening on {where}", flush=True)
+    listening, warning = announcement(args.host, handle, args.factorized, args.max_processes)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
+    print(listening, flush=True)
     if args.lease_idle_timeout is not None:
         print(f"Leases idle for {args.lease_idle_timeout:g} s are returned (--lease-idle-timeout; the real server "
               "keeps them)", flush=True)
