@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from leangym.datasets import DatasetError, load_minif2f, load_theorems
+from leangym.sim.local import LocalProcess
+from leangym.soundness import SoundnessPolicy, verify
 
 
 def test_lean_directory(tmp_path: Path) -> None:
