@@ -356,29 +356,32 @@ PROVED_EXAMPLES = [
 ]
 
 
-def test_random_statements_proved_only_if_true():
+def check_proved_only_if_true(props, scripts, examples, variables: str, grid: int, min_drawn: int) -> None:
+    """A random statement over ``variables`` is proved by one of ``scripts`` only if it holds on a grid
+    of values. Not vacuous: each of ``examples`` (hypotheses, target, script) must be proved by its
+    script, and at least ``min_drawn`` drawn statements too (a kernel that proved nothing would pass
+    the property alone)."""
     proved = []
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(st.lists(rels, max_size=2), rels)
-    @example(list(PROVED_EXAMPLES[0][0]), PROVED_EXAMPLES[0][1])
-    @example(list(PROVED_EXAMPLES[1][0]), PROVED_EXAMPLES[1][1])
-    @example(list(PROVED_EXAMPLES[2][0]), PROVED_EXAMPLES[2][1])
-    @example(list(PROVED_EXAMPLES[3][0]), PROVED_EXAMPLES[3][1])
     def check(hyps, target):
         binders = "".join(f" (h{i} : {h})" for i, h in enumerate(hyps))
-        stmt = f"theorem t (a b c : ℕ){binders} : {target} := by sorry"
-        for script in RANDOM_SCRIPTS:
+        stmt = f"theorem t ({variables} : ℕ){binders} : {target} := by sorry"
+        for script in scripts:
             if check_proof(stmt, script):
-                assert grid_holds(stmt, size=6), (stmt, script)
+                assert grid_holds(stmt, size=grid), (stmt, script)
                 proved.append((tuple(hyps), target, script))
 
-    check()
-    # not vacuous: the examples are proved by their scripts, and so are many drawn statements (a
-    # kernel that proved nothing would pass the property alone)
-    assert all(e in proved for e in PROVED_EXAMPLES), [e for e in PROVED_EXAMPLES if e not in proved]
-    drawn = [p for p in proved if p[:2] not in [e[:2] for e in PROVED_EXAMPLES]]
-    assert len(drawn) >= 50, len(drawn)  # 190 when this was written
+    for hyps, target, _ in examples:
+        check = example(list(hyps), target)(check)
+    check = given(st.lists(props, max_size=2), props)(check)
+    settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])(check)()
+    assert all(e in proved for e in examples), [e for e in examples if e not in proved]
+    drawn = [p for p in proved if p[:2] not in [e[:2] for e in examples]]
+    assert len(drawn) >= min_drawn, len(drawn)
+
+
+def test_random_statements_proved_only_if_true():
+    check_proved_only_if_true(rels, RANDOM_SCRIPTS, PROVED_EXAMPLES, "a b c", grid=6, min_drawn=50)  # 190 at writing
 
 
 def test_fourier_motzkin_core():

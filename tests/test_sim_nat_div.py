@@ -21,7 +21,8 @@ from leangym.sim.kernel import check_proof, statement_formula
 from leangym.sim.local import LocalProcess
 from leangym.sim.process import SimProcess
 from leangym.session import ProofSession
-from test_sim_nat import ALLOWED, ATTACKS, _subst, assuming_the_conclusion, axioms_of, grid_holds
+from test_sim_nat import (ALLOWED, ATTACKS, _subst, assuming_the_conclusion, axioms_of, check_proved_only_if_true,
+                          grid_holds)
 
 n, a, b = ("nvar", "n"), ("nvar", "a"), ("nvar", "b")
 
@@ -299,28 +300,7 @@ PROVED_EXAMPLES = [
 
 
 def test_random_statements_proved_only_if_true():
-    proved = []
-
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(st.lists(props, max_size=2), props)
-    @example(list(PROVED_EXAMPLES[0][0]), PROVED_EXAMPLES[0][1])
-    @example(list(PROVED_EXAMPLES[1][0]), PROVED_EXAMPLES[1][1])
-    @example(list(PROVED_EXAMPLES[2][0]), PROVED_EXAMPLES[2][1])
-    @example(list(PROVED_EXAMPLES[3][0]), PROVED_EXAMPLES[3][1])
-    def check(hyps, target):
-        binders = "".join(f" (h{i} : {h})" for i, h in enumerate(hyps))
-        stmt = f"theorem t (a b : ℕ){binders} : {target} := by sorry"
-        for script in RANDOM_SCRIPTS:
-            if check_proof(stmt, script):
-                assert grid_holds(stmt, size=7), (stmt, script)
-                proved.append((tuple(hyps), target, script))
-
-    check()
-    # not vacuous: the examples are proved by their scripts, and so are many drawn statements (a
-    # kernel that proved nothing would pass the property alone)
-    assert all(e in proved for e in PROVED_EXAMPLES), [e for e in PROVED_EXAMPLES if e not in proved]
-    drawn = [p for p in proved if p[:2] not in [e[:2] for e in PROVED_EXAMPLES]]
-    assert len(drawn) >= 75, len(drawn)  # 303 when this was written
+    check_proved_only_if_true(props, RANDOM_SCRIPTS, PROVED_EXAMPLES, "a b", grid=7, min_drawn=75)  # 303 at writing
 
 
 # the arithmetic core directly: omega's refutation (equality solving, div/mod pairs, ℕ subtraction)

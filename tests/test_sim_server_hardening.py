@@ -9,12 +9,12 @@ import socket
 import threading
 import time
 import tracemalloc
-import weakref
 
 import pytest
 import requests
 
 from conftest import ScriptedProcess, scripted
+from raw_http import read_answer
 from leangym.sim import server_http, server_request
 from leangym.sim.process import SimProcess
 from leangym.sim.server_pool import SimLeanServer, SimServerConfig
@@ -39,32 +39,10 @@ def _request(method: str, path: str, body: bytes = b"", version: str = "HTTP/1.1
     return (head + "\r\n").encode("latin-1") + body
 
 
-_unread: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # socket -> bytes after its last answer
-
-
-def _answer(s: socket.socket) -> tuple[int, dict, bytes]:
-    """The next answer from ``s``: (status, JSON body, head)."""
-    data = _unread.pop(s, b"")
-    while b"\r\n\r\n" not in data:
-        chunk = s.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"closed after {data!r}")
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = int(next(ln.split(b":")[1] for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length")))
-    while len(body) < length:
-        chunk = s.recv(65536)
-        if not chunk:
-            raise ConnectionError("closed mid-body")
-        body += chunk
-    _unread[s] = body[length:]
-    return int(head.split()[1]), json.loads(body[:length]), head
-
-
 def _exchange(srv, raw: bytes) -> tuple[int, dict]:
     with _connect(srv) as s:
         s.sendall(raw)
-        return _answer(s)[:2]
+        return read_answer(s)[:2]
 
 
 def _rest(s: socket.socket) -> bytes:
@@ -92,7 +70,7 @@ def _root(url: str, pid: int) -> int:
 
 
 @pytest.mark.parametrize("factorized", [False, True])
-def test_a_lone_surrogate_in_any_lean_endpoint_gets_an_answer(sim_server, factorized):
+def test_a_lone_surrogate_in_any_lean_endpoint_gets_anread_answer(sim_server, factorized):
     srv = sim_server(factorized=factorized, max_processes=1)
     pid = _lease(srv.url)
     psid = _root(srv.url, pid)
@@ -130,7 +108,7 @@ def test_a_failure_outside_the_endpoints_is_answered_with_a_500(sim_server, monk
     monkeypatch.setattr(server_http, "parse_fields", broken)
     with _connect(srv) as s:
         s.sendall(_request("POST", "/process/get", b"{}"))
-        code, body, head = _answer(s)
+        code, body, head = read_answer(s)
         assert code == 500 and "MemoryError: no memory for this body" in body["error"]
         assert b"Connection: close" in head and _rest(s) == b""
 
@@ -163,7 +141,7 @@ def test_chunked_bodies_are_refused_and_their_framing_is_never_run_as_requests(s
         body = b"%x\r\n%s\r\n0\r\n\r\n" % (len(smuggled), smuggled) + smuggled  # also one right after it
         with _connect(srv) as s:
             s.sendall(_request("POST", path, body, headers=te, length=False))
-            code, answer, head = _answer(s)
+            code, answer, head = read_answer(s)
             assert code == 411 and "Content-Length" in answer["error"] and b"Connection: close" in head
             assert b"HTTP/1.1" not in _rest(s)  # one answer, then closed: nothing else was run
     assert srv.server.status()["used_processes"] == 0 and srv.server.request_count == 0
@@ -176,7 +154,7 @@ def test_ambiguous_body_lengths_are_refused(sim_server):
                          ("Content-Length : 0\r\n", "whitespace between the header name")]:
         with _connect(srv) as s:
             s.sendall(_request("POST", "/status", smuggled, headers=headers, length=False))
-            code, answer, _ = _answer(s)
+            code, answer, _ = read_answer(s)
             assert code == 400 and why in answer["error"]
             assert b"HTTP/1.1" not in _rest(s)
     assert srv.server.status()["used_processes"] == 0
@@ -285,7 +263,7 @@ def test_a_half_closed_client_gets_its_immediate_lease(sim_server):
         with _connect(srv) as s:
             s.sendall(_request("POST", "/process/get", body, version=version))
             s.shutdown(socket.SHUT_WR)  # sent everything; still reading ("nc -N", HTTP/1.0 tools)
-            code, answer, _ = _answer(s)
+            code, answer, _ = read_answer(s)
             assert code == 200 and isinstance(answer["process_id"], int)
     assert srv.server.status()["used_processes"] == 2
 
@@ -294,8 +272,8 @@ def test_a_get_with_a_body_keeps_the_connection_in_step(sim_server):
     srv = sim_server(process_factory=scripted)
     with _connect(srv) as s:
         s.sendall(_request("GET", "/status", b"hello") + _request("GET", "/status"))
-        assert _answer(s)[0] == 200
-        assert _answer(s)[0] == 200
+        assert read_answer(s)[0] == 200
+        assert read_answer(s)[0] == 200
 
 
 # ---------------------------------------------------------------------- D8: bodies in memory
@@ -308,7 +286,7 @@ def test_an_oversized_body_gets_a_413_the_client_can_read(sim_server):
                            headers=f"Content-Length: {MAX_REQUEST_BODY + 1}\r\n"))
         sender = threading.Thread(target=lambda: _send_quietly(s, b"x" * 2**20), daemon=True)
         sender.start()  # the client goes on sending while the server refuses
-        code, body, head = _answer(s)
+        code, body, head = read_answer(s)
         assert code == 413 and "request body too large" in body["error"] and b"Connection: close" in head
         sender.join(T)
 
@@ -368,7 +346,7 @@ def test_large_bodies_in_flight_share_a_budget_and_small_ones_pass(sim_server):
             time.sleep(0.01)
         with _connect(srv) as s:
             s.sendall(_request("POST", "/process/get", b" " * (large - 2) + b"{}"))
-            code, body, head = _answer(s)
+            code, body, head = read_answer(s)
             assert code == 503 and b"Connection: close" in head
         assert _exchange(srv, _request("POST", "/process/get", b'{"blocking": false}')) == (200, {"process_id": 1})
     deadline = time.monotonic() + T
@@ -397,6 +375,6 @@ def test_an_http_1_0_keep_alive_answer_says_keep_alive(sim_server):
     srv = sim_server(process_factory=scripted)
     with _connect(srv) as s:
         s.sendall(_request("GET", "/status", version="HTTP/1.0", headers="Connection: keep-alive\r\n"))
-        assert b"Connection: keep-alive" in _answer(s)[2]
+        assert b"Connection: keep-alive" in read_answer(s)[2]
         s.sendall(_request("GET", "/status", version="HTTP/1.0"))
-        assert b"Connection: close" in _answer(s)[2]
+        assert b"Connection: close" in read_answer(s)[2]

@@ -3,7 +3,6 @@ abandoned and idle leases, CLI validation and odd requests. Waits here are bound
 from __future__ import annotations
 
 import errno
-import json
 import socket
 import socketserver
 import struct
@@ -15,6 +14,7 @@ import pytest
 import requests
 
 from conftest import ScriptedProcess, scripted
+from raw_http import read_answer
 from leangym.sim import server, server_http, server_pool
 from leangym.sim.server_pool import SimLeanServer, SimServerConfig
 
@@ -32,17 +32,7 @@ def _request(method: str, path: str, body: bytes = b"") -> bytes:
 
 def _answer(s: socket.socket) -> tuple[int, dict]:
     """Read one answer (Content-Length body) from ``s``: (status, JSON body)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = s.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"closed after {data!r}")
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
-    while len(body) < length:
-        body += s.recv(65536)
-    return int(head.split()[1]), json.loads(body)
+    return read_answer(s)[:2]
 
 
 def _exchange(srv, raw: bytes) -> tuple[int, dict]:
