@@ -36,8 +36,11 @@ class BudgetExhausted(RuntimeError):
     """The session's Lean-call or wall-time budget is spent."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class SessionStats:
+    """What a session spent and met. Read-only to its holder (frozen): the budget and the benchmark's
+    records are these counters, so a prover must not be able to set them; the session counts."""
+
     lean_calls: int = 0
     rejected: int = 0  # by Lean or by the soundness policy
     policy_rejected: int = 0  # by the soundness policy alone (no Lean call)
@@ -45,10 +48,13 @@ class SessionStats:
     server_failures: int = 0
     latencies_s: list[float] = field(default_factory=list)
 
+    def _add(self, **counts: int) -> None:
+        for name, n in counts.items():
+            object.__setattr__(self, name, getattr(self, name) + n)
+
     def record(self, result: TacticResult) -> None:
-        self.rejected += result.outcome is Outcome.REJECTED
-        self.timeouts += result.outcome is Outcome.TIMEOUT
-        self.server_failures += result.outcome is Outcome.SERVER_FAILURE
+        self._add(rejected=result.outcome is Outcome.REJECTED, timeouts=result.outcome is Outcome.TIMEOUT,
+                  server_failures=result.outcome is Outcome.SERVER_FAILURE)
 
 
 @dataclass(frozen=True)
@@ -76,14 +82,12 @@ class ProofSession:
         # (frozen dataclasses still yield to object.__setattr__).
         self._theorem = copy.copy(theorem) if isinstance(theorem, Theorem) else Theorem(theorem)
         self._policy = copy.copy(policy) if policy is not None else SoundnessPolicy()
-        self.timeout_ms = timeout_ms
-        self.budget = budget or Budget()
-        self.stats = SessionStats()
-        # commands and proof starts sent through `session.process`: what they declared (a lemma, a
-        # macro, an elaborator that rewrites `#print axioms`) stays on the process, so a final check
-        # there would not vouch for the proof alone
-        self.commands_run = 0
-        self.started_at = time.monotonic()
+        # read-only (properties): what the budget and the records rest on is not the prover's to set
+        self._timeout_ms = timeout_ms
+        self._budget = budget or Budget()
+        self._stats = SessionStats()
+        self._commands_run = 0
+        self._started_at = time.monotonic()
         self.root: ProofState = process.start_proof(self._theorem.source_with_sorry)
 
     @property
@@ -96,6 +100,30 @@ class ProofSession:
         """The soundness policy every tactic and the final check pass (a copy, as for ``theorem``)."""
         return copy.copy(self._policy)
 
+    @property
+    def budget(self) -> Budget:
+        return self._budget
+
+    @property
+    def stats(self) -> SessionStats:
+        return self._stats
+
+    @property
+    def timeout_ms(self) -> int:
+        """Lean's time limit per tactic, whatever a caller of ``session.process`` asks for."""
+        return self._timeout_ms
+
+    @property
+    def started_at(self) -> float:
+        return self._started_at
+
+    @property
+    def commands_run(self) -> int:
+        """Commands and proof starts sent through ``session.process``. What they declared (a lemma, a
+        macro, an elaborator that rewrites ``#print axioms``) stays on the process, so a final check
+        there would not vouch for the proof alone."""
+        return self._commands_run
+
     # ------------------------------------------------------------------ budget
     def remaining_calls(self) -> int | None:
         cap = self.budget.max_lean_calls
@@ -106,9 +134,9 @@ class ProofSession:
         if left is not None and left < n:
             raise BudgetExhausted(f"Lean-call budget of {self.budget.max_lean_calls} spent")
         cap = self.budget.max_seconds
-        if cap is not None and time.monotonic() - self.started_at > cap:
+        if cap is not None and time.monotonic() - self._started_at > cap:
             raise BudgetExhausted(f"time budget of {cap:.1f}s spent")
-        self.stats.lean_calls += n
+        self._stats._add(lean_calls=n)
 
     # ------------------------------------------------------------------ tactics
     def apply(self, state: ProofState, tactic: str) -> TacticResult:
@@ -139,7 +167,7 @@ class ProofSession:
                 to_send.append(i)
             else:
                 results[i] = TacticResult(tactic, Outcome.REJECTED, (), why)
-                self.stats.policy_rejected += 1
+                self._stats._add(policy_rejected=1)
         self._charge(len(to_send))
         if to_send:
             sent = [tactics[i] for i in to_send]
@@ -173,9 +201,12 @@ class MeteredProcess:
 
     Tactics go through :meth:`ProofSession.apply_many` (soundness policy, budget, statistics,
     the session's tactic time limit whatever ``timeout_ms`` the caller passes); ``start_proof``
-    and ``run_command`` cost one Lean call each. Everything else (``process_id``,
-    ``in_process``, ``identity``, ``close``) is the process's own.
+    and ``run_command`` cost one Lean call each and count in ``session.commands_run``. Of the
+    process itself only ``process_id``, ``in_process``, ``identity()`` and ``close()`` show through:
+    nothing that could reach Lean uncharged (the lease's HTTP client, the simulator behind it).
     """
+
+    _SHOWN = frozenset({"process_id", "in_process", "identity", "close"})
 
     def __init__(self, process: LeanProcess, session: ProofSession) -> None:
         self._process, self._session = process, session
@@ -188,18 +219,19 @@ class MeteredProcess:
 
     def start_proof(self, theorem_with_sorry: str) -> ProofState:
         self._session._charge(1)
-        self._session.commands_run += 1  # its text may hold commands before the theorem
+        self._session._commands_run += 1  # its text may hold commands before the theorem
         return self._process.start_proof(theorem_with_sorry)
 
     def run_command(self, source: str) -> CommandResult:
         self._session._charge(1)
-        self._session.commands_run += 1
+        self._session._commands_run += 1
         return self._process.run_command(source)
 
-    def __getattr__(self, name: str) -> Any:  # process_id, in_process, identity, close, ...
+    def __getattr__(self, name: str) -> Any:  # process_id, in_process, identity, close
         process = self.__dict__.get("_process")  # absent while a copy is being built (copy, pickle)
-        if process is None:
-            raise AttributeError(name)
+        if process is None or name not in self._SHOWN:
+            raise AttributeError(f"session.process has no {name!r}: it shows process_id, in_process, identity() and "
+                                 "close() of the process, and every Lean call goes through the session's budget")
         return getattr(process, name)
 
     def __repr__(self) -> str:

@@ -268,10 +268,9 @@ def test_widening_sends_widen_tactics_new_tactics():
 
 def test_failed_tactics_are_never_sent_twice():
     # ⊢ r is reached by `left` and by `right` (one node) and asked again on every widening.
-    sess = session("r ∨ r")
-    res = run_search(sess, FakeEvaluator(VOCAB + ["skip"]), SearchConfig(num_simulations=50, num_tactics=3,
-                                                                         widen_tactics=2, widen_c=0.5))
-    fake = sess.process
+    fake = FakeLean()
+    res = run_search(ProofSession(fake, thm(PQ, "r ∨ r")), FakeEvaluator(VOCAB + ["skip"]),
+                     SearchConfig(num_simulations=50, num_tactics=3, widen_tactics=2, widen_c=0.5))
     assert res.stop_reason == "exhausted"
     assert max(fake.sent.values()) == 1
     assert ("⊢ r", "exact hp") in {(text.splitlines()[-1], t) for text, t in res.tree.failed}
@@ -305,10 +304,10 @@ def test_transpositions_and_cycles():
 
 
 def test_verified_proof_and_failing_final_check():
-    ok = session("(p ∧ q) ∧ (q ∨ r)")
-    res = run_search(ok, FakeEvaluator(), SearchConfig(num_simulations=50))
+    lean = FakeLean()
+    res = run_search(ProofSession(lean, thm(PQ, "(p ∧ q) ∧ (q ∨ r)")), FakeEvaluator(), SearchConfig(num_simulations=50))
     assert res.solved and res.verified and res.verify_error is None
-    assert ok.process.commands and "constructor" in ok.process.commands[-1]
+    assert lean.commands and "constructor" in lean.commands[-1]
     bad = session("p ∧ q", final_check_fails=True)
     res = run_search(bad, FakeEvaluator(), SearchConfig(num_simulations=50))
     assert res.solved and not res.verified and "final check failed" in res.verify_error

@@ -14,14 +14,16 @@ from test_alphaproof_mcts import ENDLESS, PQ, VOCAB, FakeEvaluator, FakeLean, Na
 
 
 def test_lean_call_budget_is_never_exceeded():
-    sess = ProofSession(FakeLean(), ENDLESS)
-    res = run_search(sess, NamesEvaluator(), SearchConfig(num_simulations=1000, max_lean_calls=13, num_tactics=4))
-    assert sum(sess.process.sent.values()) == res.lean_calls <= 13
+    lean = FakeLean()
+    res = run_search(ProofSession(lean, ENDLESS), NamesEvaluator(),
+                     SearchConfig(num_simulations=1000, max_lean_calls=13, num_tactics=4))
+    assert sum(lean.sent.values()) == res.lean_calls <= 13
     assert res.stop_reason == "lean_calls" and res.simulations == res.tree.root.visits
     # the session's own budget is honoured too (no BudgetExhausted escapes)
-    sess = ProofSession(FakeLean(), ENDLESS, budget=Budget(max_lean_calls=6))
-    res = run_search(sess, NamesEvaluator(), SearchConfig(num_simulations=1000, max_lean_calls=None, num_tactics=4))
-    assert sum(sess.process.sent.values()) == res.lean_calls <= 6 and res.stop_reason == "lean_calls"
+    lean = FakeLean()
+    res = run_search(ProofSession(lean, ENDLESS, budget=Budget(max_lean_calls=6)), NamesEvaluator(),
+                     SearchConfig(num_simulations=1000, max_lean_calls=None, num_tactics=4))
+    assert sum(lean.sent.values()) == res.lean_calls <= 6 and res.stop_reason == "lean_calls"
 
 
 def test_batched_search_solves_what_single_searches_solve():
@@ -114,12 +116,13 @@ def test_batched_search_keeps_every_lean_process_busy(sim_server):
 
     srv = sim_server(process_factory=Waiting, max_processes=searches, factorized=True)
     client = LeanTreeClient(srv.url)
-    sessions = [ProofSession(client.lease(), thm("(p q : Prop) (hp : p) (hq : q)", "p ∧ q")) for _ in range(searches)]
+    leases = [client.lease() for _ in range(searches)]
+    sessions = [ProofSession(lease, thm("(p q : Prop) (hp : p) (hq : q)", "p ∧ q")) for lease in leases]
     try:
         results = run_batched_search(sessions, FakeEvaluator(["split", "done"]), SearchConfig(num_simulations=4))
     finally:
-        for s in sessions:
-            s.process.close()
+        for lease in leases:
+            lease.close()
     assert not barrier.broken
     assert all(r.solved for r in results)
 

@@ -149,3 +149,47 @@ def test_no_clean_process_for_the_check_truncates_the_episode_without_raising():
         assert "no clean process for the final check" in info["error"]
     finally:
         env.close()
+
+
+def test_a_lease_changed_by_commands_goes_back_however_the_episode_ends():
+    """Round five: a command, then ``reset()`` before the episode ends, must not leave the next episode
+    (and its final check) on the changed process."""
+    made: list[CountingProcess] = []
+    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
+                   process_factory=lambda: made.append(CountingProcess()) or made[-1])
+    try:
+        env.reset(seed=0)
+        assert not env.unwrapped.session.process.run_command("theorem helper (q : Prop) (h : q) : q := h").errors
+        env.reset(seed=0)  # the episode never finished
+        assert len(made) == 2 and env.unwrapped.process is made[1]
+        _, reward, _, _, info = env.step("exact helper p hp")
+        assert reward == 0.0 and info["outcome"] == "rejected" and "helper" in info["error"]
+        env.reset(seed=0)  # a lease no command touched is kept
+        assert len(made) == 2
+    finally:
+        env.close()
+
+
+def test_session_process_shows_no_way_around_the_meter():
+    from leangym.session import ProofSession
+
+    session = ProofSession(CountingProcess(), "theorem t (p : Prop) (hp : p) : p := by sorry")
+    assert session.process.process_id == 0 and session.process.in_process and session.process.identity()
+    for name in ("sim", "client", "_process.sim", "try_apply_tactic", "get_process"):
+        with pytest.raises(AttributeError, match="every Lean call goes through the session's budget"):
+            getattr(session.process, name)
+
+
+@pytest.mark.parametrize("field, value", [("budget", None), ("commands_run", 0), ("timeout_ms", 10 ** 9),
+                                          ("stats", None), ("started_at", 0.0)])
+def test_what_the_budget_rests_on_is_read_only(field, value):
+    from leangym.session import Budget, ProofSession
+
+    session = ProofSession(CountingProcess(), "theorem t (p : Prop) (hp : p) : p := by sorry",
+                           budget=Budget(max_lean_calls=1))
+    with pytest.raises(AttributeError):
+        setattr(session, field, value)
+    with pytest.raises(AttributeError):  # frozen: the counters are the session's to keep
+        session.stats.lean_calls = 0
+    session.apply(session.root, "exact hp")
+    assert session.stats.lean_calls == 1 and session.remaining_calls() == 0

@@ -259,6 +259,8 @@ class LeanProofEnv(gym.Env[str, str]):
             raise ValueError(f"episodes_per_lease must be at least 1, got {episodes_per_lease}")
         self.episodes_per_lease = int(episodes_per_lease)
         self._lease_episodes = 0  # episodes started on the current lease
+        # the last session started, and its lease: commands it ran changed that lease
+        self._last_session: tuple[ProofSession | None, LeanProcess | None] = (None, None)
         self.reset_attempts = max(1, int(reset_attempts))
         self.process: LeanProcess | None = None
         self._process_broken = False
@@ -331,13 +333,18 @@ class LeanProofEnv(gym.Env[str, str]):
 
     def _start(self, theorem: Theorem) -> ProofSession:
         kw = dict(policy=self.policy, timeout_ms=self.tactic_timeout_ms, budget=self.budget)
-        if self.fresh_process or self._lease_episodes >= self.episodes_per_lease or (
+        # a lease that ran commands through the last session's `session.process` goes back (rolled
+        # back by the server) however that episode ended: what they declared would stay for this one
+        last, lease = self._last_session
+        dirty = last is not None and last.commands_run > 0 and lease is self.process
+        if dirty or self.fresh_process or self._lease_episodes >= self.episodes_per_lease or (
                 self._lease_episodes and theorem.header_declares):
             self._release()
         for attempt in range(self.reset_attempts):
             try:
                 session = ProofSession(self._lease(), theorem, **kw)
                 self._lease_episodes += 1
+                self._last_session = (session, self.process)  # and the lease its commands would change
                 return session
             except (ServerUnavailable, NoProcessAvailable, ServerTimeout):
                 raise  # nothing a retry can mend soon (a hung server would hang again); the message says what to do
