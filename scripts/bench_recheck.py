@@ -104,7 +104,14 @@ def cmd_recheck(args: argparse.Namespace) -> int:
         print(f"error: {args.results} is not a leangym results file", file=sys.stderr)
         return 2
     rs = read_results(args.results)
-    run = rs.run
+    run = rs.header  # a run never changes its dataset: a resume line that names another is an edited file
+    def names(line: dict) -> tuple:  # by resolved source where recorded: a relative path differs by directory
+        return line.get("dataset_source") or line.get("dataset"), line.get("split")
+
+    if args.dataset is None and any(names(e) != names(run) for e in rs.events if e.get("type") == "resume"):
+        print(f"error: {args.results} names more than one dataset (its header and its resume lines differ): "
+              "pass --dataset (and --split) with the statements to check against", file=sys.stderr)
+        return 2
     dataset = args.dataset or run.get("dataset")
     split = args.split if args.split is not None else run.get("split")
     try:
@@ -113,6 +120,9 @@ def cmd_recheck(args: argparse.Namespace) -> int:
         print(f"error: {e} (the run's dataset was {run.get('dataset')!r}: pass --dataset where it is now)",
               file=sys.stderr)
         return 2
+    if args.dataset is None:  # the file was written in the agent's own process: so was its header
+        print(f"[benchmark] statements from {dataset!r}, as the results file names it; for results of agent "
+              "code you do not trust, pass --dataset with your own copy", file=sys.stderr)
     proofs = sum(r.solved for r in rs.attempts)
     with ExitStack() as stack:
         try:

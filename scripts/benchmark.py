@@ -415,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {refusal}", file=sys.stderr)
         return 2
     if args.command == "summary":
-        _report(args.results, args.plot)
+        _report(args.results, None if args.plot == "none" else args.plot)
         return 0
     if args.command == "recheck":
         return bench_recheck.cmd_recheck(args)
@@ -425,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         if la == lb:  # a/run.jsonl vs b/run.jsonl: name them by their paths
             la, lb = str(args.a.with_suffix("")), str(args.b.with_suffix(""))
         print(compare(a, b, la, lb))
-        if args.plot:
+        if args.plot and args.plot != "none":
             print(f"\nplot: {plot({la: a, lb: b}, args.plot)}")
         return 0
     build_parser().print_help()

@@ -113,3 +113,37 @@ def test_recheck_mistakes_are_one_line_and_status_2(tmp_path: Path, capsys: pyte
     capsys.readouterr()
     assert recheck(out) == 2
     assert "pass --dataset where it is now" in capsys.readouterr().err
+
+
+def test_a_resume_line_naming_another_dataset_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Round five: recheck took the dataset from the last resume line, which an edited file could point at
+    easier statements of the same names. A run never changes its dataset: such a file needs --dataset."""
+    data = write_dataset(tmp_path / "d.jsonl", STATEMENTS)
+    out = run(tmp_path, data, "hammer.jsonl", "hammer")
+    easy = write_dataset(tmp_path / "easy.jsonl", {n: STATEMENTS["imp_self"].replace("imp_self", n) for n in STATEMENTS})
+    header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    with open(out, "a", encoding="utf-8") as f:
+        f.write(json.dumps({**header, "type": "resume", "dataset": str(easy), "dataset_source": str(easy)}) + "\n")
+    capsys.readouterr()
+    assert recheck(out) == 2
+    assert "names more than one dataset" in capsys.readouterr().err
+    assert recheck(out, "--dataset", str(data)) == 0
+    err = capsys.readouterr().err
+    assert "as the results file names it" not in err
+
+
+def test_recheck_says_where_the_statements_come_from(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    data = write_dataset(tmp_path / "d.jsonl", STATEMENTS)
+    out = run(tmp_path, data, "hammer.jsonl", "hammer")
+    capsys.readouterr()
+    assert recheck(out) == 0
+    assert f"statements from {str(data)!r}, as the results file names it" in capsys.readouterr().err
+
+
+def test_plot_none_writes_no_plot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = write_dataset(tmp_path / "d.jsonl", STATEMENTS)
+    out = run(tmp_path, data, "hammer.jsonl", "hammer")
+    monkeypatch.chdir(tmp_path)
+    assert benchmark.main(["summary", str(out), "--plot", "none"]) == 0
+    assert benchmark.main(["compare", str(out), str(out), "--plot", "none"]) == 0
+    assert not list(tmp_path.glob("*.png"))
