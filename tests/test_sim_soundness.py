@@ -347,6 +347,19 @@ def test_a_variable_named_true_is_an_ordinary_proposition():
     assert LocalProcess().start_proof(thm.source_with_sorry).text.endswith("⊢ True")
 
 
+def test_a_local_named_like_a_connective_is_the_local():
+    """Round five: `(Not : Prop) (h : Not) : Not False` applies a proposition in Lean (ill-typed); the
+    simulator read `Not False` as a negation."""
+    stmt = Theorem("theorem t (Not : Prop) (h : Not) : Not False := by sorry")
+    for proof in ("trivial", "intro x\nexact x"):
+        v = verify(LocalProcess(), stmt, proof, SoundnessPolicy())
+        assert not v.ok and v.error.startswith("final check failed") and not v.server_failure
+    assert verify(LocalProcess(), Theorem("theorem t (Not : Prop) (h : Not) : Not := by sorry"), "exact h",
+                  SoundnessPolicy()).ok
+    assert verify(LocalProcess(), Theorem("theorem t (p : Prop) (hp : p) : Not (Not p) := by sorry"),
+                  "intro h\nexact h hp", SoundnessPolicy()).ok  # the connective, where no local hides it
+
+
 @pytest.mark.parametrize("space", ["\t", "\xa0", "\u2003", "\u3000"])
 def test_only_lean_s_whitespace_separates_tokens(space):
     """Lean's whitespace is ' ', '\\n' and '\\r\\n' (a tab is an error there): no other space passes."""

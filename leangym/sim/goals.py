@@ -160,7 +160,7 @@ def elab_prop(node, hyps) -> tuple:
                         f"(sim) '{op}' does not produce a proposition", node[1])
     if k == "app":
         head, args = node[2], node[3]
-        if head[0] == "id" and head[2] in _CONN_APPS:
+        if head[0] == "id" and head[2] in _CONN_APPS and lookup(hyps, head[2]) is None:  # a local hides it
             n = _CONN_APPS[head[2]]
             if len(args) != n:
                 raise ElabError(f"(sim) '{head[2]}' expects {n} arguments", node[1])
