@@ -157,3 +157,15 @@ def test_comment_markers_inside_strings_are_not_comments(tmp_path: Path) -> None
     f.write_text('import Mathlib\ndef marker := "theorem fake : False := by sorry"\n'
                  'theorem real : True := by sorry\n', encoding="utf-8")
     assert [t.name for t in load_theorems(f)] == ["real"]
+
+
+def test_a_statement_ends_at_its_own_assignment(tmp_path: Path) -> None:
+    """Round five: a `:= by sorry` in a binder's default value, or in a column-0 `have` of a proof, is not
+    where a statement ends."""
+    f = tmp_path / "t.lean"
+    f.write_text("theorem d (p : Prop) (hp : p := by sorry) : p := by sorry\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"contains 'sorry' outside its final.*\(hp : p := by sorry\) : p := by sorry'"):
+        load_theorems(f)  # the whole statement is read (and refused: it uses sorry), not its first 35 characters
+    f.write_text("theorem b (p : Prop) (hp : p) : p := by\nhave h : p := by sorry\nexact h\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="none a statement to prove"):
+        load_theorems(f)

@@ -118,13 +118,31 @@ def _without_closers(code: str, scopes: list[str]) -> int:
 # The end of a benchmark statement: `:= by sorry` / `:= sorry` (`:= by` alone, DeepSeek-Prover's
 # variant, is recognised where nothing but scope closers follows it)
 _SORRY_END = re.compile(r":=\s*(?:by\s+)?sorry(?![\w'.?!])")
-_BY_END = re.compile(r":=\s*by\s*$")
+_BY_END = re.compile(r":=\s*by\s*")
+_OPENERS, _CLOSERS = "([{⟨⦃", ")]}⟩⦄"
+
+
+def _own_assign(chunk: str) -> int | None:
+    """Where the declaration at the start of ``chunk`` has its ``:=``: the first one outside brackets
+    (a binder's default value, ``(h : p := by sorry)``, is not where the statement ends)."""
+    depth = 0
+    for i, c in enumerate(chunk):
+        if c in _OPENERS:
+            depth += 1
+        elif c in _CLOSERS:
+            depth -= 1
+        elif depth == 0 and chunk.startswith(":=", i):
+            return i
+    return None
 
 
 def _statement_end(chunk: str, scopes: list[str]) -> int | None:
     """Where the statement at the start of ``chunk`` (a declaration and what follows it, up to the
     next one) ends, or None if it is not one (a proved lemma: part of the later theorems' context)."""
-    m = _SORRY_END.search(chunk)
+    at = _own_assign(chunk)
+    if at is None:
+        return None
+    m = _SORRY_END.match(chunk, at)  # its own `:=` is followed by `sorry` (a `sorry` further in is a proof's)
     if m:
         first, _, later = chunk[m.end():].partition("\n")
         if first.strip():  # `sorry; exact h`, `sorry <;> simp`: a proof that goes on
@@ -135,7 +153,7 @@ def _statement_end(chunk: str, scopes: list[str]) -> int | None:
                 return None if line[0].isspace() else m.end()
         return m.end()
     end = _without_closers(chunk, scopes)
-    return end if _BY_END.search(chunk[:end]) else None
+    return end if _BY_END.fullmatch(chunk, at, end) else None
 
 
 def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = False) -> list[Theorem]:
