@@ -15,7 +15,7 @@ from conftest import scripted, used_processes as used
 from leangym.backends import lease as lease_module
 from leangym.backends.leantree import HttpLease, LeanTreeClient, live_leases
 from leangym.backends.transport import ConnectFailed
-from leangym.backends.types import CommandResult, LeanProcess, NoProcessAvailable, Outcome, ProofState
+from leangym.backends.types import CommandResult, LeanProcess, NoProcessAvailable, Outcome, ProofState, ServerError
 
 THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
 REPO = Path(__file__).resolve().parents[1]
@@ -79,6 +79,20 @@ def test_lease_close_idempotent_and_on_error(scripted_client):
             assert used(scripted_client) == 1
             1 / 0
     assert used(scripted_client) == 0
+
+
+def test_a_returned_lease_sends_nothing(scripted_client):
+    """Round five: after the return its process id may be another client's (a server may reuse ids)."""
+    lease = scripted_client.lease()
+    root = lease.start_proof(THM)
+    lease.close()
+    with pytest.raises(ServerError, match="was returned"):
+        lease.start_proof(THM)
+    with pytest.raises(ServerError, match="was returned"):
+        lease.run_command("#check bad")
+    r = lease.apply_tactic(root, "split")
+    assert r.outcome is Outcome.SERVER_FAILURE and "was returned" in r.error
+    assert [x.outcome for x in lease.apply_tactics(root, ["split", "exact hp"])] == [Outcome.SERVER_FAILURE] * 2
 
 
 def test_lease_returned_on_gc(scripted_client):

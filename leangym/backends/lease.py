@@ -113,11 +113,20 @@ class HttpLease:
     def closed(self) -> bool:
         return self._state["closed"]
 
+    def _returned(self) -> str | None:
+        # after the return the id may name another client's process (a server may reuse ids): not sent
+        return (f"the lease of process {self.process_id} was returned (closed); lease a new one"
+                if self.closed else None)
+
     def start_proof(self, theorem_with_sorry: str) -> ProofState:
+        if why := self._returned():
+            raise ServerError(why)
         with self._busy:
             return self.client.proof_from_sorry(self.process_id, theorem_with_sorry)
 
     def apply_tactic(self, state: ProofState, tactic: str, timeout_ms: int = 1000) -> TacticResult:
+        if why := self._returned():
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), why)
         with self._busy:
             return self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
 
@@ -128,6 +137,8 @@ class HttpLease:
         sent: each would wait as long. They come back as ``SERVER_FAILURE`` too.
         """
         tactics, results = list(tactics), []
+        if why := self._returned():
+            return [TacticResult(t, Outcome.SERVER_FAILURE, (), why) for t in tactics]
         with self._busy:
             for tactic in tactics:
                 r = self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
@@ -141,6 +152,8 @@ class HttpLease:
         return results
 
     def run_command(self, source: str) -> CommandResult:
+        if why := self._returned():
+            raise ServerError(why)
         with self._busy:
             return self.client.command(self.process_id, source)
 
