@@ -7,7 +7,7 @@ Same model, same theorems, same SearchConfig both ways; the only difference
 is B (64 trees per ``evaluate`` call vs 1). The model is the tiny
 ``PolicyValueNet``, briefly warm-started on the generator's reference proofs
 so that it writes short, finished tactics like a trained policy does (an
-untrained net samples 48-token noise, and every search would die at its root).
+untrained net samples noise up to the token cap, and every search would die at its root).
 Each mode runs with the torch thread count that is fastest for it: one thread
 for one-at-a-time calls (their tensors are too small to share), every core for
 batched ones (``--threads-one`` / ``--threads-batched``). Each mode is warmed up

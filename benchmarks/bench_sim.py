@@ -3,7 +3,7 @@
     python benchmarks/bench_sim.py [--theorems 200] [--seconds 5]
 
 Replays the reference proofs of generated PropLogic theorems tactic by tactic
-(the same work both ways) on (1) a `SimProcess` in this process and (2) the
+(the same work both ways) on (1) a `LocalProcess` (the kernel in this process) and (2) the
 simulated LeanTree server on loopback through `LeanTreeClient`. Prints both
 rates and their ratio, measured in one run (the issue's goal: >= 5,000
 in-process steps/s on one core), counting the tactic calls' time only and end to

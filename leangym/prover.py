@@ -13,7 +13,7 @@ returns a proof or ``None``::
                     return [r.tactic]           # a list of tactics, a script, or a ProofTree
             return None
 
-    python -m scripts.benchmark --agent mypkg.mod:MyProver --agent-kwargs '{"k": 1}' ...
+    python -m scripts.benchmark --agent mypkg.mod:MyProver ...   # --agent-kwargs '{...}' for __init__'s
 
 The harness never trusts the answer: it re-checks it whole (one command with
 ``#print axioms``, on a process fresh from the pool, so nothing the prover ran

@@ -168,7 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m scripts.benchmark", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command")
-    _parser_run(sub.add_parser("run", help="run a benchmark (the default command)"))
+    _parser_run(sub.add_parser("run", help="run a benchmark (the default command)",
+                               formatter_class=argparse.ArgumentDefaultsHelpFormatter))
     s = sub.add_parser("summary", help="summarise a results file")
     s.add_argument("results", type=Path)
     s.add_argument("--plot", default=None, help="write the pass-rate-vs-budget PNG here")

@@ -36,7 +36,7 @@ def texts_from_file(path: str) -> Iterator[str]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as e:
-                raise SystemExit(f"{path}:{lineno}: not JSON ({e})") from None
+                raise ValueError(f"{path}:{lineno}: not JSON ({e})") from None  # run_cli: one error: line, status 2
             if not isinstance(row, dict):
                 continue
             fields = [k for k in TEXT_FIELDS if isinstance(row.get(k), str)]

@@ -148,6 +148,15 @@ def test_sft_reports_a_missing_data_file_before_an_existing_out(tmp_path, capsys
     assert code == 2 and f"--init {missing}: no such file" in err, err
 
 
+def test_train_reports_a_missing_theorem_file_before_an_existing_checkpoint(tmp_path, capsys):
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    (ck / "latest.pt").write_bytes(b"another run's checkpoint")
+    missing = tmp_path / "nonexist.jsonl"
+    code, _, err = _cli(train_mod.main, ["--theorems", str(missing), "--checkpoint-dir", str(ck)], capsys)
+    assert code == 2 and err.startswith(f"error: --theorems {missing}: no such file") and "overwrite" not in err, err
+
+
 def _rows_file(tmp_path: Path) -> Path:
     rows = tmp_path / "rows.jsonl"
     rows.write_text(json.dumps({"state": "⊢ p", "tactic": "exact hp", "steps_to_go": 1}) + "\n", encoding="utf-8")

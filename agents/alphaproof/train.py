@@ -165,6 +165,7 @@ def check_args(args: Args) -> None:
                         read_timeout=args.read_timeout, max_minutes=args.max_minutes)
     cli_checks.fraction(sft_mix=args.sft_mix)
     cli_checks.seed(args.seed)
+    cli_checks.input_file("--theorems", args.theorems, "a JSONL file of theorems (rows with formal_statement)")
 
 
 def solve_rate_text(ev: dict[str, float]) -> str:

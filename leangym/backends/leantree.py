@@ -1,6 +1,8 @@
 """HTTP client for a LeanTree server (``leanserver``) or leangym's simulated one.
 
-Protocol: ``docs/leantree-protocol.md``. Both server generations (single-branch
+Protocol: LeanTree's HTTP server as its source implements it (PyPI ``leantree``, its
+``leanserver`` command; this project's write-up of it is ``leantree-protocol.md`` in the
+workspace's shared docs, not shipped). Both server generations (single-branch
 and factorized) are accepted; every reply is converted into the typed values of
 :mod:`leangym.backends.types` right here.
 

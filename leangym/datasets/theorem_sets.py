@@ -2,7 +2,8 @@
 
 ``spec`` is one of
 
-* ``"minif2f"`` - miniF2F (see :mod:`leangym.datasets.minif2f` for where it comes from);
+* ``"minif2f"`` or ``"minif2f:SOURCE"`` (a file, directory or URL of miniF2F) - miniF2F (see
+  :mod:`leangym.datasets.minif2f` for where it comes from);
 * ``"proplogic-heldout"`` or ``"proplogic-heldout:N"`` - the simulator's held-out
   propositional-logic set (the first N theorems; default the generator's full set),
   category ``level<difficulty>``, without the reference proofs;

@@ -3,7 +3,7 @@
 :class:`SimProcess` is what the simulated LeanTree server (``leangym.sim.server``)
 keeps per pool slot and what :class:`leangym.sim.local.LocalProcess` wraps
 in-process. Its replies are exactly the JSON bodies of the protocol
-(``/shared/docs/leantree-protocol.md``): ``command`` returns the Lean REPL
+(see :mod:`leangym.backends.leantree`): ``command`` returns the Lean REPL
 response, ``proof_from_sorry`` and ``try_apply_tactic`` the ``value``/``error``
 envelopes. Proof states are immutable and numbered per process.
 """

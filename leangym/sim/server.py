@@ -1,6 +1,6 @@
 """A simulated LeanTree server: the LeanTree HTTP protocol over simulated Lean processes.
 
-Serves every endpoint of ``docs/leantree-protocol.md`` with the same shapes,
+Serves every endpoint of the LeanTree protocol (see :mod:`leangym.backends.leantree`) with the same shapes,
 status codes and error texts as LeanTree's ``leanserver``, over a pool of
 :class:`leangym.sim.process.SimProcess` objects, so that the HTTP client, the
 environments and the agents can be developed and tested without Lean.
