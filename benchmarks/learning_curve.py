@@ -16,7 +16,7 @@ same Lean-call budget per theorem and no training:
 * ``best-first, trained net``: the same best-first search with this run's final
   network, to separate what the network learned from what MCTS adds.
 
-Only proofs that ``session.verify`` accepted count. Writes
+Only proofs re-checked whole on a clean process count (as the benchmark harness checks them). Writes
 ``benchmarks/results/learning_curve.{md,png}``.
 """
 from __future__ import annotations
@@ -140,7 +140,7 @@ python benchmarks/learning_curve.py --minutes {a.minutes:g} --eval-size {a.eval_
 
 Held-out theorems: the first {len(tasks)} of `leangym.sim.generator.heldout_set()` (levels {lvls[0]}-{lvls[-1]}),
 never trained on. Every agent gets **{a.lean_calls} Lean calls per theorem** on the in-process
-**simulated** kernel (factorized); only proofs re-checked by `session.verify` count.
+**simulated** kernel (factorized); only proofs re-checked whole on a clean process count.
 Training: `{a.model_size}` model, {a.actors} actors, {a.sims} simulations per theorem, seed {a.seed},
 {train_minutes:.1f} minutes wall clock in total ({run['iteration']} self-play iterations, warm start and
 evaluations included) on a shared 2-core CPU. The random and untrained baselines do not train; the
