@@ -96,16 +96,23 @@ class CountingProcess(LocalProcess):
         return super().run_command(source)
 
 
+def env_with_a_declared_lemma() -> tuple[gym.Env, list[CountingProcess]]:
+    """An env after ``reset`` whose agent declared ``helper`` through ``session.process``; and the
+    processes it made so far."""
+    made: list[CountingProcess] = []
+    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
+                   process_factory=lambda: made.append(CountingProcess()) or made[-1])
+    env.reset(seed=0)
+    assert not env.unwrapped.session.process.run_command("theorem helper (q : Prop) (h : q) : q := h").errors
+    return env, made
+
+
 def test_after_a_command_through_the_session_the_final_check_runs_on_a_clean_process():
     """``session.process.run_command`` is not filtered, and what it declares (a lemma, a macro, an
     elaborator rewriting ``#print axioms``) stays on the process: the env checks such an episode's
     proof on a clean lease, never on the process the agent changed."""
-    made: list[CountingProcess] = []
-    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
-                   process_factory=lambda: made.append(CountingProcess()) or made[-1])
+    env, made = env_with_a_declared_lemma()
     try:
-        env.reset(seed=0)
-        assert not env.unwrapped.session.process.run_command("theorem helper (q : Prop) (h : q) : q := h").errors
         _, reward, terminated, _, info = env.step("exact hp")
         assert reward == 1.0 and terminated and info["verified"]
         assert len(made) == 2 and env.unwrapped.process is made[1]
@@ -154,12 +161,8 @@ def test_no_clean_process_for_the_check_truncates_the_episode_without_raising():
 def test_a_lease_changed_by_commands_goes_back_however_the_episode_ends():
     """Round five: a command, then ``reset()`` before the episode ends, must not leave the next episode
     (and its final check) on the changed process."""
-    made: list[CountingProcess] = []
-    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
-                   process_factory=lambda: made.append(CountingProcess()) or made[-1])
+    env, made = env_with_a_declared_lemma()
     try:
-        env.reset(seed=0)
-        assert not env.unwrapped.session.process.run_command("theorem helper (q : Prop) (h : q) : q := h").errors
         env.reset(seed=0)  # the episode never finished
         assert len(made) == 2 and env.unwrapped.process is made[1]
         _, reward, _, _, info = env.step("exact helper p hp")
