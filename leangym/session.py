@@ -16,7 +16,7 @@ statistics as one that calls :meth:`ProofSession.apply_many`, so a fixed-budget
 comparison cannot be side-stepped. Its ``run_command`` costs a call but is not
 filtered: what a command declares on the process is the prover's business, which
 is why the benchmark harness runs the final check on a clean process, and the env
-does too after such a command (:attr:`ProofSession.commands_run`).
+does too after such a command (:mod:`leangym.envs.counted`).
 The session's ``theorem`` and ``policy`` are read-only and handed out as copies.
 """
 from __future__ import annotations
@@ -86,7 +86,6 @@ class ProofSession:
         self._timeout_ms = timeout_ms
         self._budget = budget or Budget()
         self._stats = SessionStats()
-        self._commands_run = 0
         self._started_at = time.monotonic()
         self.root: ProofState = process.start_proof(self._theorem.source_with_sorry)
 
@@ -116,13 +115,6 @@ class ProofSession:
     @property
     def started_at(self) -> float:
         return self._started_at
-
-    @property
-    def commands_run(self) -> int:
-        """Commands and proof starts sent through ``session.process``. What they declared (a lemma, a
-        macro, an elaborator that rewrites ``#print axioms``) stays on the process, so a final check
-        there would not vouch for the proof alone."""
-        return self._commands_run
 
     # ------------------------------------------------------------------ budget
     def remaining_calls(self) -> int | None:
@@ -192,7 +184,7 @@ class ProofSession:
 
     def _check(self, proof: ProofTree | str | Sequence[str], process: LeanProcess | None = None) -> Verification:
         """The judge's check (the env's reward), not the prover's spending: not charged. ``process``:
-        check there instead of on the session's own (a clean one, after :attr:`commands_run`)."""
+        check there instead of on the session's own."""
         return verify(self._lean if process is None else process, self._theorem, script_of(proof), self._policy)
 
 
@@ -201,7 +193,7 @@ class MeteredProcess:
 
     Tactics go through :meth:`ProofSession.apply_many` (soundness policy, budget, statistics,
     the session's tactic time limit whatever ``timeout_ms`` the caller passes); ``start_proof``
-    and ``run_command`` cost one Lean call each and count in ``session.commands_run``. Of the
+    and ``run_command`` cost one Lean call each. Of the
     process itself only ``process_id``, ``in_process``, ``identity()`` and ``close()`` show through:
     nothing that could reach Lean uncharged (the lease's HTTP client, the simulator behind it).
     """
@@ -219,12 +211,10 @@ class MeteredProcess:
 
     def start_proof(self, theorem_with_sorry: str) -> ProofState:
         self._session._charge(1)
-        self._session._commands_run += 1  # its text may hold commands before the theorem
         return self._process.start_proof(theorem_with_sorry)
 
     def run_command(self, source: str) -> CommandResult:
         self._session._charge(1)
-        self._session._commands_run += 1
         return self._process.run_command(source)
 
     def __getattr__(self, name: str) -> Any:  # process_id, in_process, identity, close

@@ -115,7 +115,7 @@ def test_after_a_command_through_the_session_the_final_check_runs_on_a_clean_pro
     try:
         _, reward, terminated, _, info = env.step("exact hp")
         assert reward == 1.0 and terminated and info["verified"]
-        assert len(made) == 2 and env.unwrapped.process is made[1]
+        assert len(made) == 2
         assert made[0].commands == ["theorem helper (q : Prop) (h : q) : q := h"]  # nothing checked there
         assert len(made[1].commands) == 1 and "#print axioms" in made[1].commands[0]
     finally:
@@ -123,14 +123,55 @@ def test_after_a_command_through_the_session_the_final_check_runs_on_a_clean_pro
 
 
 def test_an_episode_without_commands_keeps_its_process():
+    made: list[CountingProcess] = []
     env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
-                   process_factory=CountingProcess)
+                   process_factory=lambda: made.append(CountingProcess()) or made[-1])
+    try:
+        for _ in range(3):
+            env.reset(seed=0)
+            _, reward, _, _, _ = env.step("exact hp")
+            assert reward == 1.0
+        assert len(made) == 1 and len(made[0].commands) == 3  # the three checks, on the one lease
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("route", ["env.process", "an earlier episode's session"])
+def test_a_command_by_any_route_is_seen(route):
+    """Review: a command through ``env.unwrapped.process``, or through a session kept from an earlier
+    episode on the same lease, changes the process as much as one through the current session."""
+    made: list[CountingProcess] = []
+    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
+                   process_factory=lambda: made.append(CountingProcess()) or made[-1])
     try:
         env.reset(seed=0)
-        process = env.unwrapped.process
-        _, reward, _, _, _ = env.step("exact hp")
-        assert reward == 1.0 and env.unwrapped.process is process and env.unwrapped.session.commands_run == 0
-        assert len(process.commands) == 1  # the check
+        kept = env.unwrapped.session
+        env.reset(seed=0)
+        process = env.unwrapped.process if route == "env.process" else kept.process
+        assert not process.run_command("theorem helper (q : Prop) (h : q) : q := h").errors
+        _, reward, _, _, info = env.step("exact hp")
+        assert reward == 1.0 and len(made) == 2 and not any("#print axioms" in c for c in made[0].commands)
+        assert not hasattr(env.unwrapped.process, "client") and not hasattr(env.unwrapped.process, "sim")
+    finally:
+        env.close()
+
+
+def test_a_clean_lease_that_ran_the_check_counts_its_header():
+    """Review: the check on the clean lease declares the header; the next episode must not declare it
+    again there (Lean: already declared), or every later reset fails."""
+    made: list[CountingProcess] = []
+    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
+                   header="theorem helper0 (q : Prop) (h : q) : q := h",
+                   process_factory=lambda: made.append(CountingProcess()) or made[-1])
+    try:
+        env.reset(seed=0)
+        env.unwrapped.session.process.run_command("theorem helper (q : Prop) (h : q) : q := h")
+        _, reward, _, _, _ = env.step("exact helper0 p hp")
+        assert reward == 1.0
+        for _ in range(2):
+            env.reset(seed=0)
+            _, reward, _, _, info = env.step("exact helper0 p hp")
+            assert reward == 1.0, info
     finally:
         env.close()
 
@@ -164,7 +205,7 @@ def test_a_lease_changed_by_commands_goes_back_however_the_episode_ends():
     env, made = env_with_a_declared_lemma()
     try:
         env.reset(seed=0)  # the episode never finished
-        assert len(made) == 2 and env.unwrapped.process is made[1]
+        assert len(made) == 2
         _, reward, _, _, info = env.step("exact helper p hp")
         assert reward == 0.0 and info["outcome"] == "rejected" and "helper" in info["error"]
         env.reset(seed=0)  # a lease no command touched is kept
@@ -183,7 +224,7 @@ def test_session_process_shows_no_way_around_the_meter():
             getattr(session.process, name)
 
 
-@pytest.mark.parametrize("field, value", [("budget", None), ("commands_run", 0), ("timeout_ms", 10 ** 9),
+@pytest.mark.parametrize("field, value", [("budget", None), ("timeout_ms", 10 ** 9),
                                           ("stats", None), ("started_at", 0.0)])
 def test_what_the_budget_rests_on_is_read_only(field, value):
     from leangym.session import Budget, ProofSession

@@ -60,6 +60,7 @@ from leangym.backends.types import (
     Goal, LeanProcess, NoProcessAvailable, Outcome, ProofState, ServerError, ServerIdentity, ServerTimeout,
     ServerUnavailable, goals_to_text,
 )
+from leangym.envs.counted import CountedProcess
 from leangym.envs.spaces import LEAN_CHARSET, TACTIC_SAMPLE_CHARSET, LeanText, clip_text
 from leangym.proof import LinearWalk, ProofTree, assemble
 from leangym.session import Budget, BudgetExhausted, ProofSession
@@ -259,10 +260,9 @@ class LeanProofEnv(gym.Env[str, str]):
             raise ValueError(f"episodes_per_lease must be at least 1, got {episodes_per_lease}")
         self.episodes_per_lease = int(episodes_per_lease)
         self._lease_episodes = 0  # episodes started on the current lease
-        # the last session started, and its lease: commands it ran changed that lease
-        self._last_session: tuple[ProofSession | None, LeanProcess | None] = (None, None)
+        self._checked_at = 0  # see _changed
         self.reset_attempts = max(1, int(reset_attempts))
-        self.process: LeanProcess | None = None
+        self.process: CountedProcess | None = None  # the lease, as agents may reach it
         self._process_broken = False
         self._identity: ServerIdentity | None = None
         self.session: ProofSession | None = None
@@ -310,11 +310,17 @@ class LeanProofEnv(gym.Env[str, str]):
         if self.process is not None and self._process_broken:
             self._release()
         if self.process is None:
-            self.process = self._process_factory()
+            self.process = CountedProcess(self._process_factory())
+            self._checked_at = 0  # its count of changes when the env last knew what was on it
             self._lease_episodes = 0
             self._process_broken = False
             self._identity = None
         return self.process
+
+    def _changed(self) -> bool:
+        """Whether anything but the env's own sessions and checks sent a command or a proof start to
+        the current lease since the env last did (see :mod:`leangym.envs.counted`)."""
+        return self.process is not None and self.process.changes != self._checked_at
 
     def _release(self) -> None:
         process, self.process, self.session = self.process, None, None
@@ -333,18 +339,16 @@ class LeanProofEnv(gym.Env[str, str]):
 
     def _start(self, theorem: Theorem) -> ProofSession:
         kw = dict(policy=self.policy, timeout_ms=self.tactic_timeout_ms, budget=self.budget)
-        # a lease that ran commands through the last session's `session.process` goes back (rolled
-        # back by the server) however that episode ended: what they declared would stay for this one
-        last, lease = self._last_session
-        dirty = last is not None and last.commands_run > 0 and lease is self.process
-        if dirty or self.fresh_process or self._lease_episodes >= self.episodes_per_lease or (
+        # a lease that ran commands the env did not send goes back (rolled back by the server) however
+        # that episode ended: what they declared would stay for this one
+        if self._changed() or self.fresh_process or self._lease_episodes >= self.episodes_per_lease or (
                 self._lease_episodes and theorem.header_declares):
             self._release()
         for attempt in range(self.reset_attempts):
             try:
                 session = ProofSession(self._lease(), theorem, **kw)
                 self._lease_episodes += 1
-                self._last_session = (session, self.process)  # and the lease its commands would change
+                self._checked_at = self.process.changes  # the session's own proof start
                 return session
             except (ServerUnavailable, NoProcessAvailable, ServerTimeout):
                 raise  # nothing a retry can mend soon (a hung server would hang again); the message says what to do
@@ -427,21 +431,21 @@ class LeanProofEnv(gym.Env[str, str]):
         """Every goal is closed: re-check the whole proof. -> (outcome, terminated, truncated, reward bonus)."""
         tree = self._walk.tree()
         session = self.session
-        if session.commands_run:
-            # A command sent through `session.process` may have changed this process (declared a lemma
-            # the proof cites, redefined a tactic or `#print axioms`): the process goes back to the
-            # server, which rolls it back, and the proof is checked on a clean lease.
+        if self._changed():
+            # A command the env did not send may have changed this process (declared a lemma the proof
+            # cites, redefined a tactic or `#print axioms`): the process goes back to the server, which
+            # rolls it back, and the proof is checked on a clean lease.
             self._release()
             try:
-                clean = self._lease()
+                self._lease()
             except ServerError as e:
                 extra.update(verified=False, error=f"server failure: no clean process for the final check: {e}")
                 return Outcome.SERVER_FAILURE.value, False, True, 0.0
             finally:
                 self.session = session  # the episode's record (its states died with the process)
-            check = session._check(tree, process=clean)
-        else:
-            check = session._check(tree)  # the reward's check: not the agent's spending
+            self._lease_episodes = 1  # the check declares the header there too
+        check = session._check(tree, process=self.process)  # the reward's check: not the agent's spending
+        self._checked_at = self.process.changes
         extra.update(verified=check.ok, proof_script=assemble(tree), axioms=check.axioms)
         if check.ok:
             extra["proof"] = check.source
