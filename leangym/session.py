@@ -80,7 +80,7 @@ class ProofSession:
         # Private copies, read through properties that hand out copies: a prover holding the session
         # can neither point the final check at another statement or policy nor edit these in place
         # (frozen dataclasses still yield to object.__setattr__).
-        self._theorem = copy.copy(theorem) if isinstance(theorem, Theorem) else Theorem(theorem)
+        self._theorem = copy.deepcopy(theorem) if isinstance(theorem, Theorem) else Theorem(theorem)
         self._policy = copy.copy(policy) if policy is not None else SoundnessPolicy()
         # read-only (properties): what the budget and the records rest on is not the prover's to set
         self._timeout_ms = timeout_ms
@@ -91,8 +91,8 @@ class ProofSession:
 
     @property
     def theorem(self) -> Theorem:
-        """The statement being proved (a copy; proofs are checked against the session's own)."""
-        return copy.copy(self._theorem)
+        """The statement being proved (a copy, ``extra`` included; proofs are checked against the session's own)."""
+        return copy.deepcopy(self._theorem)
 
     @property
     def policy(self) -> SoundnessPolicy:

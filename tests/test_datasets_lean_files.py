@@ -169,3 +169,14 @@ def test_a_statement_ends_at_its_own_assignment(tmp_path: Path) -> None:
     f.write_text("theorem b (p : Prop) (hp : p) : p := by\nhave h : p := by sorry\nexact h\n", encoding="utf-8")
     with pytest.raises(DatasetError, match="none a statement to prove"):
         load_theorems(f)
+
+
+def test_a_let_or_have_in_the_type_keeps_its_own_assignment(tmp_path: Path) -> None:
+    """Review: `: let y := 2; y = 2 := by sorry` ends at its second top-level `:=`, not its first."""
+    f = tmp_path / "t.lean"
+    f.write_text("theorem a2 : let y := 2; y = 2 := by sorry\n\n"
+                 "theorem b (p : Prop) (hp : p) : have q := p; q := by sorry\n\n"
+                 "theorem tablet (x : ℕ) : x = x := by sorry\n", encoding="utf-8")
+    assert [t.formal_statement for t in load_theorems(f)] == [
+        "theorem a2 : let y := 2; y = 2 := by sorry", "theorem b (p : Prop) (hp : p) : have q := p; q := by sorry",
+        "theorem tablet (x : ℕ) : x = x := by sorry"]

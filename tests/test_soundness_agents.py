@@ -237,3 +237,20 @@ def test_what_the_budget_rests_on_is_read_only(field, value):
         session.stats.lean_calls = 0
     session.apply(session.root, "exact hp")
     assert session.stats.lean_calls == 1 and session.remaining_calls() == 0
+
+
+def test_a_prover_cannot_edit_the_task_s_extra_fields():
+    """Review: the theorem handed out was a shallow copy, so editing ``extra`` changed the category the
+    harness reports."""
+    from leangym.session import Budget
+    from scripts.bench_run import Task, run_attempt
+
+    class Recategorise:
+        def prove(self, theorem, session, budget):
+            theorem.extra["category"] = "imo"
+            session.theorem.extra["category"] = "imo"
+            return None
+
+    task = Task(Theorem("theorem t (p : Prop) (hp : p) : p := by sorry", extra={"category": "algebra"}), 0)
+    result = run_attempt(Recategorise(), LocalProcess(), task, Budget(max_lean_calls=5), clean_process=LocalProcess)
+    assert result.category == "algebra" and task.theorem.extra == {"category": "algebra"}

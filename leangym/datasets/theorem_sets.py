@@ -123,17 +123,25 @@ _BY_END = re.compile(r":=\s*by\s*")
 _OPENERS, _CLOSERS = "([{⟨⦃", ")]}⟩⦄"
 
 
+_BINDS = re.compile(r"(?<![\w'.])(?:let|have)(?![\w'?!])")  # `let x := v; T` in a type holds a `:=` of its own
+
+
 def _own_assign(chunk: str) -> int | None:
     """Where the declaration at the start of ``chunk`` has its ``:=``: the first one outside brackets
-    (a binder's default value, ``(h : p := by sorry)``, is not where the statement ends)."""
-    depth = 0
+    that no ``let``/``have`` of the type claims (a binder's default value, ``(h : p := by sorry)``,
+    and ``: let y := 2; y = 2`` are not where the statement ends)."""
+    depth, claimed = 0, 0
     for i, c in enumerate(chunk):
         if c in _OPENERS:
             depth += 1
         elif c in _CLOSERS:
             depth -= 1
+        elif depth == 0 and _BINDS.match(chunk, i):
+            claimed += 1
         elif depth == 0 and chunk.startswith(":=", i):
-            return i
+            if not claimed:
+                return i
+            claimed -= 1
     return None
 
 
