@@ -216,8 +216,10 @@ class SoundnessPolicy:
             body = _strip_scoped_prefixes(code)
             word = _command_word(body) or ((m := _HASH_COMMAND.search(body)) and m.group(0))
             if word:
-                return _scoped_option_refusal(code) or (f"leangym soundness policy: {word.strip()!r} starts a "
-                                                        "Lean command; a tactic may not leave tactic mode")
+                # a refused `set_option ... in` gets its own reason; any other command word, the general one
+                return (word.strip() == "set_option" and _scoped_option_refusal(code)) or (
+                    f"leangym soundness policy: {word.strip()!r} starts a Lean command; "
+                    "a tactic may not leave tactic mode")
         return None
 
 

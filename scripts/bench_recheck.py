@@ -64,7 +64,7 @@ def recheck(rs: ResultSet, theorems: Mapping[str, Theorem], lease: Callable[[], 
 def _recheck_one(r: AttemptResult, theorems: Mapping[str, Theorem], lease: Callable[[], LeanProcess],
                  policy: SoundnessPolicy) -> tuple[str | None, bool]:
     """(None if ``r``'s proof holds, else why not; whether the server, not the proof, was the trouble)."""
-    theorem = theorems.get(r.theorem)
+    theorem = theorems.get(r.theorem) if isinstance(r.theorem, str) else None  # the file is the agent's too
     if theorem is None:
         return "no theorem of this name in the dataset", False
     if r.statement_hash is None:
@@ -103,7 +103,11 @@ def cmd_recheck(args: argparse.Namespace) -> int:
     if not args.results.is_file() or not is_results_file(args.results):
         print(f"error: {args.results} is not a leangym results file", file=sys.stderr)
         return 2
-    rs = read_results(args.results)
+    try:
+        rs = read_results(args.results)
+    except (ValueError, TypeError, KeyError) as e:
+        print(f"error: {args.results}: not a readable results file ({e})", file=sys.stderr)
+        return 2
     run = rs.header  # a run never changes its dataset: a resume line that names another is an edited file
     def names(line: dict) -> tuple:  # by resolved source where recorded: a relative path differs by directory
         return line.get("dataset_source") or line.get("dataset"), line.get("split")

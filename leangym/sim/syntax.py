@@ -20,8 +20,8 @@ import sys
 from typing import NamedTuple
 
 # Python refuses to convert longer digit strings (sys.get_int_max_str_digits(), 4300 by default),
-# and converting them takes quadratic time; Lean takes any numeral. A fixed bound keeps the
-# simulator's answers the same whatever the interpreter's setting (a lower one is obeyed).
+# and converting them takes quadratic time; Lean takes any numeral. Longer ones are a `(sim)`
+# rejection; an interpreter set to a lower limit lowers this one too.
 MAX_NUMERAL_DIGITS = 4300
 
 
