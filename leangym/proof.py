@@ -54,7 +54,7 @@ def script_of(proof: object) -> str:
     if isinstance(proof, str):
         return proof
     if isinstance(proof, (list, tuple)) and all(isinstance(t, str) for t in proof):
-        return "\n".join(proof)
+        return linear(list(proof))
     raise TypeError(f"a proof is a ProofTree, a script or a list of tactics, not {type(proof).__name__}")
 
 
