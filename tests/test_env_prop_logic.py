@@ -6,6 +6,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import leangym  # noqa: F401  (registers the ids)
+from leangym.backends.types import LeanError
 from leangym.envs.prop_logic import PropLogicEnv
 from leangym.envs.vector import LeanVectorEnv
 from leangym.sim import generator
@@ -277,3 +278,65 @@ def test_an_index_on_the_training_stream_is_an_error_not_ignored():
     _, reward, terminated, _, info = env.step("exact h")
     assert info["outcome"] == "proved" and reward == 1.0 and terminated, info
     env.close()
+
+
+def test_a_seeded_reset_with_a_given_theorem_still_seeds_the_stream():
+    # reset(seed=s, options={"theorem": T}) draws nothing from the stream; the next reset() must
+    # still start it from s, whatever the env drew before (Gymnasium's seeding contract)
+    T = "theorem z (p : Prop) (hp : p) : p := by sorry"
+    nexts = []
+    for history in ([], [0, None], [1]):
+        env = gym.make("PropLogic-v0")
+        for s in history:
+            env.reset(seed=s)
+        assert env.reset(seed=5, options={"theorem": T})[1]["theorem"].name == "z"
+        nexts.append([env.reset()[1]["theorem"].formal_statement for _ in range(3)])
+        env.close()
+    assert nexts[0] == nexts[1] == nexts[2]
+
+
+def test_make_vec_reads_max_episode_steps_as_gym_make_does():
+    from gymnasium.wrappers import TimeLimit
+
+    for mode in ("vector_entry_point", "sync"):
+        for value, limit in ((None, 64), (-1, None), (5, 5)):  # None: the registry's limit, as gym.make
+            envs = gym.make_vec("leangym:PropLogic-v0", num_envs=2, vectorization_mode=mode,
+                                max_episode_steps=value)
+            try:
+                sub = envs.envs[0]
+                assert sub.spec is not None and sub.spec.id == "PropLogic-v0"
+                assert (sub.spec.max_episode_steps if isinstance(sub, TimeLimit) else None) == limit, (mode, value)
+            finally:
+                envs.close()
+
+
+def test_unknown_reset_options_and_a_failed_reset_leave_no_old_episode():
+    env = gym.make("PropLogic-v0")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="unknown reset option.*theorm.*known: theorem, index"):
+        env.reset(options={"theorm": "theorem z (p : Prop) (hp : p) : p := by sorry"})
+    with pytest.raises(RuntimeError, match="call reset"):  # the old episode ended with the reset
+        env.step("intro h")
+    with pytest.raises(LeanError):  # a statement Lean rejects
+        env.reset(options={"theorem": "theorem bad : := by sorry"})
+    assert env.unwrapped.theorem is None and env.unwrapped.goals == ()
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step("intro h")
+    assert env.reset(seed=1)[0]  # and the env works again
+    env.close()
+
+
+def test_sb3_make_vec_env_with_the_menu_wrapper():
+    # stable-baselines3's make_vec_env asks for render_mode="rgb_array" and falls back on a TypeError
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from baselines.menu_env import TacticMenuEnv
+
+    with pytest.raises(ValueError, match="render_mode must be one of"):  # still a clear error
+        gym.make("PropLogic-v0", render_mode="rgb_array")
+    envs = make_vec_env("PropLogic-v0", n_envs=2, seed=0, wrapper_class=TacticMenuEnv)
+    try:
+        obs = envs.reset()
+        assert obs.shape[0] == 2
+    finally:
+        envs.close()

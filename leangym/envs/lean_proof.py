@@ -47,11 +47,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import numbers
 import os
-import re
 import time
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import gymnasium as gym
@@ -62,6 +59,7 @@ from leangym.backends.types import (
 )
 from leangym.envs.counted import CountedProcess
 from leangym.envs.spaces import LEAN_CHARSET, TACTIC_SAMPLE_CHARSET, LeanText, clip_text
+from leangym.envs.theorem_spec import TheoremSpec, resolve_theorems, theorem_index
 from leangym.proof import LinearWalk, ProofTree, assemble
 from leangym.session import Budget, BudgetExhausted, ProofSession
 from leangym.soundness import SoundnessPolicy
@@ -73,55 +71,16 @@ __all__ = ["LeanProofEnv", "LeanText", "LEAN_CHARSET", "open_session", "resolve_
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 SERVER_ENV_VAR = "LEANGYM_SERVER"
 
-TheoremSpec = Any  # a statement, Theorem, row mapping, theorem set (JSONL path, "minif2f", ...), or a list
+class UnsupportedRenderMode(ValueError, TypeError):
+    """A ``render_mode`` the env does not have (it renders text: ``"ansi"``, ``"human"``).
+
+    Also a TypeError so that tools which try a default mode and fall back when the constructor
+    says TypeError, as stable-baselines3's ``make_vec_env`` does with ``"rgb_array"``, go on.
+    """
 
 
 def default_server_url() -> str:
     return os.environ.get(SERVER_ENV_VAR) or DEFAULT_SERVER
-
-
-# --------------------------------------------------------------------------- theorems
-
-_STATEMENT = re.compile(r"\s*(?:@\[|private\b|protected\b|theorem\b|lemma\b|example\b)")
-
-
-def resolve_theorems(spec: TheoremSpec, header: str = "") -> list[Theorem]:
-    """Theorems from a statement, a :class:`Theorem`, a ``{name, header, formal_statement}`` row,
-    a theorem set (a JSONL path, ``"minif2f"``, ...: see :func:`leangym.datasets.load_theorems`),
-    or a list of these. ``header`` (e.g. ``open Nat``) goes to statements and to rows without one.
-    """
-    if spec is None:
-        return []
-    if isinstance(spec, Theorem):
-        return [spec]
-    if isinstance(spec, Mapping):
-        row = dict(spec)
-        if header and not row.get("header"):
-            row["header"] = header
-        return [Theorem.from_row(row)]
-    if isinstance(spec, str) and not spec.strip():
-        raise ValueError("theorem is empty: give a Lean statement ending in ':= by sorry', a theorem set "
-                         "('minif2f', 'proplogic-heldout:N'), or a JSONL file or directory of statements")
-    if isinstance(spec, str) and (":=" in spec or _STATEMENT.match(spec)):
-        return [Theorem(spec, header=header)]
-    if isinstance(spec, (str, Path)):
-        from leangym.datasets import load_theorems as load_set
-
-        return load_set(spec)
-    if not isinstance(spec, Iterable):
-        raise TypeError(f"theorem must be a statement, a row, a theorem set or a list of these, "
-                        f"not {type(spec).__name__}")
-    out = [t for item in spec for t in resolve_theorems(item, header)]
-    if not out:
-        raise ValueError("the theorem list is empty")
-    return out
-
-
-def theorem_index(value: Any, size: int) -> int:
-    """``reset(options={"index": i})``: a position in the theorem list (no negative counting from the end)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= int(value) < size:
-        raise ValueError(f"options['index'] must be a whole number in 0..{size - 1}, got {value!r}")
-    return int(value)
 
 
 # --------------------------------------------------------------------------- leases
@@ -237,7 +196,8 @@ class LeanProofEnv(gym.Env[str, str]):
         reset_attempts: int = 4,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+            raise UnsupportedRenderMode(f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                                        f"got {render_mode!r}")
         self.theorems = resolve_theorems(theorem, header)
         self.header = header
         self.server_url = None if process_factory is not None else (server or default_server_url())
@@ -376,11 +336,21 @@ class LeanProofEnv(gym.Env[str, str]):
         """Extra per-episode entries of ``info`` (subclasses add theirs)."""
         return {}
 
+    RESET_OPTIONS = ("theorem", "index")  # what reset(options=...) understands
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
+        # the old episode ends here, whatever happens next: a reset that raises (a bad option, a
+        # statement Lean rejects, a server that is down) leaves no episode to step, not the old one
+        self.session, self._done, self.theorem = None, True, None
+        self._set_open(None)
+        options = dict(options or {})
+        unknown = sorted(map(str, set(options) - set(self.RESET_OPTIONS)))
+        if unknown:  # a misspelt option would otherwise draw a theorem nobody asked for
+            raise ValueError(f"unknown reset option(s) {', '.join(unknown)}; known: {', '.join(self.RESET_OPTIONS)}")
         super().reset(seed=seed)
-        self.theorem = self._draw_theorem(options or {})
-        self.session = None
-        self.session = self._start(self.theorem)
+        theorem = self._draw_theorem(options)
+        self.session = self._start(theorem)
+        self.theorem = theorem
         self._set_open(LinearWalk(self.session.root))
         self._steps, self._done = 0, False
         info = self._info("reset")

@@ -99,6 +99,7 @@ class PropLogicEnv(LeanProofEnv):
             if self._stream is None or self._reseeded:
                 self._stream_at = (int(self.np_random.integers(2**31 - 1)), 0)
                 self._stream = self._training_stream(self._stream_at[0])
+                self._reseeded = False
             self._current = next(self._stream)
             self._stream_at = (self._stream_at[0], self._stream_at[1] + 1)
         return self._current.theorem
@@ -120,7 +121,9 @@ class PropLogicEnv(LeanProofEnv):
                 next(self._stream)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
-        self._reseeded = seed is not None
+        # sticky until the stream restarts: a seeded reset that picks its theorem (options) draws
+        # nothing from the stream, and the next unseeded reset must still start it from this seed
+        self._reseeded = self._reseeded or seed is not None
         return super().reset(seed=seed, options=options)
 
     def _episode_info(self) -> dict[str, Any]:

@@ -27,7 +27,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import concatenate, iterate
-from gymnasium.wrappers import TimeLimit
 
 from leangym.backends.types import LeanError, ServerError
 from leangym.daemon_pool import DaemonPool
@@ -158,32 +157,26 @@ class LeanVectorEnv(SyncVectorEnv):
             self._pool.close()
 
 
-def _make_env(cls_path: str, max_episode_steps: int | None, kwargs: dict[str, Any]) -> gym.Env:
-    module, _, name = cls_path.partition(":")
-    import importlib
-
-    env = getattr(importlib.import_module(module), name)(**kwargs)
-    # as gym.make: None or a value <= 0 (e.g. -1) means no TimeLimit
-    return TimeLimit(env, max_episode_steps) if max_episode_steps is not None and max_episode_steps > 0 else env
-
-
-def _vector(cls_path: str, num_envs: int, max_episode_steps: int | None, autoreset_mode: Any,
+def _vector(env_id: str, num_envs: int, max_episode_steps: int | None, autoreset_mode: Any,
             max_workers: int | None, kwargs: dict[str, Any]) -> LeanVectorEnv:
-    fn = partial(_make_env, cls_path, max_episode_steps, kwargs)
+    # each sub-env exactly as gym.make and make_vec's "sync" mode build it (spec, order checks,
+    # TimeLimit): max_episode_steps None is the registry's limit, -1 none
+    fn = partial(gym.make, env_id, max_episode_steps=max_episode_steps, **kwargs)
     return LeanVectorEnv([fn] * int(num_envs), autoreset_mode=autoreset_mode, max_workers=max_workers)
 
 
 def make_lean_proof_vector(num_envs: int = 1, *, max_episode_steps: int | None = None,
                            autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
                            max_workers: int | None = None, **kwargs: Any) -> LeanVectorEnv:
-    """``vector_entry_point`` of ``LeanProof-v0``: ``num_envs`` LeanProofEnv(**kwargs), each with its own lease.
+    """``vector_entry_point`` of ``LeanProof-v0``: ``num_envs`` envs ``gym.make("LeanProof-v0", **kwargs)``,
+    each with its own lease. ``max_episode_steps`` as in ``gym.make``: None the registry's limit, -1 none.
 
     A server with fewer processes than ``num_envs`` is a ValueError at once: the envs beyond its
     pool would each wait ``lease_timeout_s`` at their first reset, then fail.
     """
     if kwargs.get("process_factory") is None:
         _check_pool_size(int(num_envs), kwargs.get("server"))
-    return _vector("leangym.envs.lean_proof:LeanProofEnv", num_envs, max_episode_steps, autoreset_mode,
+    return _vector("LeanProof-v0", num_envs, max_episode_steps, autoreset_mode,
                    max_workers, kwargs)
 
 
@@ -207,6 +200,6 @@ def _check_pool_size(num_envs: int, server: str | None) -> None:
 def make_prop_logic_vector(num_envs: int = 1, *, max_episode_steps: int | None = None,
                            autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
                            max_workers: int | None = None, **kwargs: Any) -> LeanVectorEnv:
-    """``vector_entry_point`` of ``PropLogic-v0``."""
-    return _vector("leangym.envs.prop_logic:PropLogicEnv", num_envs, max_episode_steps, autoreset_mode,
+    """``vector_entry_point`` of ``PropLogic-v0`` (``max_episode_steps`` as for ``LeanProof-v0``)."""
+    return _vector("PropLogic-v0", num_envs, max_episode_steps, autoreset_mode,
                    max_workers, kwargs)
