@@ -131,3 +131,115 @@ def test_a_new_leaf_asks_for_at_most_max_tactics_and_zero_limits_are_refused():
     for field in ("leaves_per_round", "num_tactics", "widen_tactics", "max_tactics", "max_empty_evaluations"):
         with pytest.raises(ValueError, match=f"SearchConfig.{field} must be at least 1"):
             SearchConfig(**{field: 0})
+
+
+def _uniform(graph, extra=()):
+    """Every state proposes its graph edges (and ``extra`` junk tactics), all equally likely."""
+    return TableEval({f"⊢ {g}": ([(t, 0.0) for t in (*edges, *extra)], 0.5) for g, edges in graph.items()})
+
+
+def test_an_edge_back_to_a_solved_ancestor_is_kept():
+    """R -a-> [X, V]; X -f-> proved; X -b-> Y; V -e-> Y; Y -c-> X. X is solved early; Y's only tactic
+    leads back to X, an ancestor of Y (via b), but a solved one: refusing it (as a cycle) left Y, V and
+    the root dead, and the search said "exhausted" with the proof a / · f / · e c f in hand."""
+    graph = {"R": {"a": ["X", "V"]}, "X": {"b": ["Y"], "f": []}, "V": {"e": ["Y"]}, "Y": {"c": ["X"]}}
+    table = TableEval({"⊢ R": ([("a", 0.0)], 0.5), "⊢ X": ([("b", 0.0), ("f", 0.0)], 0.5),
+                       "⊢ V": ([("e", 0.0)], 0.5), "⊢ Y": ([("c", 0.0)], 0.5)})
+    res = run_search(ProofSession(GraphLean(graph), "theorem t : R := by sorry"), table,
+                     SearchConfig(num_simulations=50, max_lean_calls=None))
+    assert res.stop_reason == "solved" and res.verified
+    assert res.tree.table["⊢ Y"].steps == 2 and not res.tree.table["⊢ Y"].dead
+
+
+def test_an_edge_back_to_an_unsolved_ancestor_is_still_refused():
+    graph = {"R": {"a": ["X"]}, "X": {"back": ["R"], "f": []}}
+    res = run_search(ProofSession(GraphLean(graph), "theorem t : R := by sorry"), _uniform(graph),
+                     SearchConfig(num_simulations=20, max_lean_calls=None, leaves_per_round=1))
+    assert res.verified and res.tree.useless == 1 and res.tree.table["⊢ X"].tactics == ["f"]
+
+
+def test_an_evaluator_that_answers_too_few_states_is_a_clear_error():
+    class Short(TableEval):
+        def evaluate(self, states, k):
+            return super().evaluate(states, k)[:-1]
+
+    graph = {"R": {"a": ["X"], "b": ["Y"]}, "X": {"c": ["Z"]}, "Y": {"d": ["Z"]}}
+    with pytest.raises(ValueError, match="returned 0 evaluations for 1 states: it must return one per state"):
+        run_search(ProofSession(GraphLean(graph), "theorem t : R := by sorry"), Short(_uniform(graph).table),
+                   SearchConfig(num_simulations=20, max_lean_calls=None, leaves_per_round=2))
+
+
+def test_max_lean_calls_keeps_a_call_for_the_final_check():
+    graph = {"R": {"a": ["X"]}, "X": {"b": []}}
+    for budget, solved in ((3, True), (2, False)):
+        session = ProofSession(GraphLean(graph), "theorem t : R := by sorry")
+        res = run_search(session, _uniform(graph), SearchConfig(num_simulations=20, max_lean_calls=budget,
+                                                                leaves_per_round=1))
+        assert (res.solved, res.verified) == (solved, solved)
+        assert res.lean_calls == session.stats.lean_calls <= budget
+
+
+def test_max_seconds_is_checked_before_each_leaf_not_only_between_rounds():
+    import time
+
+    class Slow(GraphLean):
+        def apply_tactic(self, state, tactic, timeout_ms=1000):
+            time.sleep(0.05)
+            return super().apply_tactic(state, tactic, timeout_ms)
+
+    # a wide root: each round selects 4 leaves of 8 tactics each, 1.6 s of Lean per round
+    graph = {"R": {f"t{i}": [f"X{i}"] for i in range(8)}}
+    graph.update({f"X{i}": {f"u{j}": [f"Y{i}{j}"] for j in range(8)} for i in range(8)})
+    session = ProofSession(Slow(graph), "theorem t : R := by sorry")
+    res = run_search(session, _uniform(graph), SearchConfig(num_simulations=100, max_lean_calls=None, num_tactics=8,
+                                                            widen_tactics=8, leaves_per_round=4, max_seconds=0.6))
+    assert res.stop_reason == "time"
+    # round 1 (the root, 8 calls) takes 0.4 s; in round 2 the first leaf's 8 calls pass the limit, and
+    # no other leaf starts (checked between rounds only, round 2 ran all 4 leaves: 40 calls)
+    assert session.stats.lean_calls <= 16
+
+
+def test_a_server_failure_on_a_nodes_last_tactic_does_not_leave_it_dead():
+    class FailsOnce(GraphLean):
+        failed = False
+
+        def apply_tactic(self, state, tactic, timeout_ms=1000):
+            if tactic == "a" and not self.failed:
+                self.failed = True
+                return TacticResult(tactic, Outcome.SERVER_FAILURE, (), "HTTP 503")
+            return super().apply_tactic(state, tactic, timeout_ms)
+
+    graph = {"R": {"a": []}}
+    res = run_search(ProofSession(FailsOnce(graph), "theorem t : R := by sorry"), _uniform(graph),
+                     SearchConfig(num_simulations=10, max_lean_calls=None, max_tactics=1))
+    assert res.stop_reason == "solved" and res.verified
+
+
+def test_non_finite_priors_and_values_are_made_safe():
+    graph = {"R": {"x": ["D"], "y": ["D2"], "good": []}}
+    table = TableEval({"⊢ R": ([("x", float("nan")), ("y", float("inf")), ("good", -0.1)], float("nan")),
+                       "⊢ D": ([], float("nan")), "⊢ D2": ([], 7.0)})
+    res = run_search(ProofSession(GraphLean(graph), "theorem t : R := by sorry"), table,
+                     SearchConfig(num_simulations=10, max_lean_calls=None, leaves_per_round=1))
+    assert res.verified
+    root = res.tree.root
+    assert all(-1e3 <= lp <= 0.0 for lp in root.logp)  # finite, and at most log 1
+    assert all(0.0 <= n.value_sum <= n.visits for n in res.tree.table.values())
+
+
+def test_a_chain_deeper_than_the_recursion_limit_ends_the_search_cleanly():
+    import sys
+
+    n = 400  # deeper than the limit below (Python's default of 1000 would take ~1100 steps: slow)
+    graph = {f"S{i}": {"a": [f"S{i + 1}"]} for i in range(n)}
+    graph[f"S{n}"] = {"a": []}
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(__import__("inspect").stack()) + 300)
+    try:
+        res = run_search(ProofSession(GraphLean(graph), "theorem t : S0 := by sorry"), _uniform(graph),
+                         SearchConfig(num_simulations=n + 5, max_lean_calls=None, num_tactics=1, max_tactics=1,
+                                      leaves_per_round=1))
+    finally:
+        sys.setrecursionlimit(limit)
+    # solved (status travels up the chain without recursion), but its proof is built recursively
+    assert res.solved and not res.verified and "too deep" in res.verify_error

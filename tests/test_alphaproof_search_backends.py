@@ -139,12 +139,13 @@ class _Listed:
 
 
 @pytest.mark.parametrize("budget, attempts", [
+    # (max_lean_calls keeps one call for a proof's final check: tactics get budget - 1)
     # the batch of 4 is charged whole (4 calls), though `constructor` never reached Lean: it came after
-    # the raise; so at budget 4 nothing is retried
-    (4, ["left", "right", "boom"]),
+    # the raise; so at budget 5 nothing is retried
+    (5, ["left", "right", "boom"]),
     # the retries, one tactic at a time, are charged too and stop where max_lean_calls does
-    (6, ["left", "right", "boom", "left", "right"]),
-    (8, ["left", "right", "boom", "left", "right", "boom", "constructor"]),
+    (7, ["left", "right", "boom", "left", "right"]),
+    (9, ["left", "right", "boom", "left", "right", "boom", "constructor"]),
 ])
 def test_a_raising_backend_does_not_overspend_the_lean_budget(budget, attempts):
     """A batch that raised is retried one tactic at a time, but never past max_lean_calls."""
@@ -170,7 +171,7 @@ def test_a_raising_backend_does_not_overspend_the_lean_budget(budget, attempts):
     assert result.stop_reason == "lean_calls" and not result.solved
     # what really reached the backend (raising calls included) never exceeds what was charged,
     # and what was charged never exceeds the budget
-    assert len(process.attempts) <= result.lean_calls == session.stats.lean_calls == budget
+    assert len(process.attempts) <= result.lean_calls == session.stats.lean_calls == budget - 1
     assert process.attempts == attempts
 
 
@@ -180,7 +181,8 @@ def test_a_budget_cut_is_not_a_dead_end():
 
     session = ProofSession(LocalProcess(factorized=True), "theorem t (p q : Prop) (hp : p) : p := by sorry")
     result = run_search(session, _Listed(["left", "right", "exact hq", "exact hp"]),
-                        SearchConfig(num_simulations=10, num_tactics=4, max_tactics=4, max_lean_calls=2))
+                        SearchConfig(num_simulations=10, num_tactics=4, max_tactics=4, max_lean_calls=3))
+    # (one of the 3 calls is kept for a proof's final check)
     assert result.lean_calls == 2 and result.stop_reason == "lean_calls" and not result.tree.root.dead
 
 

@@ -19,7 +19,10 @@ Statistics of a node's edges live in numpy arrays (``N``, ``W``, virtual
 visits ``VL``, log-priors ``logp``, ``alive``) so that PUCT is one vectorised
 expression per node. Identical goal texts share one node (transposition
 table), which makes the tree a DAG; an edge leading back to the node itself or
-to an ancestor is refused, which keeps it acyclic (see ``integrate``).
+to an unsolved ancestor is refused, which keeps the unsolved part acyclic (see
+``integrate``). An edge to a solved node is always kept: it cannot close a loop
+that matters, since a solved node is never entered again and steps only grow
+along a path.
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ from leangym.soundness import normalise_tactic
 @dataclass(frozen=True)
 class SearchConfig:
     num_simulations: int = 256  # per theorem; one simulation = one leaf evaluated and its tactics tried
-    max_lean_calls: int | None = 2048  # per theorem (the session's own Budget applies as well)
+    max_lean_calls: int | None = 2048  # per theorem, the final check included (the session's own Budget applies too)
     max_seconds: float | None = None  # per theorem, wall clock
     num_tactics: int = 8  # tactics tried at a new leaf (the policy's k most probable)
     widen_tactics: int = 8  # new tactics tried each time a node is widened (see new_tactics)
@@ -179,7 +182,7 @@ class SearchTree:
             # are one tactic, tried once, and a proof records the text that Lean checked
             t = normalise_tactic(tactic)
             if t and t not in node.tried and (node.text, t) not in self.failed and all(t != f for f, _ in fresh):
-                fresh.append((t, lp))
+                fresh.append((t, _finite_log_prior(lp)))
         fresh = fresh[: leaf.k - len(node.tried)]
         node.empty_evaluations = 0 if fresh else node.empty_evaluations + 1
         if (node.empty_evaluations >= self.config.max_empty_evaluations
@@ -197,14 +200,17 @@ class SearchTree:
         edges = []
         for (tactic, logp), res in zip(sent, results):
             if res.outcome is Outcome.SERVER_FAILURE:
-                continue  # transient: the tactic may be proposed and sent again later
+                # transient: the tactic may be proposed and sent again later, so it does not count
+                # towards the node's max_tactics (one failed answer must not leave the node dead)
+                node.exhausted = node.exhausted and len(node.tried) >= self.config.max_tactics
+                continue
             node.tried.add(tactic)
             if res.outcome in (Outcome.REJECTED, Outcome.TIMEOUT):
                 self.failed.add((node.text, tactic))
                 continue
             texts = [s.text for s in res.states]  # .text is rendered on every access
-            if any(t in ancestors for t in texts):
-                # Back to this state or an ancestor: no progress, and would close a cycle.
+            if any(t in ancestors and self.table[t].steps is None for t in texts):
+                # Back to this state or an unsolved ancestor: no progress, and would close a cycle.
                 self.failed.add((node.text, tactic))
                 self.useless += 1
                 continue
@@ -213,7 +219,8 @@ class SearchTree:
         _refresh(node)
         if node.steps is not None:
             return GAMMA ** node.steps
-        return 0.0 if node.dead else float(evaluation.value)
+        value = float(evaluation.value)  # the policy's guess, kept to [0, 1] (NaN: nothing known)
+        return 0.0 if node.dead or not math.isfinite(value) else min(max(value, 0.0), 1.0)
 
     def add_edges(self, node: Node, edges: list[tuple[str, float, tuple[Node, ...]]]) -> None:
         """Append (tactic, log-prior, branches) edges: existing edges, statistics and subtrees stay."""
@@ -324,19 +331,32 @@ def _best_edge(node: Node) -> int:
 
 
 def _refresh(node: Node) -> None:
-    """Recompute ``node``'s solved / dead status from its edges and pass changes to its parents."""
-    node.alive = np.array([not any(k.dead for k in kids) for kids in node.children], bool)
-    best = min((s for kids in node.children if (s := _edge_steps(kids)) is not None), default=None)
-    if best is not None and (node.steps is None or best < node.steps):
-        node.steps = best
-    elif node.steps is None and not node.dead and node.exhausted and not node.alive.any() and not node.pending:
-        # (not while pending: the node's own new tactics are still on their way to Lean, and
-        # `exhausted` was set when they were chosen; its integrate() refreshes it with them)
-        node.dead = True
-    else:
-        return
-    for parent, _ in node.parents:
-        _refresh(parent)
+    """Recompute ``node``'s solved / dead status from its edges and pass changes to its ancestors.
+
+    A worklist, not recursion: a change may travel up a chain of any length.
+    """
+    work = [node]
+    while work:
+        node = work.pop()
+        node.alive = np.array([not any(k.dead for k in kids) for kids in node.children], bool)
+        best = min((s for kids in node.children if (s := _edge_steps(kids)) is not None), default=None)
+        if best is not None and (node.steps is None or best < node.steps):
+            node.steps = best
+        elif node.steps is None and not node.dead and node.exhausted and not node.alive.any() and not node.pending:
+            # (not while pending: the node's own new tactics are still on their way to Lean, and
+            # `exhausted` was set when they were chosen; its integrate() refreshes it with them)
+            node.dead = True
+        else:
+            continue
+        work.extend(parent for parent, _ in node.parents)
+
+
+def _finite_log_prior(logp: float) -> float:
+    """A policy's log-prior made safe for PUCT: NaN or -inf -> a very unlikely tactic, +inf -> certain."""
+    logp = float(logp)
+    if math.isnan(logp) or logp == -math.inf:
+        return -1e3
+    return min(logp, 0.0)
 
 
 def _ancestor_texts(node: Node) -> set[str]:

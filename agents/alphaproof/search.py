@@ -110,13 +110,22 @@ class _Search:
         return self.session.stats.lean_calls - self.calls_at_start
 
     def calls_left(self) -> int | None:
-        """Lean calls tactics may still use. The session's budget (a hard cap: the harness's) keeps one
-        call for the final check of a proof, which costs one; ``max_lean_calls`` counts tactics only."""
+        """Lean calls tactics may still use. Both budgets, the session's (a hard cap: the harness's)
+        and ``max_lean_calls``, keep one call for the final check of a proof, which costs one."""
         session_left = self.session.remaining_calls()
         caps = [c for c in (None if session_left is None else session_left - 1,
                             None if self.config.max_lean_calls is None
-                            else self.config.max_lean_calls - self.lean_calls) if c is not None]
+                            else self.config.max_lean_calls - 1 - self.lean_calls) if c is not None]
         return max(0, min(caps)) if caps else None
+
+    def out_of_time(self) -> str | None:
+        """``"deadline"`` (the caller's) or ``"time"`` (``max_seconds``) once passed, else None."""
+        now = time.monotonic()
+        if self.deadline is not None and now >= self.deadline:
+            return "deadline"
+        if self.config.max_seconds is not None and now - self.started > self.config.max_seconds:
+            return "time"
+        return None
 
     def stop(self, reason: str) -> None:
         if self.stop_reason is None:
@@ -130,13 +139,13 @@ class _Search:
             self.stop(self.server_gone)
         elif root.dead:
             self.stop("exhausted")
-        elif self.deadline is not None and time.monotonic() >= self.deadline:
+        elif self.out_of_time() == "deadline":
             self.stop("deadline")
         elif self.simulations >= cfg.num_simulations:
             self.stop("simulations")
         elif self.calls_left() == 0:
             self.stop("lean_calls")
-        elif cfg.max_seconds is not None and time.monotonic() - self.started > cfg.max_seconds:
+        elif self.out_of_time():
             self.stop("time")
 
     def select_leaves(self) -> list[Leaf]:
@@ -156,7 +165,8 @@ class _Search:
         """
         out = []
         for leaf, tactics in jobs:
-            if self.cancelled or self.server_gone:
+            # time is checked per leaf too: one round's Lean work must not run far past a time limit
+            if self.cancelled or self.server_gone or self.out_of_time():
                 out.append(([], None))
                 continue
             left = self.calls_left()
@@ -203,12 +213,14 @@ class _Search:
         tree, proof, verified, error = self.tree, None, False, None
         checked_at = time.monotonic()
         if tree.root.steps is not None:
-            proof_tree = tree.proof()
-            proof = assemble(proof_tree)
             try:
+                proof_tree = tree.proof()
+                proof = assemble(proof_tree)
                 check = self.session.verify(proof_tree)  # one Lean call of the session's budget
             except BudgetExhausted as e:  # the root was solved with the budget's last call
                 error = f"no Lean call left for the final check ({e}); the proof was not checked"
+            except RecursionError:  # proofs are built recursively: one of ~1000 nested steps is too deep
+                error = f"a proof of {tree.root.steps} nested steps is too deep to assemble; it was not checked"
             else:
                 verified, error = check.ok, check.error
                 if check.server_failure:  # no verdict on the proof: a search the server cut short
@@ -239,10 +251,14 @@ def search_round(searches: list[_Search], evaluator: Evaluator, pool: DaemonPool
     Returns the number of simulations completed.
     """
     picked = [(s, leaf) for s in searches for leaf in s.select_leaves()]
-    assert picked, "an active search always has a leaf: nothing is pending between rounds"
+    if not picked:
+        raise RuntimeError("no leaf selected in an active search: nothing should be pending between rounds")
     # each leaf asks for its own k: one widened node must not make every state of the batch sample more
-    evals: list[Evaluation] = evaluator.evaluate([leaf.node.text for _, leaf in picked],
-                                                 [leaf.k for _, leaf in picked])
+    evals: list[Evaluation] = list(evaluator.evaluate([leaf.node.text for _, leaf in picked],
+                                                      [leaf.k for _, leaf in picked]))
+    if len(evals) != len(picked):  # a leaf left unanswered would keep its virtual loss for ever
+        raise ValueError(f"the evaluator returned {len(evals)} evaluations for {len(picked)} states: "
+                         "it must return one per state, in order")
     jobs: dict[_Search, list] = {}
     for (s, leaf), ev in zip(picked, evals):
         jobs.setdefault(s, []).append((leaf, s.tree.new_tactics(leaf, ev)))
@@ -252,7 +268,7 @@ def search_round(searches: list[_Search], evaluator: Evaluator, pool: DaemonPool
         sent, results = next(answer_of[s])
         if results is None:  # out of Lean calls or time, or no server: drop the simulation, the search ends
             s.tree.abandon(leaf)
-            s.stop(s.server_gone or ("time" if s.calls_left() != 0 else "lean_calls"))
+            s.stop(s.server_gone or s.out_of_time() or ("time" if s.calls_left() != 0 else "lean_calls"))
             continue
         value = s.tree.integrate(leaf, ev, sent, results)
         s.tree.backup(leaf, value)
