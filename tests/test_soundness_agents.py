@@ -254,3 +254,28 @@ def test_a_prover_cannot_edit_the_task_s_extra_fields():
     task = Task(Theorem("theorem t (p : Prop) (hp : p) : p := by sorry", extra={"category": "algebra"}), 0)
     result = run_attempt(Recategorise(), LocalProcess(), task, Budget(max_lean_calls=5), clean_process=LocalProcess)
     assert result.category == "algebra" and task.theorem.extra == {"category": "algebra"}
+
+
+# Round six: what an agent might rebind on the env itself.
+ENV_SWAPS = {
+    # a session of a true statement: the walk ran `omega` on the decoy's goal, and the reward's check
+    # checked the decoy's theorem while info["theorem"] showed the false one
+    "session": lambda: __import__("leangym.session", fromlist=["ProofSession"]).ProofSession(
+        LocalProcess(), "theorem t (a : ℕ) : a + 1 = 1 + a := by sorry"),
+    # a process that answers every check with "no errors, no axioms"
+    "process": lambda: __import__("leangym.envs.counted", fromlist=["CountedProcess"]).CountedProcess(LocalProcess()),
+    "policy": lambda: SoundnessPolicy(check_axioms=False, banned=()),
+    "theorem": lambda: Theorem("theorem t (a : ℕ) : a + 1 = 1 + a := by sorry"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENV_SWAPS))
+def test_what_the_env_s_reward_rests_on_cannot_be_rebound(name):
+    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (a : ℕ) : a + 1 = a := by sorry",
+                   process_factory=LocalProcess)
+    env.reset(seed=0)
+    with pytest.raises(AttributeError):
+        setattr(env.unwrapped, name, ENV_SWAPS[name]())
+    _, reward, _, _, info = env.step("omega")
+    assert reward == 0.0 and info["outcome"] == "rejected"
+    env.close()

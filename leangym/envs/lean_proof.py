@@ -208,7 +208,7 @@ class LeanProofEnv(gym.Env[str, str]):
         policy = policy or SoundnessPolicy()
         if allowed_axioms is not None:
             policy = dataclasses.replace(policy, allowed_axioms=frozenset(allowed_axioms))
-        self.policy = policy
+        self._policy = policy
         self.budget = budget
         self.render_mode = render_mode
         self.max_text_length = int(max_text_length)
@@ -222,11 +222,11 @@ class LeanProofEnv(gym.Env[str, str]):
         self._lease_episodes = 0  # episodes started on the current lease
         self._checked_at = 0  # see _changed
         self.reset_attempts = max(1, int(reset_attempts))
-        self.process: CountedProcess | None = None  # the lease, as agents may reach it
+        self._process: CountedProcess | None = None  # the lease, as agents may reach it
         self._process_broken = False
         self._identity: ServerIdentity | None = None
-        self.session: ProofSession | None = None
-        self.theorem: Theorem | None = None
+        self._session: ProofSession | None = None
+        self._theorem: Theorem | None = None
         self._walk: LinearWalk | None = None
         self._states: tuple[ProofState, ...] = ()
         self._goals: tuple[Goal, ...] = ()
@@ -236,6 +236,28 @@ class LeanProofEnv(gym.Env[str, str]):
         self._last: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ public views
+    # Read-only: the final check runs on the env's own lease, with the episode's session, so an agent
+    # must not swap either (a session of an easier theorem, a process that answers "no errors").
+    @property
+    def session(self) -> ProofSession | None:
+        """The episode's :class:`~leangym.session.ProofSession` (search API next to ``step``)."""
+        return self._session
+
+    @property
+    def process(self) -> CountedProcess | None:
+        """The current lease, as agents may reach it (every command on it is counted)."""
+        return self._process
+
+    @property
+    def theorem(self) -> Theorem | None:
+        """The episode's theorem (None before the first reset, or after a reset that failed)."""
+        return self._theorem
+
+    @property
+    def policy(self) -> SoundnessPolicy:
+        """The soundness policy of every episode (sessions keep their own copies)."""
+        return self._policy
+
     @property
     def states(self) -> tuple[ProofState, ...]:
         """The open branches, in Lean's goal order; ``step`` acts on the first."""
@@ -267,23 +289,23 @@ class LeanProofEnv(gym.Env[str, str]):
 
     # ------------------------------------------------------------------ leases
     def _lease(self) -> LeanProcess:
-        if self.process is not None and self._process_broken:
+        if self._process is not None and self._process_broken:
             self._release()
-        if self.process is None:
-            self.process = CountedProcess(self._process_factory())
+        if self._process is None:
+            self._process = CountedProcess(self._process_factory())
             self._checked_at = 0  # its count of changes when the env last knew what was on it
             self._lease_episodes = 0
             self._process_broken = False
             self._identity = None
-        return self.process
+        return self._process
 
     def _changed(self) -> bool:
         """Whether anything but the env's own sessions and checks sent a command or a proof start to
         the current lease since the env last did (see :mod:`leangym.envs.counted`)."""
-        return self.process is not None and self.process.changes != self._checked_at
+        return self._process is not None and self._process.changes != self._checked_at
 
     def _release(self) -> None:
-        process, self.process, self.session = self.process, None, None
+        process, self._process, self._session = self._process, None, None
         if process is not None:
             with contextlib.suppress(Exception):
                 process.close()
@@ -292,13 +314,13 @@ class LeanProofEnv(gym.Env[str, str]):
         # asked again while the generation is unknown: a client learns it from tactic replies
         if self._identity is None or self._identity.generation == "unknown":
             try:
-                self._identity = self.process.identity()
+                self._identity = self._process.identity()
             except ServerError:
                 return ServerIdentity(self.server_url or "local")
         return self._identity
 
     def _start(self, theorem: Theorem) -> ProofSession:
-        kw = dict(policy=self.policy, timeout_ms=self.tactic_timeout_ms, budget=self.budget)
+        kw = dict(policy=self._policy, timeout_ms=self.tactic_timeout_ms, budget=self.budget)
         # a lease that ran commands the env did not send goes back (rolled back by the server) however
         # that episode ended: what they declared would stay for this one
         if self._changed() or self.fresh_process or self._lease_episodes >= self.episodes_per_lease or (
@@ -308,7 +330,7 @@ class LeanProofEnv(gym.Env[str, str]):
             try:
                 session = ProofSession(self._lease(), theorem, **kw)
                 self._lease_episodes += 1
-                self._checked_at = self.process.changes  # the session's own proof start
+                self._checked_at = self._process.changes  # the session's own proof start
                 return session
             except (ServerUnavailable, NoProcessAvailable, ServerTimeout):
                 raise  # nothing a retry can mend soon (a hung server would hang again); the message says what to do
@@ -341,7 +363,7 @@ class LeanProofEnv(gym.Env[str, str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
         # the old episode ends here, whatever happens next: a reset that raises (a bad option, a
         # statement Lean rejects, a server that is down) leaves no episode to step, not the old one
-        self.session, self._done, self.theorem = None, True, None
+        self._session, self._done, self._theorem = None, True, None
         self._set_open(None)
         options = dict(options or {})
         unknown = sorted(map(str, set(options) - set(self.RESET_OPTIONS)))
@@ -349,9 +371,9 @@ class LeanProofEnv(gym.Env[str, str]):
             raise ValueError(f"unknown reset option(s) {', '.join(unknown)}; known: {', '.join(self.RESET_OPTIONS)}")
         super().reset(seed=seed)
         theorem = self._draw_theorem(options)
-        self.session = self._start(theorem)
-        self.theorem = theorem
-        self._set_open(LinearWalk(self.session.root))
+        self._session = self._start(theorem)
+        self._theorem = theorem
+        self._set_open(LinearWalk(self._session.root))
         self._steps, self._done = 0, False
         info = self._info("reset")
         self._last = {"outcome": "reset"}
@@ -360,8 +382,8 @@ class LeanProofEnv(gym.Env[str, str]):
         return self._obs(), info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
-        if self.session is None or self._done:
-            raise RuntimeError("LeanProofEnv: call reset() first" if self.session is None
+        if self._session is None or self._done:
+            raise RuntimeError("LeanProofEnv: call reset() first" if self._session is None
                                else "LeanProofEnv: the episode is over; call reset()")
         if not isinstance(action, str):  # e.g. a Discrete index or bytes: str() would send "5" to Lean
             raise TypeError(f"LeanProofEnv: an action is a tactic string, got {type(action).__name__} {action!r}")
@@ -370,7 +392,7 @@ class LeanProofEnv(gym.Env[str, str]):
         reward, terminated, truncated, extra = float(self.reward_step), False, False, {"tactic": tactic}
         walk = self._walk
         try:
-            result = self.session.apply(walk.current, tactic)
+            result = self._session.apply(walk.current, tactic)
         except BudgetExhausted as e:
             outcome, truncated, extra["error"] = "budget", True, str(e)
         else:
@@ -400,7 +422,7 @@ class LeanProofEnv(gym.Env[str, str]):
     def _finish(self, extra: dict[str, Any]) -> tuple[str, bool, bool, float]:
         """Every goal is closed: re-check the whole proof. -> (outcome, terminated, truncated, reward bonus)."""
         tree = self._walk.tree()
-        session = self.session
+        session = self._session
         if self._changed():
             # A command the env did not send may have changed this process (declared a lemma the proof
             # cites, redefined a tactic or `#print axioms`): the process goes back to the server, which
@@ -412,10 +434,10 @@ class LeanProofEnv(gym.Env[str, str]):
                 extra.update(verified=False, error=f"server failure: no clean process for the final check: {e}")
                 return Outcome.SERVER_FAILURE.value, False, True, 0.0
             finally:
-                self.session = session  # the episode's record (its states died with the process)
+                self._session = session  # the episode's record (its states died with the process)
             self._lease_episodes = 1  # the check declares the header there too
-        check = session._check(tree, process=self.process)  # the reward's check: not the agent's spending
-        self._checked_at = self.process.changes
+        check = session._check(tree, process=self._process)  # the reward's check: not the agent's spending
+        self._checked_at = self._process.changes
         extra.update(verified=check.ok, proof_script=assemble(tree), axioms=check.axioms)
         if check.ok:
             extra["proof"] = check.source
@@ -435,7 +457,7 @@ class LeanProofEnv(gym.Env[str, str]):
             "outcome": outcome,
             "goals": self._goals,
             "states": self.states,
-            "theorem": self.theorem,
+            "theorem": self._theorem,
             "steps": self._steps,
             "server": self._server_identity(),
             **self._episode_info(),
@@ -446,13 +468,13 @@ class LeanProofEnv(gym.Env[str, str]):
         if self.render_mode is None:
             gym.logger.warn("LeanProofEnv.render() called without a render_mode (use 'ansi' or 'human')")
             return None
-        name = self.theorem.name if self.theorem else "-"
+        name = self._theorem.name if self._theorem else "-"
         lines = [f"[{name}] step {self._steps}: {self._last.get('outcome', 'not started')}"]
         if self._last.get("tactic") is not None:
             lines.append(f"tactic: {self._last['tactic']}")
         if self._last.get("error"):
             lines.append(f"error: {self._last['error']}")
-        lines.append(self._obs() if self.session is not None else "(no proof started)")
+        lines.append(self._obs() if self._session is not None else "(no proof started)")
         text = "\n".join(lines) + "\n"
         if self.render_mode == "human":
             print(text)
