@@ -326,6 +326,7 @@ def test_unknown_reset_options_and_a_failed_reset_leave_no_old_episode():
     env.close()
 
 
+@pytest.mark.filterwarnings("ignore:.*render_mode='rgb_array'")  # gym.make's warning before the env refuses it
 def test_sb3_make_vec_env_with_the_menu_wrapper():
     # stable-baselines3's make_vec_env asks for render_mode="rgb_array" and falls back on a TypeError
     from stable_baselines3.common.env_util import make_vec_env
