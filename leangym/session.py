@@ -22,6 +22,7 @@ The session's ``theorem`` and ``policy`` are read-only and handed out as copies.
 from __future__ import annotations
 
 import copy
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -87,7 +88,11 @@ class ProofSession:
         self._budget = budget or Budget()
         self._stats = SessionStats()
         self._started_at = time.monotonic()
-        self.root: ProofState = process.start_proof(self._theorem.source_with_sorry)
+        # Started under a name of its own, as the final check is (soundness.py): a process may keep what
+        # earlier commands declared (LeanTree's do, proof starts included), so a second start of `t` on
+        # one lease, or a theorem the environment has already (from Mathlib), would be "already declared".
+        started = self._theorem.renamed(self._theorem.check_name(f"_leangym_{secrets.token_hex(6)}"))
+        self.root: ProofState = process.start_proof(started.source_with_sorry)
 
     @property
     def theorem(self) -> Theorem:

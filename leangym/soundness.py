@@ -23,8 +23,9 @@ command words cannot be complete for every Mathlib version (``#`` commands are c
 their name); a command word it lacks, glued after a finished proof, would still reach Lean.
 
 The check declares the theorem under a name of its own: its name plus a random
-suffix (``t`` is checked as ``t_leangym_3fa9…``). A process may keep what
-earlier commands declared (the protocol does not say it forgets them), and a
+suffix (``t`` is checked as ``t_leangym_3fa9…``; a proof start, ``ProofSession``, does
+the same). A process may keep what earlier commands declared (the protocol does
+not say it forgets them, and LeanTree's processes do keep it), and a
 proof must not cite an earlier check of its own theorem, or of another one:
 those names are unguessable. The same statement can be checked again on the
 same process without Lean answering "already declared", and so can a theorem

@@ -289,7 +289,9 @@ def run_tasks(tasks: Sequence[Task], make_prover: Callable[[], Prover], lease: C
                 r = run_attempt(w.prover, w.process, task, config.budget, run_seed=config.run_seed,
                                 timeout_ms=config.timeout_ms, clean_process=w.renew, grace_s=config.grace_s,
                                 on_abandon=w.abandon)
-                if r.status == "infra_error":  # the process may be dead: lease a fresh one
+                # the process may be dead: lease a fresh one; and a header that declares something stays
+                # declared on the process (as LeanTree's keep it), so the next start there would fail
+                if r.status == "infra_error" or task.theorem.header_declares:
                     w.drop_process()
                 _after(r)
         except BaseException as e:  # noqa: BLE001 - the harness failed, not the prover: stop, and say so

@@ -440,3 +440,22 @@ def test_results_files_survive_odd_text_and_odd_runs(tmp_path: Path) -> None:
     path.write_text('{"type": "header"}\n["not", "a", "row"]\n{"type": "result"}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"r\.jsonl:2: expected a JSON object"):
         read_results(path)
+
+
+def test_attempts_on_one_process_start_again_however_the_header_and_name() -> None:
+    # A proof start declares the statement and its header on the process (as LeanTree's do): a second
+    # attempt on the worker's process was "Lean rejected the statement: already declared", never retried
+    from leangym.sim.local import LocalProcess
+
+    class Fails:
+        def prove(self, theorem, session, budget):
+            session.apply(session.root, "exact nonsense")
+            return None
+
+    theorems = [Theorem("theorem t (P : Prop) (h : P) : P := by sorry"),
+                Theorem("theorem u (q : Prop) (hq : q) : q := by sorry",
+                        header="theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n")]
+    out: list[AttemptResult] = []
+    assert run_tasks([Task(t, a) for t in theorems for a in range(2)], Fails, LocalProcess,
+                     RunConfig(Budget(max_lean_calls=5)), out.append)
+    assert [(r.theorem, r.status) for r in out] == [("t", "failed"), ("t", "failed"), ("u", "failed"), ("u", "failed")]

@@ -395,3 +395,33 @@ def test_a_header_with_declarations_is_proved_again_and_again():
         rewards.append(env.step("exact helper q hq")[1])
     assert rewards == [1.0, 1.0, 1.0]
     env.close()
+
+
+@BOTH
+def test_the_same_theorem_again_and_again_on_one_lease(sim_server, factorized):
+    # A proof start declares its statement on the process (LeanTree's REPL runs each command in the
+    # environment the last one left, and so does the simulator): starting `t_and` again on the kept
+    # lease was Lean's "'t_and' has already been declared", every second reset
+    srv = sim_server(factorized=factorized)
+    env = make(srv)
+    rewards = []
+    for seed in range(3):
+        env.reset(seed=seed)
+        rewards.append(env.step("exact ⟨hp, hq⟩")[1])
+        assert used(srv) == 1  # one lease all along
+    assert rewards == [1.0, 1.0, 1.0]
+    env.close()
+
+
+def test_a_header_with_declarations_is_rewarded_over_a_server(sim_server):
+    # the start declared the header on the lease already: the check, which declares it again, runs on a clean one
+    srv = sim_server()
+    thm = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
+                  header="theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n")
+    env = make(srv, theorem=thm)
+    for seed in range(2):
+        env.reset(seed=seed)
+        _, reward, _, _, info = env.step("exact helper q hq")
+        assert (reward, info["outcome"]) == (1.0, "proved"), info.get("error")
+    env.close()
+    assert used(srv) == 0

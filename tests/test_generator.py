@@ -283,6 +283,7 @@ def test_kernel_prints_statements_as_the_generator_does(kernel_sample):
     """The root goal's target and hypothesis types, as the kernel pretty-prints them, are the statement's text."""
     proc = SimProcess()
     for t in kernel_sample:
+        proc.reset()  # a proof start declares the statement, as Lean's REPL does (names repeat here)
         root = parse_start(0, proc.proof_from_sorry(t.theorem.header + t.formal_statement))
         (goal,) = root.goals
         head = t.formal_statement[: -len(" := by sorry")]
@@ -338,6 +339,7 @@ def test_kernel_steps_through_reference_proofs(factorized, kernel_sample):
     proc = SimProcess(factorized=factorized)
     failures = []
     for t in kernel_sample:
+        proc.reset()  # a proof start declares the statement, as Lean's REPL does (names repeat here)
         err = _step_through(proc, t)
         if err:
             failures.append((t.formal_statement, t.proof, err))

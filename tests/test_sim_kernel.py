@@ -3,6 +3,7 @@ process API. (Whole commands, axioms, check_proof, statements: test_sim_kernel_c
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -23,6 +24,9 @@ class Session:
         self.p = SimProcess(factorized=factorized)
 
     def start(self, stmt: str) -> int:
+        # a proof start declares its statement on the process, as LeanTree's does: a name of its own each time
+        self.starts = getattr(self, "starts", 0) + 1
+        stmt = re.sub(r"^(theorem|lemma) (\w+)", lambda m: f"{m[1]} {m[2]}_{self.starts}", stmt, count=1, flags=re.M)
         r = self.p.proof_from_sorry(stmt)
         assert "value" in r, r
         return r["value"]["proof_state_id"]
@@ -300,8 +304,8 @@ def test_local_process():
     assert isinstance(r.elapsed_s, float) and 0 < r.elapsed_s <= t1 - t0, (r.elapsed_s, t1 - t0)
     rs = lp.apply_tactics(st, ["exact ⟨hp, hq⟩", "exact hp", "repeat skip"], timeout_ms=50)
     assert [x.outcome for x in rs] == [Outcome.PROVED, Outcome.REJECTED, Outcome.TIMEOUT]
-    cr = lp.run_command("theorem t (p : Prop) : p → p := fun h => h\n#print axioms t")
-    assert not cr.errors and cr.messages[-1].text == "'t' does not depend on any axioms"
+    cr = lp.run_command("theorem t2 (p : Prop) : p → p := fun h => h\n#print axioms t2")  # (the start declared t)
+    assert not cr.errors and cr.messages[-1].text == "'t2' does not depend on any axioms"
     ident = lp.identity()
     assert ident.url == "inprocess://leangym.sim" and ident.generation == "single-branch"
     assert LocalProcess(factorized=True).identity().generation == "factorized"
@@ -339,7 +343,13 @@ def test_tactics_see_the_header_but_not_the_theorem_itself():
     root = p.proof_from_sorry(src)["value"]["proof_state_id"]
     assert p.try_apply_tactic(root, "exact helper q hq")["value"] == [{"proof_state_id": 1, "goals": []}]
     assert "unknown identifier 'uses'" in p.try_apply_tactic(root, "exact uses q hq")["error"]
-    assert "helper" not in p.kernel.env  # proof_from_sorry declares nothing on the process
+    # the start declared both on the process, as LeanTree's REPL does (each command runs in the
+    # environment the last one left); `uses` with its sorry, which #print axioms would show
+    assert {"helper", "uses"} <= set(p.kernel.env)
+    assert "already been declared" in p.proof_from_sorry(src)["error"]
+    kept = dict(p.kernel.env)
+    assert "error" in p.proof_from_sorry("theorem other (p : Prop) : p := by exact nonsense")
+    assert p.kernel.env == kept  # a start Lean rejects declares nothing
 
 
 # --------------------------------------------------------------------------- scoped tactic forms

@@ -306,6 +306,7 @@ def test_failure_messages():
     p = SimProcess()
 
     def err(stmt, tactic):
+        p.reset()  # a start declares `t` on the process, as LeanTree's does
         root = p.proof_from_sorry(stmt)["value"]["proof_state_id"]
         reply = p.try_apply_tactic(root, tactic)
         assert "error" in reply, reply

@@ -161,9 +161,10 @@ class LeanProofEnv(gym.Env[str, str]):
         episodes_per_lease: otherwise, how many episodes one lease serves before it is given
             back (the server rolls it back) and a fresh one leased: a Lean process keeps every
             proof state and checked proof until it is returned, so a kept lease would grow
-            without bound over a long run. A theorem whose header declares something gets a
-            fresh lease at every reset: its final check declares the header again, which Lean
-            refuses on a process that has it already.
+            without bound over a long run. A proof start declares its statement (under a name of
+            its own) and header on the process, as LeanTree's keep what they ran: so a theorem whose
+            header declares something gets a fresh lease at every reset, and its final check runs on
+            another clean one (Lean refuses to declare the header again where it is).
         reset_attempts: how often ``reset`` tries to start the proof when the server fails
             (HTTP 5xx, a dropped connection, a dead process), each time on a new lease, before
             it raises. A server nobody answers at, no free process, and a statement Lean
@@ -423,10 +424,12 @@ class LeanProofEnv(gym.Env[str, str]):
         """Every goal is closed: re-check the whole proof. -> (outcome, terminated, truncated, reward bonus)."""
         tree = self._walk.tree()
         session = self._session
-        if self._changed():
+        if self._changed() or self._theorem.header_declares:
             # A command the env did not send may have changed this process (declared a lemma the proof
             # cites, redefined a tactic or `#print axioms`): the process goes back to the server, which
-            # rolls it back, and the proof is checked on a clean lease.
+            # rolls it back, and the proof is checked on a clean lease. So is a proof of a theorem whose
+            # header declares something: the proof start declared it here already (as LeanTree's
+            # processes keep what they ran), and the check declares it again.
             self._release()
             try:
                 self._lease()

@@ -78,18 +78,26 @@ class SimProcess:
 
     def proof_from_sorry(self, theorem_with_sorry: str) -> dict:
         """``/proof_from_sorry``: the goal at the first ``sorry`` of the statement."""
+        # Declared, as by LeanTree's REPL (each command runs in the environment the last one left):
+        # the statement (with its sorry) and its header stay on the process until it is returned.
+        # A start that Lean rejects leaves the environment as it was (LeanTree raises before
+        # taking the new one).
+        kept = dict(self.kernel.env)
         try:
-            messages, sorries = self.kernel.run_command(theorem_with_sorry, declare=False)
+            messages, sorries = self.kernel.run_command(theorem_with_sorry)
             errors = [m for m in messages if m["severity"] == "error"]
             if errors:
+                self.kernel.env = kept
                 return {"error": "\n".join(f"{m['pos']['line']}:{m['pos']['column']}: {m['data']}" for m in errors)}
             if not sorries:
                 return {"error": "No sorries found in theorem"}
             goal, _, env = sorries[0]  # (the header's declarations are in env: its tactics may cite them)
             goals = [goal.to_json()]
         except RecursionError:
+            self.kernel.env = kept
             return {"error": "maximum recursion depth has been reached"}
         except Exception as e:  # a kernel bug rejects the theorem (HTTP 200), never fails the server (500)
+            self.kernel.env = kept
             return {"error": f"(sim) internal error: {type(e).__name__}: {e}"}
         return {"value": {"proof_state_id": self._register((goal,), env), "goals": goals}}
 
