@@ -433,3 +433,56 @@ def test_a_server_failure_names_its_cause(hung):
         assert client.try_apply_tactic(pid, 0, "split").cause == "ServerTimeout"
         srv.stop()
         assert client.try_apply_tactic(pid, 0, "split").cause == "ServerUnavailable"
+
+
+def test_lean_errors_a_server_reports_as_http_500_are_a_failed_command():
+    from leangym.backends.types import reported_lean_errors
+
+    errors = [{"severity": "error", "pos": {"line": 2, "column": 2}, "data": "unknown identifier 'foo'"}]
+    r = reported_lean_errors("REPL returned error messages: " + json.dumps(errors))
+    assert [(m.text, m.line) for m in r.errors] == [("unknown identifier 'foo'", 2)]
+    for text in ("REPL process 3 died", "REPL returned error messages: not json",
+                 "REPL returned error messages: " + json.dumps([{"severity": "warning", "data": "x"}]),
+                 "REPL returned error messages: {}"):
+        assert reported_lean_errors(text) is None  # no verdict: stays a server failure
+
+
+def test_the_final_check_over_a_server_that_answers_lean_errors_with_http_500(sim_server, monkeypatch):
+    """LeanTree's server answers a /command that Lean reported errors on with HTTP 500 "REPL returned error
+    messages: [...]": a wrong proof is a failed check, not a server failure (which the benchmark counts as
+    an infra error, retried on every resume, and the env as a truncation)."""
+    from leangym.backends.leantree import HttpLease
+    from leangym.session import Budget
+    from leangym.soundness import SoundnessPolicy, verify
+    from leangym.theorem import Theorem
+    from scripts.bench_run import Task, run_attempt
+
+    original = LeanTreeClient._request
+
+    def leantree_like(self, method, path, payload=None, **kw):
+        body = original(self, method, path, payload, **kw)
+        if path.endswith("/command"):
+            errors = [m for m in body.get("messages", []) if m.get("severity") == "error"]
+            if errors:
+                text = "REPL returned error messages: " + json.dumps(errors)
+                raise HttpStatusError(f"answered HTTP 500: {text}", 500, text)
+        return body
+
+    monkeypatch.setattr(LeanTreeClient, "_request", leantree_like)
+    srv = sim_server()
+    thm = Theorem("theorem u (p : Prop) (hp : p) : p := by sorry")
+    with LeanTreeClient(srv.url) as client:
+        lease = HttpLease(client, client.get_process())
+        r = lease.run_command("theorem v (p : Prop) : p := by exact nonsense")
+        assert r.errors and "nonsense" in r.errors[0].text
+        verdict = verify(lease, thm, "exact nonsense", SoundnessPolicy())
+        assert not verdict.ok and not verdict.server_failure and "nonsense" in verdict.error
+        assert verify(lease, thm, "exact hp", SoundnessPolicy()).ok  # (a good proof still passes)
+
+        class Wrong:
+            def prove(self, theorem, session, budget):
+                return "exact nonsense"
+
+        result = run_attempt(Wrong(), lease, Task(thm, 0), Budget(max_lean_calls=4))
+        assert result.status == "failed" and "nonsense" in result.verify_error
+        lease.close()

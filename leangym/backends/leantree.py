@@ -76,6 +76,7 @@ from leangym.backends.types import (
     parse_proof_state,
     parse_start,
     parse_tactic_reply,
+    reported_lean_errors,
 )
 
 __all__ = [
@@ -244,8 +245,16 @@ class LeanTreeClient:
 
     def command(self, pid: int, source: str) -> CommandResult:
         """Run a whole Lean command in the process (``/command``); not retried."""
-        return parse_command(self._request("POST", f"/process/{int(pid)}/command", {"command": source},
-                                           retry=False))
+        try:
+            payload = self._request("POST", f"/process/{int(pid)}/command", {"command": source}, retry=False)
+        except HttpStatusError as e:
+            # LeanTree's server answers a command Lean reported errors on with HTTP 500 (see
+            # reported_lean_errors): a failed command, so a wrong proof is "check failed", not a failure
+            reported = reported_lean_errors(e.error) if e.status >= 500 else None
+            if reported is None:
+                raise
+            return reported
+        return parse_command(payload)
 
     def proof_from_sorry(self, pid: int, theorem: str) -> ProofState:
         """Root proof state of ``theorem ... := by sorry``; :class:`LeanError` if Lean rejects it."""

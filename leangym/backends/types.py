@@ -8,6 +8,7 @@ simulated backend, so both produce exactly the same values.
 from __future__ import annotations
 
 import enum
+import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence
 
@@ -235,17 +236,44 @@ def parse_command(payload: Any) -> CommandResult:
     raw_messages, sorries = payload.get("messages") or [], payload.get("sorries") or []
     _require(isinstance(raw_messages, list), "a message list", payload)
     _require(isinstance(sorries, list), "a list of sorries", payload)
+    msgs = _messages(raw_messages)
+    if "error" in payload:  # an error next to a result still fails the command
+        msgs.append(ReplMessage("error", str(payload["error"])))
+    return CommandResult(tuple(msgs), len(sorries), env)
+
+
+def _messages(raw: list) -> list[ReplMessage]:
     msgs = []
-    for m in raw_messages:
+    for m in raw:
         _require(isinstance(m, Mapping), "a message object", m)
         pos = m.get("pos") or {}
         _require(isinstance(pos, Mapping), "a position object", m)
         # a position that is not a number counts as none (a message of the whole command)
         msgs.append(ReplMessage(str(m.get("severity", "error")), str(m.get("data", "")),
                                 _position(pos.get("line")), _position(pos.get("column"))))
-    if "error" in payload:  # an error next to a result still fails the command
-        msgs.append(ReplMessage("error", str(payload["error"])))
-    return CommandResult(tuple(msgs), len(sorries), env)
+    return msgs
+
+
+LEAN_ERRORS_TEXT = "REPL returned error messages: "  # LeanTree's text for errors Lean reported
+
+
+def reported_lean_errors(error: str) -> CommandResult | None:
+    """A server's error text that carries Lean's own error messages, as a failed command; else None.
+
+    LeanTree's server answers a ``/command`` that Lean reported errors on with HTTP 500 and
+    ``REPL returned error messages: [...]`` (the messages as JSON), not with the REPL's response:
+    that is Lean's verdict on the command, not a server failure. Only a text that holds at least
+    one error message counts; anything else stays a failure (no verdict).
+    """
+    if not error.startswith(LEAN_ERRORS_TEXT):
+        return None
+    try:
+        raw = json.loads(error[len(LEAN_ERRORS_TEXT):])
+        msgs = _messages(raw) if isinstance(raw, list) else []
+    except (ValueError, RecursionError, ServerError):
+        return None
+    result = CommandResult(tuple(msgs))
+    return result if result.errors else None
 
 
 # --------------------------------------------------------------------------- the backend seam
