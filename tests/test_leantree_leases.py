@@ -60,9 +60,9 @@ def test_blocking_get_timeout_raises_no_process(sim_server):
     srv = sim_server(process_factory=scripted, max_processes=1)
     client = LeanTreeClient(srv.url)
     with client.lease():
-        with pytest.raises(NoProcessAvailable):
+        with pytest.raises(NoProcessAvailable, match="became free within 0.2 s"):
             client.get_process(blocking=True, timeout=0.2)
-        with pytest.raises(NoProcessAvailable):
+        with pytest.raises(NoProcessAvailable, match=r"was free \(non-blocking request\)"):  # nothing waited
             client.lease(blocking=False)
     with client.lease() as again:  # the first lease was returned by the with block
         assert again.process_id > 0

@@ -229,9 +229,8 @@ class LeanTreeClient:
             raise ServerError(f"malformed server reply: expected {{'process_id': ...}}, got {str(body)[:200]!r}")
         pid = body["process_id"]
         if pid is None:
-            raise NoProcessAvailable(
-                f"no Lean process of {self.url} became free within {timeout:g} s "
-                f"({'blocking' if blocking else 'non-blocking'}); return leases or raise --max-processes")
+            waited = f"became free within {timeout:g} s" if blocking else "was free (non-blocking request)"
+            raise NoProcessAvailable(f"no Lean process of {self.url} {waited}; return leases or raise --max-processes")
         if not isinstance(pid, int) or isinstance(pid, bool):
             raise ServerError(f"malformed server reply: process_id {pid!r}")
         return pid
