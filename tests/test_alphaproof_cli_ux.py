@@ -13,6 +13,7 @@ from agents.alphaproof import checkpoint
 from agents.alphaproof import prove as prove_mod
 from agents.alphaproof import sft as sft_mod
 from agents.alphaproof import train as train_mod
+from agents.alphaproof import train_args
 from agents.alphaproof.theorem_source import HeldOut, TheoremFileSource
 from leangym.cli import run_cli
 
@@ -88,9 +89,9 @@ def test_an_older_checkpoint_without_its_logdir_logs_to_the_default_and_says_so(
     capsys.readouterr()
     train_mod.main([*TINY, "--iterations", "2", "--no-progress", "--resume", str(ck)])
     notes = [line for line in capsys.readouterr().err.splitlines() if "does not record where its run logged" in line]
-    assert len(notes) == 1 and train_mod.DEFAULT_LOGDIR in notes[0] and "--logdir" in notes[0]
+    assert len(notes) == 1 and train_args.DEFAULT_LOGDIR in notes[0] and "--logdir" in notes[0]
     assert _iteration(ck) == 2  # the checkpoint still goes on where it lives
-    assert _events(elsewhere / train_mod.DEFAULT_LOGDIR) == 1 and _events(tb) == 1
+    assert _events(elsewhere / train_args.DEFAULT_LOGDIR) == 1 and _events(tb) == 1
 
 
 def test_the_interrupt_message_has_its_own_line_and_its_advice_works(tmp_path, monkeypatch, capsys):
@@ -174,7 +175,7 @@ def test_prove_and_sft_help_show_defaults(capsys):
 
 
 def test_every_train_flag_has_help():
-    bare = [a.option_strings for a in train_mod.build_parser()._actions if not (a.help or "").strip()]
+    bare = [a.option_strings for a in train_args.build_parser()._actions if not (a.help or "").strip()]
     assert bare == []
 
 

@@ -300,3 +300,37 @@ def test_a_solve_rate_drops_searches_that_met_server_failures_solved_or_not():
     out = {"tasks": tasks, "results": [result(True, 2), result(False, 2), result(True, 0), result(False, 0), None]}
     assert verdicts(out) == [("solved, failures", True), ("solved", True), ("unsolved", False), ("crashed", False)]
     assert verdicts(out, for_rate=True) == [("solved", True), ("unsolved", False), ("crashed", False)]
+
+
+def test_a_batch_cut_by_the_run_s_time_limit_gives_no_solve_rate_and_no_curriculum_verdicts():
+    """The searches that finished before --max-minutes ran out are the quick solves: a rate over them alone
+    read 0.85-1.0 in runs that solved 0.06-0.5 otherwise (long-run audit), and fed the curriculum the same."""
+    from agents.alphaproof.actors import search_stats, verdicts
+    from agents.alphaproof.curriculum import Curriculum
+    from agents.alphaproof.replay import ReplayBuffer
+    from agents.alphaproof.search import SearchResult
+    from agents.alphaproof.theorem_source import Task
+    from leangym.theorem import Theorem
+
+    def result(verified, stop):
+        return SearchResult(theorem="t", solved=verified, verified=verified, proof=None, simulations=4,
+                            lean_calls=8, wall_s=0.1, stop_reason=stop, targets=[], server_failures=0)
+
+    tasks = [Task(Theorem(f"theorem t{i} (p : Prop) (hp : p) : p := by sorry"), f"k{i}", 1) for i in range(3)]
+    cut = {"tasks": tasks, "results": [result(True, "solved"), result(False, "deadline"), result(False, "deadline")],
+           "sessions": [], "crashed": 0, "failed_starts": 0}
+    assert verdicts(cut, for_rate=True) == [] and "solve_rate" not in search_stats(cut)
+    curriculum = Curriculum([1])
+    train_mod.absorb(cut, curriculum, ReplayBuffer(100), train_mod.Args())
+    assert curriculum.level_counts[1] == [0.0, 0.0] and not curriculum.theorems
+    whole = {**cut, "results": [result(True, "solved"), result(False, "lean_calls"), result(False, "simulations")]}
+    assert search_stats(whole)["solve_rate"] == 1 / 3
+    train_mod.absorb(whole, curriculum, ReplayBuffer(100), train_mod.Args())
+    assert curriculum.level_counts[1][0] > 0
+
+
+def test_a_checkpoint_keeps_the_latest_iteration_records(tmp_path, monkeypatch):
+    monkeypatch.setattr(train_mod, "HISTORY_KEPT", 2)
+    out = train_mod.train(tiny_args(tmp_path, "h", iterations=3))
+    assert [r["iteration"] for r in out["history"]] == [2, 3]
+    assert all(r["iteration_seconds"] > 0 for r in out["history"])

@@ -37,7 +37,7 @@ from leangym.daemon_pool import DaemonPool
 from leangym.session import Budget, ProofSession
 
 if TYPE_CHECKING:
-    from agents.alphaproof.train import Args
+    from agents.alphaproof.train_args import Args
 
 
 # ============================================================================ processes and sessions
@@ -256,10 +256,18 @@ def verdicts(out: dict[str, Any], *, for_rate: bool = False) -> list[tuple[Task,
 
     ``for_rate``: the verdicts a solve rate is computed from. There a search that met server
     failures counts for nothing even when solved: dropping only the unsolved ones would raise
-    the rate on a flaky server.
+    the rate on a flaky server. For the same reason a batch that the run's time limit cut short
+    gives no rate at all: the searches that had finished by then are the quick solves.
     """
+    if for_rate and cut_by_deadline(out):
+        return []
     return [(t, r is not None and r.verified) for t, r in zip(out["tasks"], out["results"])
             if r is None or (gives_verdict(r) and not (for_rate and r.server_failures))]
+
+
+def cut_by_deadline(out: dict[str, Any]) -> bool:
+    """Whether the run's time limit (``--max-minutes``) stopped searches of this batch."""
+    return any(r is not None and r.stop_reason == "deadline" for r in out["results"])
 
 
 def server_lost(out: dict[str, Any]) -> bool:

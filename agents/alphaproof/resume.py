@@ -25,7 +25,7 @@ from agents.alphaproof.sft import make_optimizer
 from agents.alphaproof.theorem_source import HeldOut
 
 if TYPE_CHECKING:
-    from agents.alphaproof.train import Args
+    from agents.alphaproof.train_args import Args
 
 # What a resumed run takes from its checkpoint whatever the command line says (its network is the
 # checkpoint's), and what only changes how the run goes on from here.

@@ -40,12 +40,10 @@ again after a wait (1 s, 2 s, 4 s ... 60 s) until the server is back or
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import random
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -53,58 +51,22 @@ import numpy as np
 import torch
 
 from agents.alphaproof import checkpoint, cli_checks
-from agents.alphaproof.resume import (DEFAULT_CHECKPOINT_DIR, DEFAULT_LOGDIR, checkpoint_dir_of, held_out_of,
-                                      interrupted_message, logdir_of, refuse_to_overwrite, restore, save_checkpoint,
-                                      say_if_split_differs, say_where_the_run_goes_on)
-from agents.alphaproof.actors import (Backoff, describe, evaluate, process_factory, run_searches, search_stats,
-                                      server_lost, server_warning)
+from agents.alphaproof.resume import (checkpoint_dir_of, held_out_of, interrupted_message, logdir_of,
+                                      refuse_to_overwrite, restore, save_checkpoint, say_if_split_differs,
+                                      say_where_the_run_goes_on)
+from agents.alphaproof.actors import (Backoff, cut_by_deadline, describe, evaluate, process_factory, run_searches,
+                                      search_stats, server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
-from agents.alphaproof.model import SIZES
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.search import SearchResult, gives_verdict
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.theorem_source import make_source
+from agents.alphaproof.train_args import Args, parse_args
 from leangym.cli import run_cli
 
 
-@dataclass
-class Args:
-    env: str = "PropLogic-v0"  # PropLogic-v0: in-process simulator; LeanProof-v0: a LeanTree server
-    server: str | None = None  # LeanTree URL (implies LeanProof-v0)
-    theorems: str | None = None  # JSONL of theorems (default: the PropLogic generator)
-    actors: int = 16  # concurrent searches per iteration
-    iterations: int = 30
-    sims: int = 32  # MCTS simulations per theorem
-    lean_calls: int = 96  # Lean-call budget per theorem
-    time_per_theorem: float | None = None  # seconds per theorem (None: unlimited; keeps runs deterministic)
-    read_timeout: float = 120.0  # seconds to wait for a server's answer; a search whose call waits longer stops
-    num_tactics: int = 4  # tactics asked of the policy per new node
-    model_size: str = "tiny"
-    max_tactic_tokens: int = 24  # decoding cap: PropLogic tactics are <= 15 tokens; raise it for real Lean (48+)
-    factorized: bool = True  # simulator: one branch per goal, so AND nodes split into independent subgoals
-    batch_size: int = 16
-    lr: float = 1e-3
-    learn_steps: int = 8  # gradient steps per iteration
-    warmup_steps: int = 200  # supervised steps on reference proofs before self-play
-    warmup_lr: float = 2e-3  # peak of the warm start's warmup + cosine schedule
-    warmup_theorems: int = 1500  # reference proofs generated for the warm start
-    sft_mix: float = 0.25  # fraction of each RL batch drawn from the reference-proof rows
-    replay_size: int = 20_000
-    min_unsolved_visits: int = 2  # an unsolved node needs this many visits to count as "not provable"
-    eval_every: int = 5
-    eval_size: int = 40  # held-out theorems per evaluation
-    # None: the resumed run's (so --resume DIR goes on where the run lives), else runs/ and checkpoints/alphaproof
-    # (resume.logdir_of, checkpoint_dir_of); "": none
-    logdir: str | None = None
-    checkpoint_dir: str | None = None
-    resume: str | None = None  # DIR: a run's --checkpoint-dir (its latest.pt), or a checkpoint file
-    overwrite: bool = False  # start afresh even where --checkpoint-dir holds another run's latest.pt
-    seed: int = 0
-    device: str = "cpu"
-    threads: int = 0  # torch CPU threads; 0 keeps torch's default (1 is often fastest for tiny models on few cores)
-    max_minutes: float | None = None  # stop after this long, warm start included (then evaluate and save): see _HELP
-    progress: bool = True  # tqdm bars
+HISTORY_KEPT = 5000  # per-iteration records a checkpoint keeps (the latest)
 
 
 # ============================================================================ training rows
@@ -221,10 +183,13 @@ def warm_start(net: PolicyValueNet, sft_rows: list, args: Args, deadline: float 
 def absorb(out: dict[str, Any], curriculum: Curriculum, replay: ReplayBuffer, args: Args) -> int:
     """Curriculum verdicts and replay rows from one batch of searches; returns the rows added."""
     new_rows = 0
+    # a batch the run's time limit cut short: its finished searches are the quick solves, which
+    # would raise their levels' rates (the proofs still teach the net)
+    judge = not cut_by_deadline(out)
     for task, result in zip(out["tasks"], out["results"]):
         if result is None:
             continue
-        if gives_verdict(result):  # cut short, or unsolved after server failures: no failure
+        if judge and gives_verdict(result):  # cut short, or unsolved after server failures: no failure
             curriculum.record(task.key, task.level, result.verified)
         new_rows += replay.add(rows_from_result(result, args.min_unsolved_visits))
     return new_rows
@@ -347,7 +312,7 @@ def train(args: Args) -> dict[str, Any]:
                    total=args.iterations if args.max_minutes is None else None, postfix=time_left() or None)
         backoff, tasks, down = Backoff(), None, None
         while progress["iteration"] < args.iterations and not out_of_time():
-            step = progress["iteration"] + 1
+            step, iteration_started = progress["iteration"] + 1, time.monotonic()
             # after an outage the same theorems again: the run draws nothing for an iteration that did not count
             tasks = tasks or [source.sample(curriculum.sample_level(rng), rng, curriculum) for _ in range(args.actors)]
             out = run_searches(tasks, net, new_process, args, deadline=deadline)
@@ -375,8 +340,9 @@ def train(args: Args) -> dict[str, Any]:
             stats = search_stats(out)
             progress["iteration"] = step
             record = {"iteration": step, **stats, **losses, "replay_size": float(len(replay)),
-                      "new_rows": float(new_rows)}
-            progress["history"].append(record)
+                      "new_rows": float(new_rows), "iteration_seconds": time.monotonic() - iteration_started}
+            # the latest records only (TensorBoard has them all): a checkpoint must not grow with the run
+            progress["history"] = [*progress["history"][-(HISTORY_KEPT - 1):], record]
             log("train", {k: v for k, v in record.items() if k != "iteration"}, step)
             log("curriculum", curriculum.summary(), step)
             # no solve rate for an iteration without a verdict (every search cut short by the time limit)
@@ -408,77 +374,6 @@ def train(args: Args) -> dict[str, Any]:
 
 
 # ============================================================================ CLI
-_CHOICES = {"env": ("PropLogic-v0", "LeanProof-v0"), "model_size": tuple(SIZES)}
-# Every flag's help (the Args comments, for the user); the formatter appends the default where there is one.
-_HELP = {
-    "env": "PropLogic-v0: the in-process simulator; LeanProof-v0: a LeanTree server (--server)",
-    "server": "LeanTree URL (implies --env LeanProof-v0) (default: none)",
-    "theorems": "JSONL file of theorems to train and evaluate on (default: the PropLogic generator's)",
-    "actors": "concurrent proof searches per iteration (on a server: one Lean process each)",
-    "iterations": "self-play iterations in all (a resumed run counts the earlier ones)",
-    "sims": "MCTS simulations per theorem",
-    "lean_calls": "Lean-call budget per theorem",
-    "time_per_theorem": "seconds per theorem (default: unlimited, which keeps runs deterministic)",
-    "read_timeout": "seconds to wait for a server's answer; a search whose call waits longer stops",
-    "num_tactics": "tactics asked of the policy per new node",
-    "model_size": "size of the policy/value transformer",
-    "max_tactic_tokens": "decoding cap per tactic: PropLogic tactics are at most 15 tokens; raise it for real "
-                         "Lean (48+)",
-    "factorized": "simulator: one branch per goal, so AND nodes split into independent subgoals",
-    "batch_size": "rows per gradient step",
-    "lr": "learning rate of the self-play learner (Adam)",
-    "learn_steps": "gradient steps per iteration",
-    "warmup_steps": "supervised steps on reference proofs before self-play (0: no warm start)",
-    "warmup_lr": "peak learning rate of the warm start (linear warmup, then cosine decay)",
-    "warmup_theorems": "reference proofs generated for the warm start",
-    "sft_mix": "fraction of each learner batch drawn from the reference-proof rows",
-    "replay_size": "replay buffer capacity in rows (the newest are kept)",
-    "min_unsolved_visits": "visits an unsolved node needs to be labelled 'not provable within budget'",
-    "eval_every": "evaluate on the held-out theorems every this many iterations, and at the end (0: never)",
-    "eval_size": "held-out theorems per evaluation (a --theorems file without split \"test\" rows holds out at "
-                 "most half its statements)",
-    "logdir": f"TensorBoard directory ('': none) (default: with --resume the resumed run's, else {DEFAULT_LOGDIR})",
-    "checkpoint_dir": ("where the run saves latest.pt ('': nowhere) (default: with --resume the resumed "
-                       f"checkpoint's directory, else {DEFAULT_CHECKPOINT_DIR})"),
-    "resume": ("continue a run: DIR is its --checkpoint-dir (the latest.pt in it) or a checkpoint file; "
-               "the run goes on exactly from the checkpoint, up to --iterations in all, with the "
-               "checkpoint's held-out theorems, saving and logging where that run did (default: a new run)"),
-    "overwrite": "start afresh even where --checkpoint-dir holds another run's latest.pt",
-    "seed": "seeds the network, the theorems drawn and the held-out split",
-    "device": cli_checks.DEVICES,
-    "threads": "torch CPU threads (0: torch's default; 1 is often fastest for tiny models on few cores)",
-    "max_minutes": ("stop training after this many minutes, warm start included; the final held-out "
-                    "evaluation (--eval-size searches) and the save come after the limit, so the run takes "
-                    "that much longer (default: no limit). The iteration (or warm start) under way is cut short "
-                    "and then counted, learned from and saved: --resume continues exactly from the checkpoint; "
-                    "a run stopped by --max-minutes ends with a shorter last iteration, so it is not the same "
-                    "as one run without the limit"),
-    "progress": "progress bars (tqdm)",
-}
-_METAVAR = {"resume": "DIR"}
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m agents.alphaproof.train", description=__doc__.split("\n\n")[0],
-                                formatter_class=cli_checks.HelpFormatter)
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default
-        if isinstance(default, bool):
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=_HELP[f.name])
-        else:
-            kind = {int: int, float: float}.get(type(default), str)
-            if f.name in ("time_per_theorem", "max_minutes"):
-                kind = float
-            p.add_argument(flag, type=kind, default=default, choices=_CHOICES.get(f.name),
-                           metavar=_METAVAR.get(f.name), help=_HELP[f.name])
-    return p
-
-
-def parse_args(argv: Sequence[str] | None = None) -> Args:
-    return Args(**vars(build_parser().parse_args(argv)))
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     if args.threads > 0:
