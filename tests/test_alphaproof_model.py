@@ -466,3 +466,19 @@ def test_rows_from_reference_proofs():
         {"state": "⊢ p", "tactic": "done", "steps_to_go": 1},  # the branch the tactic runs on
         {"state": "⊢ q", "tactic": "done", "steps_to_go": 1},
     ]
+
+
+@pytest.mark.parametrize("setting, value", [("temperature", 0.0), ("temperature", -1.0), ("max_tactic_tokens", 0),
+                                            ("max_tactic_tokens", 509), ("oversample", 1.5), ("oversample", 0)])
+def test_settings_that_would_fail_every_evaluation_are_refused_at_once(setting, value):
+    with pytest.raises(ValueError, match=setting):
+        PolicyValueNet.create("tiny", seed=0, **{setting: value})
+
+
+def test_draw_from_a_row_of_zeros_stays_a_token():
+    from agents.alphaproof.policy import draw
+
+    weights = torch.zeros(3, 70)  # V not a multiple of the block: padding beyond index 69
+    weights[1, 5] = 1.0
+    out = draw(weights)
+    assert out[1] == 5 and int(out.max()) < 70

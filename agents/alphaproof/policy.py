@@ -74,7 +74,8 @@ def draw(weights: torch.Tensor, rows: torch.Tensor | None = None, block: int = 3
     rest = (u - (cdf.gather(1, b) - sums.gather(1, b))).clamp(min=0.0)
     rest = torch.minimum(rest, inner[:, -1:] * (1.0 - 1e-6))  # rounding must not run past the block
     j = torch.searchsorted(inner, rest, right=True).clamp(max=block - 1)
-    return (b * block + j).squeeze(1)
+    # (a row of zeros, which only underflow can make, would point into the padding: keep it a token)
+    return (b * block + j).squeeze(1).clamp(max=V - 1)
 
 
 class PolicyValueNet:
@@ -83,6 +84,16 @@ class PolicyValueNet:
                  value_weight: float = 1.0) -> None:
         if model.cfg.vocab_size < tokenizer.vocab_size:
             raise ValueError(f"model vocab {model.cfg.vocab_size} < tokenizer vocab {tokenizer.vocab_size}")
+        # settings that would fail every evaluate() are refused here, naming the setting
+        if isinstance(max_tactic_tokens, bool) or not isinstance(max_tactic_tokens, int) or not (
+                1 <= max_tactic_tokens <= model.cfg.max_seq_len - 4):
+            raise ValueError(f"max_tactic_tokens must be a whole number in 1..{model.cfg.max_seq_len - 4} "
+                             f"(the model's max_seq_len {model.cfg.max_seq_len} leaves room for the prompt), "
+                             f"got {max_tactic_tokens!r}")
+        if isinstance(oversample, bool) or not isinstance(oversample, int) or oversample < 1:
+            raise ValueError(f"oversample must be a whole number >= 1, got {oversample!r}")
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0 (sampling; greedy() gives the argmax), got {temperature!r}")
         self.model = model.to(device)
         self.tok = tokenizer
         self.device = torch.device(device)
@@ -157,7 +168,8 @@ class PolicyValueNet:
         ``keep[b]``: the caller keeps only prompt b's ``keep[b]`` most probable distinct
         finished tactics. Once it has that many, a row whose log-prob is already below
         the last of them leaves too: log-probs only fall, so nothing it could still
-        finish would be kept. This changes no result and ends most decodes at half the
+        finish would be kept. This changes no result's distribution (the random draws that follow
+        shift, so one seed's sample may differ) and ends most decodes at half the
         steps (the last steps would only run a few rambling samples to the cap).
 
         Returns (tokens (F, L), log-probs (F,), prompt row (F,), finished (F,), texts),
