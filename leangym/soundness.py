@@ -187,6 +187,15 @@ def _command_word(code: str) -> str | None:
 
 @dataclass(frozen=True)
 class SoundnessPolicy:
+    """What tactics may reach Lean, and what a final check accepts.
+
+    ``check_axioms=False`` trusts Lean's "declaration uses 'sorry'" warning alone, which Lean gives
+    only for a ``sorry`` written in the checked declaration itself: a proof that cites a declaration
+    proved by ``sorry`` (a process keeps what earlier commands and proof starts declared, as
+    LeanTree's do) is then accepted. Only ``#print axioms`` sees through that: keep it on unless
+    every check runs on a process that has declared nothing else.
+    """
+
     banned: tuple[str, ...] = DEFAULT_BANNED
     reject_commands: bool = True
     allowed_axioms: frozenset[str] = DEFAULT_AXIOMS
