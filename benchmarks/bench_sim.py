@@ -29,7 +29,7 @@ def replay(process, theorems, seconds: float, label: str) -> tuple[float, float]
     with tqdm(desc=label, unit="step", mininterval=0.5) as bar:
         while time.perf_counter() - start < seconds:
             for t in theorems:
-                state = process.start_proof(t.theorem.source_with_sorry)
+                state = process.start_proof(t.theorem.start_source())  # (a process keeps what it started)
                 tic = time.perf_counter()
                 for tactic in t.proof:
                     result = process.apply_tactic(state, tactic)

@@ -22,7 +22,7 @@ The session's ``theorem`` and ``policy`` are read-only and handed out as copies.
 from __future__ import annotations
 
 import copy
-import secrets
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -88,11 +88,9 @@ class ProofSession:
         self._budget = budget or Budget()
         self._stats = SessionStats()
         self._started_at = time.monotonic()
-        # Started under a name of its own, as the final check is (soundness.py): a process may keep what
-        # earlier commands declared (LeanTree's do, proof starts included), so a second start of `t` on
-        # one lease, or a theorem the environment has already (from Mathlib), would be "already declared".
-        started = self._theorem.renamed(self._theorem.check_name(f"_leangym_{secrets.token_hex(6)}"))
-        self.root: ProofState = process.start_proof(started.source_with_sorry)
+        # under a name of its own (Theorem.start_source): a second start of `t` on a process that kept
+        # the first (LeanTree's keep what they ran) would be "already declared"
+        self.root: ProofState = process.start_proof(self._theorem.start_source())
 
     @property
     def theorem(self) -> Theorem:
@@ -190,7 +188,19 @@ class ProofSession:
     def _check(self, proof: ProofTree | str | Sequence[str], process: LeanProcess | None = None) -> Verification:
         """The judge's check (the env's reward), not the prover's spending: not charged. ``process``:
         check there instead of on the session's own."""
-        return verify(self._lean if process is None else process, self._theorem, script_of(proof), self._policy)
+        script = script_of(proof)
+        if process is not None:
+            return verify(process, self._theorem, script, self._policy)
+        result = verify(self._lean, self._theorem, script, self._policy)
+        if not result.ok and self._theorem.header_declares and "has already been declared" in (result.error or ""):
+            # This process kept what the proof start declared (LeanTree's processes keep what they ran):
+            # the header's declarations are here already, exactly as the start sent them (Lean refuses
+            # a name twice, so nothing else can have taken them since). Check without declaring them
+            # again; the proof's own lines cannot declare anything (commands are refused).
+            bare = dataclasses.replace(self._theorem, header="")
+            result = dataclasses.replace(verify(self._lean, bare, script, self._policy),
+                                         source=self._theorem.source_with_proof(script))
+        return result
 
 
 class MeteredProcess:

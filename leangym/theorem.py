@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -325,8 +326,16 @@ class Theorem:
 
     @property
     def source_with_sorry(self) -> str:
-        """What ``proof_from_sorry`` gets: preamble + statement."""
+        """Preamble + statement, as written."""
         return f"{self.preamble}{self.formal_statement}"
+
+    def start_source(self) -> str:
+        """What a proof start (``proof_from_sorry``) sends: the preamble and the statement under a fresh
+        name of its own (``t_leangym_<random>``), as the final check does (``soundness``). A process may
+        keep what it ran (LeanTree's do), so the theorem's own name may be taken there already: by an
+        earlier start of it, or by the environment (a theorem from Mathlib). A header that declares
+        something still needs a process that has not declared it (``header_declares``)."""
+        return self.renamed(self.check_name(f"_leangym_{secrets.token_hex(6)}")).source_with_sorry
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> "Theorem":

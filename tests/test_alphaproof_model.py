@@ -456,7 +456,9 @@ class _FakeProcess:
 
 def test_rows_from_reference_proofs():
     from types import SimpleNamespace as NS
-    theorem = NS(source_with_sorry="theorem t : p ∧ q := by sorry")
+
+    from leangym.theorem import Theorem
+    theorem = Theorem("theorem t (p q : Prop) : p ∧ q := by sorry")
     good = NS(theorem=theorem, proof=("split", "done", "done"))
     bad = NS(theorem=theorem, proof=("split", "nonsense"))
     unfinished = NS(theorem=theorem, proof=("split", "done"))

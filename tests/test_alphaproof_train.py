@@ -375,3 +375,20 @@ def test_prove_cli_runs_as_a_module(tmp_path):
     assert proc.stdout == "", proc.stdout
     assert re.fullmatch(r"-- no proof found \(2 simulations, 0 Lean calls, \d+\.\ds, stopped by: simulations\)",
                         proc.stderr.splitlines()[-1]), proc.stderr
+
+
+def test_reference_rows_from_theorems_sharing_a_declaring_header_and_repeated_names():
+    # a kernel keeps what a proof start declared, as Lean does: the header's `helper` and the statement's
+    # name must not make the second theorem "already declared"
+    from agents.alphaproof.sft import rows_from_reference_proofs
+    from leangym.sim.generator import PropTheorem
+    from leangym.theorem import Theorem
+
+    header = "theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n"
+    same = [PropTheorem(Theorem(f"theorem u{i} (q : Prop) (hq : q) : q := by sorry", header=header),
+                        ("exact helper q hq",), 1, 1) for i in range(2)]
+    assert len(rows_from_reference_proofs(same)) == 2
+    twice = [PropTheorem(Theorem("theorem t (p : Prop) (hp : p) : p := by sorry"), ("exact hp",), 1, 1)] * 2
+    from leangym.sim.local import LocalProcess
+
+    assert len(rows_from_reference_proofs(twice, LocalProcess())) == 2  # one process, the same name twice

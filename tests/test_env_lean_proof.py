@@ -425,3 +425,27 @@ def test_a_header_with_declarations_is_rewarded_over_a_server(sim_server):
         assert (reward, info["outcome"]) == (1.0, "proved"), info.get("error")
     env.close()
     assert used(srv) == 0
+
+
+@BOTH
+def test_a_session_s_own_check_of_a_header_declaring_theorem(sim_server, factorized):
+    # the proof start declared the header on the session's process already (as LeanTree's processes keep
+    # what they ran): the session's own check (a prover's verify, the search's final check) must not fail
+    # on declaring it again
+    from agents.alphaproof.search import SearchConfig, run_search
+    from agents.alphaproof.interfaces import Evaluation, per_state
+
+    thm = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
+                  header="open Nat\ntheorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n")
+    srv = sim_server(factorized=factorized)
+    with leangym.open_session(thm, server=srv.url) as s:
+        v = s.verify("exact helper q hq")
+        assert v.ok and v.source.startswith("open Nat\ntheorem helper")  # the whole proof, header included
+        assert not s.verify("exact hq_nonsense").ok
+
+    class Proposes:
+        def evaluate(self, states, k):
+            return [Evaluation(("exact helper q hq",)[:n], (0.0,)[:n], 0.5) for n in per_state(k, len(states))]
+
+    r = run_search(ProofSession(LocalProcess(factorized=factorized), thm), Proposes(), SearchConfig(num_simulations=4))
+    assert r.solved and r.verified, r.verify_error

@@ -341,3 +341,15 @@ def test_sb3_make_vec_env_with_the_menu_wrapper():
         assert obs.shape[0] == 2
     finally:
         envs.close()
+
+
+def test_a_seeded_reset_that_fails_before_seeding_leaves_the_stream_alone():
+    def run(bad_reset):
+        env = PropLogicEnv()
+        env.reset(seed=1)
+        if bad_reset:
+            with pytest.raises(ValueError, match="unknown reset option"):
+                env.reset(seed=2, options={"indx": 0})
+        return [env.reset()[1]["theorem"].formal_statement for _ in range(3)]
+
+    assert run(True) == run(False)

@@ -266,6 +266,8 @@ ENV_SWAPS = {
     "process": lambda: __import__("leangym.envs.counted", fromlist=["CountedProcess"]).CountedProcess(LocalProcess()),
     "policy": lambda: SoundnessPolicy(check_axioms=False, banned=()),
     "theorem": lambda: Theorem("theorem t (a : ℕ) : a + 1 = 1 + a := by sorry"),
+    "reward_step": lambda: 1.0,  # pays for any step, proof or not
+    "reward_rejected": lambda: 1.0,
 }
 
 

@@ -74,7 +74,8 @@ def draw(weights: torch.Tensor, rows: torch.Tensor | None = None, block: int = 3
     rest = (u - (cdf.gather(1, b) - sums.gather(1, b))).clamp(min=0.0)
     rest = torch.minimum(rest, inner[:, -1:] * (1.0 - 1e-6))  # rounding must not run past the block
     j = torch.searchsorted(inner, rest, right=True).clamp(max=block - 1)
-    # (a row of zeros, which only underflow can make, would point into the padding: keep it a token)
+    # (a row of zeros, which only underflow can make, would point into the padding: the last token
+    # instead, an arbitrary but real one)
     return (b * block + j).squeeze(1).clamp(max=V - 1)
 
 

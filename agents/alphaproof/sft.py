@@ -114,17 +114,20 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None) -> li
     independent goals, an AND node is as far from a proof as its hardest child),
     not the tactics left in the whole script. A proof that fails to replay
     contributes no rows: a row must describe a state the kernel really produced.
+
+    ``process``: where to replay them all; by default a fresh in-process kernel for each (a kernel
+    keeps what a proof start declared, as Lean does: two theorems sharing a header that declares
+    something could not both start on one).
     """
-    if process is None:
-        from leangym.sim.local import LocalProcess  # the in-process kernel
-        process = LocalProcess(factorized=True)
+    from leangym.sim.local import LocalProcess  # the in-process kernel
+
     rows: list[Row] = []
     for pt in prop_theorems:
         proof = pt.proof
         tactics = [t.strip() for t in (proof.splitlines() if isinstance(proof, str) else proof) if t.strip()]
-        theorem = pt.theorem
-        src = getattr(theorem, "source_with_sorry", None) or theorem.formal_statement
-        open_ = [(process.start_proof(src), None)]  # (branch, row that opened it); the first is worked on
+        lean = process if process is not None else LocalProcess(factorized=True)
+        # (branch, row that opened it); the first is worked on
+        open_ = [(lean.start_proof(pt.theorem.start_source()), None)]
         replay: list[Row] = []
         parent: list[int | None] = []  # per row: the row whose tactic opened its branch
         for i, tactic in enumerate(tactics):
@@ -133,7 +136,7 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None) -> li
             state, opened_by = open_[0]
             replay.append({"state": state.text, "tactic": tactic})
             parent.append(opened_by)
-            result = process.apply_tactic(state, tactic)
+            result = lean.apply_tactic(state, tactic)
             if not result.ok:
                 break
             open_ = [(s, i) for s in result.states] + open_[1:]
@@ -178,9 +181,7 @@ def rows_from_generator_file(path: str) -> list[Row]:
     simulator (:func:`rows_from_reference_proofs`); a statement the simulator cannot start names its line."""
     from leangym.backends.types import LeanError
     from leangym.sim.generator import from_row
-    from leangym.sim.local import LocalProcess
 
-    process = LocalProcess(factorized=True)  # as rows_from_reference_proofs replays them by default
     rows: list[Row] = []
     theorems = failed = 0
     for lineno, row in read_jsonl(path):
@@ -189,7 +190,7 @@ def rows_from_generator_file(path: str) -> list[Row]:
                              "(a 'formal_statement' and a 'proof' list of tactics); one file holds one kind of row. "
                              f"{ROW_FORMAT}")
         try:
-            got = rows_from_reference_proofs([from_row(row)], process)
+            got = rows_from_reference_proofs([from_row(row)])
         except (ValueError, TypeError, LeanError) as e:
             raise ValueError(f"{path}:{lineno}: {e} (reference proofs are replayed on the PropLogic simulator, "
                              "which knows the generator's theorems)") from None

@@ -342,7 +342,7 @@ def train(args: Args) -> dict[str, Any]:
             record = {"iteration": step, **stats, **losses, "replay_size": float(len(replay)),
                       "new_rows": float(new_rows), "iteration_seconds": time.monotonic() - iteration_started}
             # the latest records only (TensorBoard has them all): a checkpoint must not grow with the run
-            progress["history"] = [*progress["history"][-(HISTORY_KEPT - 1):], record]
+            progress["history"] = [*progress["history"], record][-HISTORY_KEPT:]
             log("train", {k: v for k, v in record.items() if k != "iteration"}, step)
             log("curriculum", curriculum.summary(), step)
             # no solve rate for an iteration without a verdict (every search cut short by the time limit)

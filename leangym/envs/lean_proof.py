@@ -47,9 +47,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import time
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import gymnasium as gym
 
@@ -58,6 +57,8 @@ from leangym.backends.types import (
     ServerUnavailable, goals_to_text,
 )
 from leangym.envs.counted import CountedProcess
+from leangym.envs.server_lease import (DEFAULT_SERVER, SERVER_ENV_VAR, ServerLeaser, default_server_url,
+                                      open_session)
 from leangym.envs.spaces import LEAN_CHARSET, TACTIC_SAMPLE_CHARSET, LeanText, clip_text
 from leangym.envs.theorem_spec import TheoremSpec, resolve_theorems, theorem_index
 from leangym.proof import LinearWalk, ProofTree, assemble
@@ -68,8 +69,6 @@ from leangym.theorem import Theorem
 __all__ = ["LeanProofEnv", "LeanText", "LEAN_CHARSET", "open_session", "resolve_theorems", "default_server_url",
            "DEFAULT_SERVER", "SERVER_ENV_VAR"]
 
-DEFAULT_SERVER = "http://127.0.0.1:8000"
-SERVER_ENV_VAR = "LEANGYM_SERVER"
 
 class UnsupportedRenderMode(ValueError, TypeError):
     """A ``render_mode`` the env does not have (it renders text: ``"ansi"``, ``"human"``).
@@ -77,55 +76,6 @@ class UnsupportedRenderMode(ValueError, TypeError):
     Also a TypeError so that tools which try a default mode and fall back when the constructor
     says TypeError, as stable-baselines3's ``make_vec_env`` does with ``"rgb_array"``, go on.
     """
-
-
-def default_server_url() -> str:
-    return os.environ.get(SERVER_ENV_VAR) or DEFAULT_SERVER
-
-
-# --------------------------------------------------------------------------- leases
-
-class _ServerLeaser:
-    """``process_factory`` for a LeanTree server URL (a plain object: no reference back to the env)."""
-
-    def __init__(self, url: str, lease_timeout_s: float = 60.0, read_timeout_s: float = 120.0) -> None:
-        self.url, self.lease_timeout_s, self.read_timeout_s, self._client = url, lease_timeout_s, read_timeout_s, None
-
-    def __call__(self) -> LeanProcess:
-        from leangym.backends.leantree import LeanTreeClient
-
-        if self._client is None:
-            self._client = LeanTreeClient(self.url, read_timeout=self.read_timeout_s)
-        # No server: ONE ServerUnavailable naming the URL and how to start a server (the client's text).
-        return self._client.lease(blocking=True, timeout=self.lease_timeout_s)
-
-    def close(self) -> None:
-        """Close the client's pooled connections (a later lease reopens them)."""
-        if self._client is not None:
-            self._client.close()
-
-
-@contextlib.contextmanager
-def open_session(theorem: TheoremSpec, *, server: str | None = None, process: LeanProcess | None = None,
-                 header: str = "", policy: SoundnessPolicy | None = None, timeout_ms: int = 1000,
-                 budget: Budget | None = None, lease_timeout_s: float = 60.0) -> Iterator[ProofSession]:
-    """A :class:`ProofSession` for one theorem, without an env.
-
-    With ``process`` the caller keeps ownership; otherwise a process is leased
-    from ``server`` (default: ``$LEANGYM_SERVER`` or ``http://127.0.0.1:8000``)
-    and returned when the block ends::
-
-        with leangym.open_session("theorem t : 1 + 1 = 2 := by sorry") as s:
-            r = s.apply(s.root, "norm_num")
-    """
-    (thm,) = resolve_theorems(theorem, header)[:1]
-    owned = process is None
-    proc = _ServerLeaser(server or default_server_url(), lease_timeout_s)() if owned else process
-    try:
-        yield ProofSession(proc, thm, policy=policy, timeout_ms=timeout_ms, budget=budget)
-    finally:
-        if owned:
-            proc.close()
 
 
 # --------------------------------------------------------------------------- the env
@@ -162,7 +112,7 @@ class LeanProofEnv(gym.Env[str, str]):
             back (the server rolls it back) and a fresh one leased: a Lean process keeps every
             proof state and checked proof until it is returned, so a kept lease would grow
             without bound over a long run. A proof start declares its statement (under a name of
-            its own) and header on the process, as LeanTree's keep what they ran: so a theorem whose
+            its own) and header on the process (LeanTree's processes keep what they ran): so a theorem whose
             header declares something gets a fresh lease at every reset, and its final check runs on
             another clean one (Lean refuses to declare the header again where it is).
         reset_attempts: how often ``reset`` tries to start the proof when the server fails
@@ -202,10 +152,11 @@ class LeanProofEnv(gym.Env[str, str]):
         self.theorems = resolve_theorems(theorem, header)
         self.header = header
         self.server_url = None if process_factory is not None else (server or default_server_url())
-        self._process_factory = process_factory or _ServerLeaser(self.server_url, lease_timeout_s, read_timeout_s)
+        self._process_factory = process_factory or ServerLeaser(self.server_url, lease_timeout_s, read_timeout_s)
         self.max_steps = max_steps
         self.tactic_timeout_ms = int(tactic_timeout_ms)
-        self.reward_proved, self.reward_rejected, self.reward_step = reward_proved, reward_rejected, reward_step
+        self._reward_proved, self._reward_rejected = float(reward_proved), float(reward_rejected)
+        self._reward_step = float(reward_step)
         policy = policy or SoundnessPolicy()
         if allowed_axioms is not None:
             policy = dataclasses.replace(policy, allowed_axioms=frozenset(allowed_axioms))
@@ -238,7 +189,8 @@ class LeanProofEnv(gym.Env[str, str]):
 
     # ------------------------------------------------------------------ public views
     # Read-only: the final check runs on the env's own lease, with the episode's session, so an agent
-    # must not swap either (a session of an easier theorem, a process that answers "no errors").
+    # must not swap either (a session of an easier theorem, a process that answers "no errors"),
+    # nor set the rewards (reward_step = 1 pays for any step).
     @property
     def session(self) -> ProofSession | None:
         """The episode's :class:`~leangym.session.ProofSession` (search API next to ``step``)."""
@@ -253,6 +205,18 @@ class LeanProofEnv(gym.Env[str, str]):
     def theorem(self) -> Theorem | None:
         """The episode's theorem (None before the first reset, or after a reset that failed)."""
         return self._theorem
+
+    @property
+    def reward_proved(self) -> float:
+        return self._reward_proved
+
+    @property
+    def reward_rejected(self) -> float:
+        return self._reward_rejected
+
+    @property
+    def reward_step(self) -> float:
+        return self._reward_step
 
     @property
     def policy(self) -> SoundnessPolicy:
@@ -390,7 +354,7 @@ class LeanProofEnv(gym.Env[str, str]):
             raise TypeError(f"LeanProofEnv: an action is a tactic string, got {type(action).__name__} {action!r}")
         tactic = action
         self._steps += 1
-        reward, terminated, truncated, extra = float(self.reward_step), False, False, {"tactic": tactic}
+        reward, terminated, truncated, extra = self._reward_step, False, False, {"tactic": tactic}
         walk = self._walk
         try:
             result = self._session.apply(walk.current, tactic)
@@ -400,7 +364,7 @@ class LeanProofEnv(gym.Env[str, str]):
             extra["tactic"] = result.tactic  # as sent: normalised (see soundness.normalise_tactic)
             outcome = result.outcome.value
             if result.outcome in (Outcome.REJECTED, Outcome.TIMEOUT):
-                reward += self.reward_rejected
+                reward += self._reward_rejected
                 extra["error"] = result.error
             elif result.outcome is Outcome.SERVER_FAILURE:
                 self._process_broken = True
@@ -444,7 +408,7 @@ class LeanProofEnv(gym.Env[str, str]):
         extra.update(verified=check.ok, proof_script=assemble(tree), axioms=check.axioms)
         if check.ok:
             extra["proof"] = check.source
-            return "proved", True, False, float(self.reward_proved)
+            return "proved", True, False, self._reward_proved
         extra["error"] = check.error
         if check.server_failure:
             # The check could not run: no proof, but not the agent's fault either.
@@ -487,7 +451,7 @@ class LeanProofEnv(gym.Env[str, str]):
     def close(self) -> None:
         """Return the lease (idempotent). An env dropped without ``close`` returns it via the lease's finalizer."""
         self._release()
-        if isinstance(self._process_factory, _ServerLeaser):
+        if isinstance(self._process_factory, ServerLeaser):
             self._process_factory.close()
         self._set_open(None)
         self._done = True

@@ -79,11 +79,14 @@ class PropLogicEnv(LeanProofEnv):
         self._stream: Iterator[generator.PropTheorem] | None = None
         self._stream_at: tuple[int, int] | None = None  # (seed, theorems drawn): see __getstate__
         self._current: generator.PropTheorem | None = None
-        self._reseeded = False
+        self._reseeded = self._seeding = False
         kwargs.setdefault("fresh_process", process_factory is None)
         super().__init__(process_factory=process_factory or _LocalFactory(factorized), **kwargs)
 
     def _draw_theorem(self, options: Mapping[str, Any]) -> Theorem:
+        # sticky until the stream restarts: a seeded reset that picks its theorem (options) draws
+        # nothing from the stream, and the next unseeded reset must still start it from this seed
+        self._reseeded = self._reseeded or self._seeding
         if options.get("theorem") is not None:  # an explicit statement: no reference proof
             self._current = None
             return super()._draw_theorem(options)
@@ -121,9 +124,7 @@ class PropLogicEnv(LeanProofEnv):
                 next(self._stream)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
-        # sticky until the stream restarts: a seeded reset that picks its theorem (options) draws
-        # nothing from the stream, and the next unseeded reset must still start it from this seed
-        self._reseeded = self._reseeded or seed is not None
+        self._seeding = seed is not None  # (taken by _draw_theorem: only a reset that got that far was seeded)
         return super().reset(seed=seed, options=options)
 
     def _episode_info(self) -> dict[str, Any]:
