@@ -88,6 +88,7 @@ class ProofSession:
         self._budget = budget or Budget()
         self._stats = SessionStats()
         self._started_at = time.monotonic()
+        self._sent_commands = False  # whether session.process sent a command or a proof start (see _check)
         # under a name of its own (Theorem.start_source): a second start of `t` on a process that kept
         # the first (LeanTree's keep what they ran) would be "already declared"
         self.root: ProofState = process.start_proof(self._theorem.start_source())
@@ -192,11 +193,14 @@ class ProofSession:
         if process is not None:
             return verify(process, self._theorem, script, self._policy)
         result = verify(self._lean, self._theorem, script, self._policy)
-        if not result.ok and self._theorem.header_declares and "has already been declared" in (result.error or ""):
-            # This process kept what the proof start declared (LeanTree's processes keep what they ran):
-            # the header's declarations are here already, exactly as the start sent them (Lean refuses
-            # a name twice, so nothing else can have taken them since). Check without declaring them
-            # again; the proof's own lines cannot declare anything (commands are refused).
+        if (not result.ok and self._theorem.header_declares and not self._sent_commands
+                and "has already been declared" in (result.error or "")):
+            # This process kept what the proof start declared (LeanTree's processes keep what they ran),
+            # so the header is here already: check without declaring it again (the proof's own lines
+            # cannot declare anything: commands are refused). Not after commands sent through
+            # session.process, which could have declared names the header's would then resolve to. A
+            # verdict for the session's holder (a prover's verify, a search's `verified`): the env's
+            # reward and the benchmark check on clean processes, with the header.
             bare = dataclasses.replace(self._theorem, header="")
             result = dataclasses.replace(verify(self._lean, bare, script, self._policy),
                                          source=self._theorem.source_with_proof(script))
@@ -226,10 +230,12 @@ class MeteredProcess:
 
     def start_proof(self, theorem_with_sorry: str) -> ProofState:
         self._session._charge(1)
+        self._session._sent_commands = True
         return self._process.start_proof(theorem_with_sorry)
 
     def run_command(self, source: str) -> CommandResult:
         self._session._charge(1)
+        self._session._sent_commands = True
         return self._process.run_command(source)
 
     def __getattr__(self, name: str) -> Any:  # process_id, in_process, identity, close

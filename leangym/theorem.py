@@ -104,10 +104,10 @@ DECLARATION = re.compile(
 _NAME = re.compile(rf"\s*(?P<name>{IDENT})(?P<universes>\s*\.\{{[^{{}}]*\}})?")
 _TAIL = re.compile(r":=\s*(?:by(?:\s+sorry)?|sorry)\s*$")
 _OTHER_DECL = re.compile(r"^\s*(?:axiom|def|abbrev|instance|#\w+)\b", re.M)
-# A header line that declares something (the env gives such theorems a fresh lease per episode).
-_HEADER_DECLARATION = re.compile(
-    r"^\s*(?:@\[.*?\]\s*)?(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
-    r"(?:theorem|lemma|def|abbrev|instance|structure|class|inductive|axiom|opaque|irreducible_def|alias)\b", re.M)
+# Header lines that declare nothing a second run of the header could collide with: the scoping
+# commands alone on their line (`open Nat in theorem ...` declares: ` in ` followed by more is not safe).
+_SAFE_HEADER_LINE = re.compile(r"\s*(?:(?:open|set_option|namespace|section|end|noncomputable\s+section|variable)\b"
+                               r"(?!.*\bin\s+\S).*)?$")
 # What makes a statement unprovable under the final check (leangym.soundness.verify rejects
 # any command that reports "declaration uses 'sorry'" or depends on sorryAx).
 _SORRY_WORDS = ("sorry", "admit", "sorryAx")
@@ -302,9 +302,10 @@ class Theorem:
 
     @property
     def header_declares(self) -> bool:
-        """Whether the header declares something: every check declares it again, which Lean refuses
-        on a process that has it already."""
-        return bool(_HEADER_DECLARATION.search(self.preamble))
+        """Whether the header may declare something: every check declares it again, which Lean refuses
+        on a process that has it already. Conservative: any line but a plain ``open``, ``set_option``,
+        ``namespace``/``section``/``end`` or ``variable`` line counts (a wrong "yes" costs a lease)."""
+        return not all(_SAFE_HEADER_LINE.match(line) for line in strip_comments(self.preamble).splitlines())
 
     @property
     def preamble(self) -> str:

@@ -55,3 +55,14 @@ def test_bench_mcts_latency_without_a_server_is_a_one_line_error(monkeypatch, ca
     err = capsys.readouterr().err
     assert e.value.code == 2, err
     assert ": error: --latency-ms " in err.splitlines()[-1] and "add --lean server" in err.splitlines()[-1], err
+
+
+def test_bench_sim_replays_the_same_theorems_pass_after_pass(capsys):
+    # every pass starts the same statements again: on one process that kept the first starts (as Lean's
+    # do) the second pass was "already declared"; each pass now gets a fresh process
+    spec = importlib.util.spec_from_file_location("bench_sim", REPO / "benchmarks" / "bench_sim.py")
+    bench_sim = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_sim)
+    bench_sim.main(["--theorems", "3", "--seconds", "0.3"])
+    out = capsys.readouterr().out
+    assert "in-process:" in out and "http:" in out

@@ -449,3 +449,29 @@ def test_a_session_s_own_check_of_a_header_declaring_theorem(sim_server, factori
 
     r = run_search(ProofSession(LocalProcess(factorized=factorized), thm), Proposes(), SearchConfig(num_simulations=4))
     assert r.solved and r.verified, r.verify_error
+
+
+@pytest.mark.parametrize("header, declares", [
+    ("import Mathlib\nopen BigOperators Real Nat Topology Rat\nset_option maxHeartbeats 400000\n", False),
+    ("-- a note\n/- theorem x : True -/\nnamespace Foo\nend Foo\nnoncomputable section\nvariable (n : ℕ)\n", False),
+    ("theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n", True),
+    # a declaration after a scoping prefix or a doc comment on its line, and declarations of other kinds
+    ("open Nat in theorem helper : True := trivial\n", True),
+    ("set_option maxRecDepth 100 in\ntheorem helper : True := trivial\n", True),
+    ("/-- doc -/ theorem helper : True := trivial\n", True),
+    ("local instance : Inhabited ℕ := ⟨0⟩\n", True), ("universe u\n", True), ("macro \"x\" : term => `(1)\n", True),
+])
+def test_which_headers_declare_something(header, declares):
+    # a header that declares something cannot run twice on one process (the env's and the benchmark's
+    # fresh leases rest on this): when in doubt, it declares
+    assert Theorem("theorem u (q : Prop) (hq : q) : q := by sorry", header=header).header_declares is declares
+
+
+def test_a_session_s_own_check_retries_without_the_header_only_on_an_untouched_process():
+    thm = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
+                  header="theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n")
+    s = ProofSession(LocalProcess(), thm)
+    assert s.verify("exact helper q hq").ok
+    s.process.run_command("theorem other : True := trivial")  # a command could have declared what helper means
+    v = s.verify("exact helper q hq")
+    assert not v.ok and "already been declared" in v.error

@@ -208,9 +208,9 @@ class _Search:
         except Exception as e:  # noqa: BLE001
             return TacticResult(tactic, Outcome.REJECTED, (), f"backend raised {e!r}")
 
-    def _verify(self, proof_tree) -> tuple[bool, str | None]:
+    def _verify(self, proof: str) -> tuple[bool, str | None]:
         try:
-            check = self.session.verify(proof_tree)  # one Lean call of the session's budget
+            check = self.session.verify(proof)  # one Lean call of the session's budget
         except BudgetExhausted as e:  # the root was solved with the budget's last call
             return False, f"no Lean call left for the final check ({e}); the proof was not checked"
         if check.server_failure:  # no verdict on the proof: a search the server cut short
@@ -228,7 +228,7 @@ class _Search:
             except RecursionError:  # proofs are built recursively: one of ~1000 nested steps is too deep
                 error = f"a proof of {tree.root.steps} nested steps is too deep to assemble; it was not checked"
             else:
-                verified, error = self._verify(proof_tree)
+                verified, error = self._verify(proof)  # (the script: the tree would be assembled again, deeper)
         # own time only: until this search stopped, plus its final check (not the batch's tail)
         wall_s = (self.stopped_at or checked_at) - self.started + time.monotonic() - checked_at
         return SearchResult(
