@@ -202,6 +202,9 @@ class RunConfig:
     grace_s: float | None = None  # past the time budget, before a prover is abandoned (None: see run_attempt)
 
 
+ATTEMPTS_PER_PROCESS = 64  # then a worker's process goes back to the server (which rolls it back)
+
+
 class _Worker:
     """A worker thread's prover and leased process; both are replaced when an attempt is abandoned."""
 
@@ -209,6 +212,7 @@ class _Worker:
         self.lease = lease
         self.prover: Prover | None = None
         self.process: LeanProcess | None = None
+        self.attempts_on_process = 0  # attempts the current process has served (see ATTEMPTS_PER_PROCESS)
         self.abandoned, self.lock = abandoned, lock  # the run's abandoned calls still holding a process
 
     def renew(self) -> LeanProcess:
@@ -218,7 +222,7 @@ class _Worker:
         return self.process
 
     def drop_process(self) -> None:
-        process, self.process = self.process, None
+        process, self.process, self.attempts_on_process = self.process, None, 0
         if process is not None:
             process.close()
 
@@ -289,9 +293,12 @@ def run_tasks(tasks: Sequence[Task], make_prover: Callable[[], Prover], lease: C
                 r = run_attempt(w.prover, w.process, task, config.budget, run_seed=config.run_seed,
                                 timeout_ms=config.timeout_ms, clean_process=w.renew, grace_s=config.grace_s,
                                 on_abandon=w.abandon)
-                # the process may be dead: lease a fresh one; and a header that declares something stays
-                # declared on the process (as LeanTree's keep it), so the next start there would fail
-                if r.status == "infra_error" or task.theorem.header_declares:
+                # the process may be dead: lease a fresh one; a header that declares something stays
+                # declared on the process (as LeanTree's keep it), so the next start there would fail; and a
+                # process keeps every proof start and state until it is returned, so it goes back now and then
+                w.attempts_on_process += 1
+                if (r.status == "infra_error" or task.theorem.header_declares
+                        or w.attempts_on_process >= ATTEMPTS_PER_PROCESS):
                     w.drop_process()
                 _after(r)
         except BaseException as e:  # noqa: BLE001 - the harness failed, not the prover: stop, and say so

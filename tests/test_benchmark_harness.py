@@ -459,3 +459,25 @@ def test_attempts_on_one_process_start_again_however_the_header_and_name() -> No
     assert run_tasks([Task(t, a) for t in theorems for a in range(2)], Fails, LocalProcess,
                      RunConfig(Budget(max_lean_calls=5)), out.append)
     assert [(r.theorem, r.status) for r in out] == [("t", "failed"), ("t", "failed"), ("u", "failed"), ("u", "failed")]
+
+
+def test_a_worker_gives_its_process_back_now_and_then(monkeypatch) -> None:
+    # a process keeps every proof start and state until it is returned (LeanTree's REPL keeps them all)
+    import scripts.bench_run as bench_run
+    from leangym.sim.local import LocalProcess
+
+    monkeypatch.setattr(bench_run, "ATTEMPTS_PER_PROCESS", 4)
+    leased: list[LocalProcess] = []
+
+    def lease() -> LocalProcess:
+        leased.append(LocalProcess())
+        return leased[-1]
+
+    class Fails:
+        def prove(self, theorem, session, budget):
+            return None
+
+    out: list[AttemptResult] = []
+    thm = Theorem("theorem t (P : Prop) (h : P) : P := by sorry")
+    assert run_tasks([Task(thm, a) for a in range(10)], Fails, lease, RunConfig(Budget(max_lean_calls=5)), out.append)
+    assert [r.status for r in out] == ["failed"] * 10 and len(leased) == 3  # 4 + 4 + 2 attempts
