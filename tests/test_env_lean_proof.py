@@ -475,3 +475,18 @@ def test_a_session_s_own_check_retries_without_the_header_only_on_an_untouched_p
     s.process.run_command("theorem other : True := trivial")  # a command could have declared what helper means
     v = s.verify("exact helper q hq")
     assert not v.ok and "already been declared" in v.error
+
+
+def test_copying_an_env_over_a_server_says_what_to_do_instead(sim_server):
+    import copy
+    import pickle
+
+    env = make(sim_server())
+    env.reset(seed=0)
+    for copier in (copy.deepcopy, pickle.dumps):
+        with pytest.raises(TypeError, match=r"cannot be copied or pickled: make another with gym.make\(env.spec\)"):
+            copier(env.unwrapped)
+    env.close()
+    local = LeanProofEnv(AND, process_factory=LocalProcess)  # in process: copies as before
+    local.reset(seed=0)
+    assert copy.deepcopy(local).theorem.name == "t_and"

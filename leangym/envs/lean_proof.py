@@ -448,6 +448,13 @@ class LeanProofEnv(gym.Env[str, str]):
             return None
         return text
 
+    def __getstate__(self) -> dict[str, Any]:
+        if isinstance(self._process_factory, ServerLeaser):
+            raise TypeError("a LeanProof-v0 env over a server holds an HTTP connection and a Lean lease, which cannot "
+                            "be copied or pickled: make another with gym.make(env.spec) (Gymnasium's async vector env "
+                            "builds each env in its own process from the env id)")
+        return self.__dict__
+
     def close(self) -> None:
         """Return the lease (idempotent). An env dropped without ``close`` returns it via the lease's finalizer."""
         self._release()
