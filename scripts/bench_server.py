@@ -11,11 +11,36 @@ from typing import Any
 SERVER_ENV = "LEANGYM_SERVER"
 
 
+# `constructor` leaves two goals that share no metavariable: one branch each on a factorizing server, one
+# branch holding both on an older one (leantree-protocol.md, "Branches: two server generations").
+GENERATION_PROBE = "theorem leangym_generation_probe (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+
+
+def probe_generation(client: Any) -> str:
+    """The server's generation from one proof start and one tactic on a lease of its own ("unknown" if
+    no process is free within 10 s or the probe does not run): a server claims none in ``/status``,
+    and a resumed run must not continue on the other generation."""
+    from leangym.backends.types import LeanError, Outcome, ServerError
+    from leangym.theorem import Theorem
+
+    try:
+        with client.lease(blocking=True, timeout=10.0) as lease:
+            result = lease.apply_tactic(lease.start_proof(Theorem(GENERATION_PROBE).start_source()), "constructor")
+    except (ServerError, LeanError):
+        return "unknown"
+    if result.outcome is not Outcome.PROGRESS:
+        return "unknown"
+    if len(result.states) == 2:
+        return "factorized"
+    return "single-branch" if len(result.states) == 1 and len(result.states[0].goals) == 2 else "unknown"
+
+
 def _server_identity(client: Any, simulated: bool) -> dict[str, Any]:
     ident = client.identity()
     info = ident.info if isinstance(ident.info, dict) else {}
     sim = info.get("leangym") if isinstance(info.get("leangym"), dict) else {}
-    return {"url": ident.url, "generation": ident.generation, "simulated": simulated or bool(sim.get("simulated")),
+    generation = ident.generation if ident.generation != "unknown" else probe_generation(client)
+    return {"url": ident.url, "generation": generation, "simulated": simulated or bool(sim.get("simulated")),
             "max_processes": info.get("max_processes"),
             # identity only: the simulator's live counters (requests, load) would make headers differ run to run
             "leangym_status": {k: sim[k] for k in ("simulated", "generation", "version") if k in sim}}

@@ -481,3 +481,20 @@ def test_a_worker_gives_its_process_back_now_and_then(monkeypatch) -> None:
     thm = Theorem("theorem t (P : Prop) (h : P) : P := by sorry")
     assert run_tasks([Task(thm, a) for a in range(10)], Fails, lease, RunConfig(Budget(max_lean_calls=5)), out.append)
     assert [r.status for r in out] == ["failed"] * 10 and len(leased) == 3  # 4 + 4 + 2 attempts
+
+
+@pytest.mark.parametrize("factorized", [False, True], ids=["single-branch", "factorized"])
+def test_the_results_header_names_the_generation_of_a_server_that_claims_none(sim_server, factorized, monkeypatch):
+    # LeanTree's /status says nothing of its generation, and the client learns it only from tactic replies: the
+    # header said "unknown", so a resumed run could go on against the other generation unnoticed
+    from leangym.backends.leantree import LeanTreeClient
+    from leangym.backends.types import ServerIdentity
+    from scripts.bench_server import _server_identity, probe_generation
+
+    srv = sim_server(factorized=factorized)
+    monkeypatch.setattr(LeanTreeClient, "identity", lambda self, refresh=False: ServerIdentity(self.url, "unknown", {}))
+    with LeanTreeClient(srv.url) as client:
+        expected = "factorized" if factorized else "single-branch"
+        assert probe_generation(client) == expected
+        assert _server_identity(client, simulated=False)["generation"] == expected
+        assert client.status()["used_processes"] == 0  # the probe's lease went back
