@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import functools
 import re
-import secrets
 import textwrap
 from dataclasses import dataclass
 
@@ -270,7 +269,7 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
     if why:
         return Verification(False, "", error=why)
     source = theorem.source_with_proof(script)
-    name = theorem.check_name(f"_leangym_{secrets.token_hex(8)}")  # see the module docstring
+    name = theorem.fresh_name()  # see the module docstring
     checked = theorem.renamed(name).source_with_proof(script)
     command = checked + (f"\n#print axioms {name}\n" if policy.check_axioms else "")
     try:

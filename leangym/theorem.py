@@ -330,13 +330,18 @@ class Theorem:
         """Preamble + statement, as written."""
         return f"{self.preamble}{self.formal_statement}"
 
+    def fresh_name(self) -> str:
+        """A name to declare this theorem under that no process has seen: ``check_name`` with a random
+        suffix (``t_leangym_3fa9…``). Proof starts and final checks use one each."""
+        return self.check_name(f"_leangym_{secrets.token_hex(8)}")
+
     def start_source(self) -> str:
         """What a proof start (``proof_from_sorry``) sends: the preamble and the statement under a fresh
         name of its own (``t_leangym_<random>``), as the final check does (``soundness``). A process may
         keep what it ran (LeanTree's do), so the theorem's own name may be taken there already: by an
         earlier start of it, or by the environment (a theorem from Mathlib). A header that declares
         something still needs a process that has not declared it (``header_declares``)."""
-        return self.renamed(self.check_name(f"_leangym_{secrets.token_hex(6)}")).source_with_sorry
+        return self.renamed(self.fresh_name()).source_with_sorry
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> "Theorem":

@@ -132,20 +132,20 @@ class _Search:
             self.stop_reason, self.stopped_at = reason, time.monotonic()
 
     def check_budgets(self) -> None:
-        cfg, root = self.config, self.tree.root
+        cfg, root, late = self.config, self.tree.root, self.out_of_time()
         if root.steps is not None:
             self.stop("solved")
         elif self.server_gone:  # (before "exhausted": tactics the server never answered leave a node dead)
             self.stop(self.server_gone)
         elif root.dead:
             self.stop("exhausted")
-        elif self.out_of_time() == "deadline":
+        elif late == "deadline":
             self.stop("deadline")
         elif self.simulations >= cfg.num_simulations:
             self.stop("simulations")
         elif self.calls_left() == 0:
             self.stop("lean_calls")
-        elif self.out_of_time():
+        elif late:
             self.stop("time")
 
     def select_leaves(self) -> list[Leaf]:
