@@ -80,9 +80,10 @@ class BestFirstProver:
                  max_expansions: int = 512, seed: int = 0, size: str = "tiny", device: str = "cpu") -> None:
         if evaluator is None:
             from agents.alphaproof.policy import PolicyValueNet
+            from agents.alphaproof.prove import checkpoint_file
 
-            if checkpoint is not None:
-                evaluator = PolicyValueNet.load(checkpoint, device)
+            if checkpoint is not None:  # a file, or a run's directory (its latest.pt), as prove takes it
+                evaluator = PolicyValueNet.load(checkpoint_file(checkpoint, "checkpoint"), device)
             else:
                 evaluator = PolicyValueNet.create(size, seed=seed, device=device)
         self.evaluator = evaluator

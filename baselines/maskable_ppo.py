@@ -17,7 +17,6 @@ training (:class:`baselines.menu_env.TacticMenuEnv`).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from typing import Any, Sequence
@@ -27,7 +26,7 @@ import gymnasium as gym
 from baselines.menu_env import TacticMenuEnv, allowed
 from baselines.tactic_menu import TacticMenu
 from baselines.text_tokens import GoalCodec
-from leangym.cli import run_cli
+from leangym.cli import ArgumentParser, run_cli
 from leangym.proof import LinearWalk
 from leangym.session import Budget, BudgetExhausted, ProofSession
 from leangym.theorem import Theorem
@@ -145,7 +144,8 @@ def evaluate(prover: Any, n: int = 100, calls: int = 64) -> tuple[int, int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="Train MaskablePPO on PropLogic-v0 through the tactic menu.")
+    p = ArgumentParser(prog="python -m baselines.maskable_ppo",
+                       description="Train MaskablePPO on PropLogic-v0 through the tactic menu.")
     p.add_argument("--timesteps", type=int, default=50_000)
     p.add_argument("--save", required=True, help="where to write the SB3 zip")
     p.add_argument("--seed", type=int, default=0)

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # also runnable as
 
 import torch  # noqa: E402
 
-from leangym.cli import run_cli  # noqa: E402
+from leangym.cli import ArgumentParser, run_cli  # noqa: E402
 from scripts import benchmark  # noqa: E402
 from scripts.bench_records import ResultSet, read_results  # noqa: E402
 from scripts.bench_report import plot, summary_of  # noqa: E402
@@ -85,7 +85,7 @@ def agents(args: argparse.Namespace) -> list[tuple[str, str, dict]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, default=100, help="held-out theorems (proplogic-heldout:N; 20 per level at 100)")
     p.add_argument("--budget-calls", type=int, default=64, help="Lean calls per theorem, the same for every agent")
     p.add_argument("--ppo-timesteps", type=int, default=50_000)

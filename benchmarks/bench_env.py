@@ -19,7 +19,6 @@ servers started as subprocesses (``python -m leangym.sim.server``):
 """
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import os
@@ -176,7 +175,9 @@ def bench_vector(num_envs: int, latency_ms: float, steps: int) -> dict[str, floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from leangym.cli import ArgumentParser
+
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=3000, help="env.step / raw calls each for (1)")
     ap.add_argument("--num-envs", type=int, default=16)
     ap.add_argument("--latency-ms", type=float, default=50.0)

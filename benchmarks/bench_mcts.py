@@ -35,7 +35,6 @@ to see what the batching itself can give when the model's per-call cost dominate
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -87,7 +86,9 @@ class Overhead:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from leangym.cli import ArgumentParser
+
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=64, help="theorems (= searches in the batch)")
     ap.add_argument("--sims", type=int, default=8, help="simulations per theorem")
     ap.add_argument("--difficulty", type=int, nargs=2, default=(2, 4))

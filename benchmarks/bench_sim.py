@@ -11,7 +11,6 @@ end (each statement's elaboration too: about half the time for these short proof
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import time
 
@@ -52,7 +51,9 @@ def _pass(process, theorems, sources, bar, busy: float, steps: int) -> tuple[flo
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from leangym.cli import ArgumentParser
+
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--theorems", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args(argv)

@@ -21,7 +21,6 @@ Only proofs re-checked whole on a clean process count (as the benchmark harness 
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -61,7 +60,9 @@ def solve_rate(prover, tasks, lean_calls: int) -> tuple[float, dict]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from leangym.cli import ArgumentParser
+
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--minutes", type=float, default=10.0, help="training budget (wall clock, everything included)")
     p.add_argument("--eval-size", type=int, default=40, help="held-out theorems (spread over levels 1-5)")
     p.add_argument("--eval-every", type=int, default=4, help="iterations between held-out evaluations")

@@ -7,9 +7,12 @@ bad flag); Ctrl-C and SIGTERM stop the run through the ordinary ``finally``
 blocks (so Lean leases are given back) with status 130 / 143. Anything else is
 a bug and keeps its traceback. ``LEANGYM_DEBUG=1`` shows the traceback of user
 errors too.
+Every tool's flags are parsed by :class:`ArgumentParser`, so a malformed flag is
+that same one line (with a pointer to ``--help``), not argparse's usage block.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import pickle
 import signal
@@ -22,6 +25,25 @@ from leangym.backends.types import LeanError, ServerError
 # What a user can cause: files, statements, servers, and values our own code checks.
 # (ValueError covers json.JSONDecodeError and TheoremError.)
 USER_ERRORS = (OSError, ValueError, LeanError, ServerError, pickle.UnpicklingError)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, with a bad flag reported as one ``error: ...`` line and exit status 2, like every user error."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """--help with each flag's default, as ArgumentDefaultsHelpFormatter, except where there is none to show
+    (None, "", a required flag) or the help already says it in words ("(default: the shipped one)"); the
+    description keeps its line breaks (its usage examples)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default in (None, "") or action.required or "default" in text:
+            return text
+        return super()._get_help_string(action)
 
 
 class Terminated(KeyboardInterrupt):

@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlparse
 
-from leangym.cli import run_cli
+from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 from leangym.datasets import DatasetError, load_theorems
 from leangym.datasets.download import file_url_path
 from leangym.prover import AgentSpecError, load_agent
@@ -140,7 +140,7 @@ def _versions() -> dict[str, Any]:
 def _parser_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", required=True, help="random | hammer | module:Name | file.py:Name")
     p.add_argument("--agent-kwargs", default="{}", help="JSON object of keyword arguments for the agent")
-    p.add_argument("--dataset", default="minif2f", help="minif2f | proplogic-heldout[:N] | FILE.jsonl | DIR | URL")
+    p.add_argument("--dataset", default="minif2f", help="minif2f | proplogic-heldout[:N] | FILE.jsonl | FILE.json | FILE.lean | DIR | URL")
     p.add_argument("--refresh-dataset", action="store_true",
                    help="download an http(s) --dataset again instead of using its cached copy")
     p.add_argument("--split", default=None, help="e.g. test or valid (miniF2F); default: every theorem")
@@ -165,11 +165,11 @@ def _parser_run(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m scripts.benchmark", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="python -m scripts.benchmark", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command")
     _parser_run(sub.add_parser("run", help="run a benchmark (the default command)",
-                               formatter_class=argparse.ArgumentDefaultsHelpFormatter))
+                               formatter_class=HelpFormatter))
     s = sub.add_parser("summary", help="summarise a results file")
     s.add_argument("results", type=Path)
     s.add_argument("--plot", default=None, help="write the pass-rate-vs-budget PNG here")

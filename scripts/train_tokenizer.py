@@ -20,7 +20,7 @@ import sys
 from typing import Iterable, Iterator
 
 from agents.alphaproof.tokenizer import DEFAULT_PATH, LEAN_SYMBOLS, train_tokenizer
-from leangym.cli import run_cli
+from leangym.cli import ArgumentParser, run_cli
 
 TEXT_FIELDS = ("state", "tactic", "formal_statement")
 
@@ -199,8 +199,8 @@ def builtin_corpus(n: int = 20000, seed: int = 0) -> Iterator[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python scripts/train_tokenizer.py", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(prog="python scripts/train_tokenizer.py", description=__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--input", nargs="*", default=[], help="JSONL or text files (default: the built-in corpus)")
     ap.add_argument("--vocab-size", type=int, default=1024)
     ap.add_argument("--output", default=None, help=f"tokenizer json (default with no --input: {DEFAULT_PATH})")

@@ -91,6 +91,12 @@ def test_untrained_net_and_checkpoint_load(tmp_path) -> None:
     proof = prover.prove(None, session, session.budget)
     assert proof is None or session.verify(proof).ok
     assert 1 <= prover.expansions <= 2 and session.stats.lean_calls <= 8
+    run_dir = tmp_path / "run"  # a training run's directory means its latest.pt, as for prove --checkpoint
+    run_dir.mkdir()
+    with pytest.raises(ValueError, match="without a latest.pt"):
+        BestFirstProver(checkpoint=str(run_dir))
+    saved.save(str(run_dir / "latest.pt"))
+    assert same_weights(BestFirstProver(checkpoint=str(run_dir)).evaluator, saved)
     untrained = BestFirstProver(seed=0, max_expansions=1, k=2)
     assert isinstance(untrained.evaluator, PolicyValueNet)
     assert same_weights(untrained.evaluator, PolicyValueNet.create("tiny", seed=0))  # seeded: reproducible

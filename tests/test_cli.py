@@ -101,3 +101,31 @@ def test_tokenizer_symbol_order_does_not_depend_on_the_hash_seed():
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO,
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
     assert len(outs) == 1 and outs.pop().startswith("[")
+
+
+TOOLS = ["leangym.sim.generator", "leangym.sim.server", "agents.alphaproof.train", "agents.alphaproof.sft",
+         "agents.alphaproof.prove", "scripts.benchmark", "baselines.maskable_ppo", "scripts.train_tokenizer"]
+
+
+@pytest.mark.parametrize("module", TOOLS)
+def test_a_malformed_flag_is_one_error_line_naming_help(module, capsys):
+    import importlib
+
+    main = importlib.import_module(module).main
+    with pytest.raises(SystemExit) as e:
+        main(["--no-such-flag"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and "usage:" not in err, err
+    assert err.startswith("error: ") and err.rstrip().endswith("--help)"), err  # (or a missing required flag)
+
+
+def test_a_bad_value_names_its_flag(capsys, tmp_path):
+    from leangym.sim import generator
+
+    for argv, says in ((["-n", "-5"], "-n must be 0 or more"),
+                       (["--heldout", "--seed", "3"], "--heldout writes the fixed evaluation set")):
+        with pytest.raises(SystemExit):
+            generator.main([*argv, "-o", str(tmp_path / "g.jsonl")])
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and says in err, err
+    assert not (tmp_path / "g.jsonl").exists()

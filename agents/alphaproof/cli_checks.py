@@ -8,7 +8,6 @@ clean. ``None`` is "not given" (no limit) and is never refused.
 """
 from __future__ import annotations
 
-import argparse
 import math
 from pathlib import Path
 from typing import Any
@@ -98,13 +97,3 @@ def input_file(label: str, path: str | None, what: str) -> None:
         raise ValueError(f"{label} {path}: cannot be read ({e.strerror or e}); pass {what}") from None
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """--help with each flag's default, as ArgumentDefaultsHelpFormatter, except where there is none to show
-    (None, "", a required flag) or the help already says it in words ("(default: the shipped one)"); the
-    description keeps its line breaks (its usage examples)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if action.default in (None, "") or action.required or "default" in text:
-            return text
-        return super()._get_help_string(action)

@@ -29,7 +29,7 @@ from agents.alphaproof import checkpoint, cli_checks
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.search import SearchConfig, SearchResult, run_search
 from leangym.backends.types import LeanError
-from leangym.cli import run_cli
+from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 from leangym.session import Budget, ProofSession
 from leangym.theorem import Theorem
 
@@ -106,8 +106,8 @@ def why_not(result: SearchResult) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m agents.alphaproof.prove", formatter_class=cli_checks.HelpFormatter,
+    p = ArgumentParser(
+        prog="python -m agents.alphaproof.prove", formatter_class=HelpFormatter,
         description="Prove one theorem with a trained AlphaProof checkpoint.",
         epilog="exit status:   0  a proof was found and passed session.verify (printed on stdout)\n"
                "               1  no proof was found (why, on stderr)\n"

@@ -10,12 +10,11 @@ either: a file of the generator's theorems (``python -m leangym.sim.generator -o
 FILE``: rows with a ``formal_statement`` and a reference ``proof``) is replayed into
 rows on the simulator (:func:`load_sft_rows`). :func:`train_supervised` is the whole
 training loop (AdamW, linear warmup then cosine decay, gradient clipping); the
-RL learner reuses it on replay-buffer rows, passing its own optimizer so Adam's
+RL learner reuses it on replay-buffer rows, passing its own optimizer so AdamW's
 moments persist between learner steps.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import time
@@ -31,7 +30,7 @@ from agents.alphaproof.jsonl import read_jsonl
 from agents.alphaproof.model import SIZES
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.tokenizer import load_tokenizer
-from leangym.cli import run_cli
+from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 
 
 def make_optimizer(net: PolicyValueNet, lr: float = 3e-4, weight_decay: float = 0.1) -> torch.optim.AdamW:
@@ -206,7 +205,7 @@ def rows_from_generator_file(path: str) -> list[Row]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m agents.alphaproof.sft", formatter_class=cli_checks.HelpFormatter,
+    ap = ArgumentParser(prog="python -m agents.alphaproof.sft", formatter_class=HelpFormatter,
                                  description="Supervised training of the AlphaProof policy-value net.")
     ap.add_argument("--data", required=True, help='JSONL rows {"state": ..., "tactic": ...[, "steps_to_go": n]}, '
                     "or the output of python -m leangym.sim.generator -o FILE (replayed into rows)")

@@ -16,7 +16,7 @@ One iteration:
    (the value target); when a search spends its budget without a proof its
    root and its well-visited nodes are labelled "not provable within budget"
    (not when it was cut short or met server failures: ``gives_verdict``);
-3. **learn** -- ``--learn-steps`` Adam steps on batches from the replay
+3. **learn** -- ``--learn-steps`` AdamW steps on batches from the replay
    buffer, mixed with reference-proof rows so the policy does not drift off
    the tactic language while self-play data is still scarce;
 4. **evaluate** every ``--eval-every`` iterations on held-out theorems:

@@ -9,6 +9,7 @@ from typing import Sequence
 from agents.alphaproof import cli_checks
 from agents.alphaproof.model import SIZES
 from agents.alphaproof.resume import DEFAULT_CHECKPOINT_DIR, DEFAULT_LOGDIR
+from leangym.cli import ArgumentParser, HelpFormatter
 
 _DESCRIPTION = "AlphaProof-style training: supervised warm start, then self-play with MCTS."
 
@@ -70,7 +71,7 @@ _HELP = {
                          "Lean (48+)",
     "factorized": "simulator: one branch per goal, so AND nodes split into independent subgoals",
     "batch_size": "rows per gradient step",
-    "lr": "learning rate of the self-play learner (Adam)",
+    "lr": "learning rate of the self-play learner (AdamW, weight decay 0.1 on matrices, as sft's default)",
     "learn_steps": "gradient steps per iteration",
     "warmup_steps": "supervised steps on reference proofs before self-play (0: no warm start)",
     "warmup_lr": "peak learning rate of the warm start (linear warmup, then cosine decay)",
@@ -103,8 +104,8 @@ _METAVAR = {"resume": "DIR"}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m agents.alphaproof.train", description=_DESCRIPTION,
-                                formatter_class=cli_checks.HelpFormatter)
+    p = ArgumentParser(prog="python -m agents.alphaproof.train", description=_DESCRIPTION,
+                                formatter_class=HelpFormatter)
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
         default = f.default

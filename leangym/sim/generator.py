@@ -347,18 +347,23 @@ def read_jsonl(path: str) -> list[PropTheorem]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m leangym.sim.generator -n 1000 --seed 0 -o train.jsonl`` (``--heldout`` for the evaluation set)."""
-    import argparse
+    from leangym.cli import ArgumentParser
 
-    ap = argparse.ArgumentParser(prog="python -m leangym.sim.generator",
-                                 description="Write generated PropLogic theorems with reference proofs as JSONL.")
+    ap = ArgumentParser(prog="python -m leangym.sim.generator",
+                        description="Write generated PropLogic theorems with reference proofs as JSONL.")
     ap.add_argument("-n", type=int, default=1000, help="number of theorems")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--difficulty", default=f"1-{MAX_DIFFICULTY}", help="a level (3) or a range (1-5)")
-    ap.add_argument("--heldout", action="store_true", help="write heldout_set(n) instead")
+    ap.add_argument("--seed", type=int, help="seed of the training stream (default 0)")
+    ap.add_argument("--difficulty", help=f"a level (3) or a range (1-{MAX_DIFFICULTY}; the default)")
+    ap.add_argument("--heldout", action="store_true",
+                    help="write heldout_set(n), the fixed evaluation set, instead (no seed, difficulty or exclusion)")
     ap.add_argument("--no-exclude", action="store_true", help="do not exclude the held-out statements")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args(argv)
-    lo, _, hi = a.difficulty.partition("-")
+    if a.n < 0:
+        ap.error(f"-n must be 0 or more, got {a.n}")
+    if a.heldout and (a.seed is not None or a.difficulty is not None or a.no_exclude):
+        ap.error("--heldout writes the fixed evaluation set: --seed, --difficulty and --no-exclude do not apply")
+    lo, _, hi = (a.difficulty or f"1-{MAX_DIFFICULTY}").partition("-")
     try:
         diff: int | tuple[int, int] = (int(lo), int(hi)) if hi else int(lo)
     except ValueError:
@@ -366,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.heldout:
         ts = heldout_set(a.n)
     else:
-        ts = generate(a.n, a.seed, diff, exclude=None if a.no_exclude else heldout_set())
+        ts = generate(a.n, a.seed or 0, diff, exclude=None if a.no_exclude else heldout_set())
     print(f"{to_jsonl(a.out, ts)} theorems -> {a.out}")
     return 0
 

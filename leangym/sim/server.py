@@ -88,6 +88,7 @@ import threading
 from dataclasses import replace
 from typing import Any, Callable
 
+from leangym.cli import ArgumentParser
 from leangym.sim.server_http import HTTPServer
 from leangym.sim.server_pool import INJECTED_ERROR_TEXT, VERSION, SimFault, SimLeanServer, SimServerConfig
 
@@ -220,7 +221,7 @@ def _number(low: float = 0.0, high: float = math.inf, *, positive: bool = False)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m leangym.sim.server",
         description="Simulated LeanTree server: the LeanTree HTTP protocol over simulated Lean "
                     "processes (no Lean needed). Point leangym's LeanTree backend at it.")
