@@ -6,7 +6,8 @@ templates filled with the hypothesis names of the current goal (``exact h₁``,
 
 * ``"linear"``: one tactic at a time on the first open goal, as a
   ``LeanProof-v0`` episode; a rejected tactic leaves the state unchanged;
-  after ``max_steps`` successful steps the episode restarts from the root.
+  after ``max_steps`` successful steps or ``max_walk_tries`` tactics (a
+  dead end) the episode restarts from the root.
 * ``"tree"``: random depth-first search with backtracking: at each state try
   up to ``tries_per_node`` random tactics; a tactic that splits the goal must
   have every branch proved recursively.
@@ -60,6 +61,8 @@ class RandomProver:
     mode: str = "linear"  # "linear" | "tree"
     vocabulary: Sequence[str] = VOCABULARY
     max_steps: int = 16  # linear: successful steps per episode before a restart
+    max_walk_tries: int = 64  # linear: tactics per episode before a restart (a dead end, `False` after
+    # `exfalso` say, fails every tactic: without this the walk would spend the whole budget there)
     max_depth: int = 8  # tree: depth of the search
     tries_per_node: int = 4  # tree: random tactics tried at one state
     max_tactics: int = 1000  # only when the budget has no Lean-call cap
@@ -99,9 +102,10 @@ class RandomProver:
 
     def _linear(self, session: ProofSession, tried: list[int], cap: float) -> Proof | None:
         walk = LinearWalk(session.root)
-        steps = 0
-        while not walk.done and steps < self.max_steps and tried[0] < cap:
+        steps = tries = 0
+        while not walk.done and steps < self.max_steps and tries < self.max_walk_tries and tried[0] < cap:
             tried[0] += 1
+            tries += 1
             steps += walk.step(session, self.sample(walk.current)).ok
         return walk.tree()
 

@@ -47,3 +47,15 @@ def test_a_provable_theorem_is_proved_and_the_seed_fixes_the_attempt(mode):
 
     first = attempt()
     assert attempt() == first  # the same seeds draw the same tactics: the same proof after as many calls
+
+
+def test_a_linear_walk_into_a_dead_end_restarts():
+    """`left` on `p ∨ q` with only `hq : q` is a dead end where every tactic fails: the walk must give up on
+    it after max_walk_tries and restart (it used to spend the whole budget there)."""
+    theorem = "theorem t (p q : Prop) (hq : q) : p ∨ q := by sorry"
+    for seed in range(10):
+        session = ProofSession(LocalProcess(), theorem, budget=Budget(400))
+        prover = RandomProver(seed=seed, mode="linear", vocabulary=("left", "right"))
+        prover.set_seed(seed)
+        proof = prover.prove(session.theorem, session, session.budget)
+        assert proof is not None and session.verify(proof).ok, seed

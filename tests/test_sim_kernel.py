@@ -406,3 +406,69 @@ def test_scoped_forms_in_a_checked_proof():
 def test_scoped_forms_outside_the_fragment_are_sim_errors(s, tactic, says):
     err = data_of(s.err(s.start(T_AND), tactic))
     assert err.startswith("(sim) ") and says in err, err
+
+
+# --------------------------------------------------------------------------- Lean 4 fidelity (what transfers)
+
+
+def test_by_cases_without_a_name_hides_it_as_leans_hygienic_macro_does(s):
+    """Core's `by_cases p` expands to `by_cases h : p` inside a macro: the hypothesis is `h✝`, which no
+    later tactic can cite (Mathlib stopped exposing it on purpose). A script that cites `h` fails on Lean."""
+    stmt = "theorem t (p : Prop) : p ∨ ¬p := by sorry"
+    assert s.steps(stmt, "by_cases p") == "case pos\np : Prop\nh✝ : p\n⊢ p ∨ ¬p\n\ncase neg\np : Prop\nh✝ : ¬p\n⊢ p ∨ ¬p"
+    sid, _ = s.ok(s.start(stmt), "by_cases p")
+    assert "unknown identifier 'h'" in data_of(s.err(sid, "exact Or.inl h"))
+    assert s.steps(stmt, "by_cases p", "left", "assumption", "right",
+                   "assumption") == "no goals"
+    assert "try 'by_cases h : p'" in data_of(s.err(s.start(stmt), "cases p"))
+
+
+@pytest.mark.parametrize("stmt, tactic", [
+    ("theorem t (p q : Prop) (h : p ∧ q) : q := by sorry", "rcases h with a | b"),  # alternatives go to `left : p`
+    ("theorem t (p q : Prop) (h : p ↔ q) (hp : p) : q := by sorry", "rcases h with a | b"),
+    ("theorem t (p : Prop) (h : p) : p := by sorry", "obtain a | b := h"),
+    ("theorem t (p : Prop) (h : p) : p := by sorry", "rcases h with ⟨a⟩"),
+    ("theorem t (p : Prop) (h : p) : p := by sorry", "rcases h"),
+])
+def test_rcases_patterns_need_an_inductive_type_as_in_lean(s, stmt, tactic):
+    """Lean's rcases does a `cases` for any pattern but a name: on a proposition that is not an inductive
+    type (a variable `p`, an implication) it fails; the sim used to bind the whole hypothesis instead."""
+    assert "is not an inductive datatype" in data_of(s.err(s.start(stmt), tactic))
+
+
+def test_rcases_alternatives_on_a_structure_go_to_its_first_field(s):
+    stmt = "theorem t (p q r : Prop) (h : (p ∨ q) ∧ r) : r := by sorry"
+    inl, inr = s.steps(stmt, "rcases h with a | b").split("\n\n")
+    assert inl.startswith("case intro.inl\n") and {"right✝ : r", "a : p"} < set(inl.splitlines()), inl
+    assert inr.startswith("case intro.inr\n") and {"right✝ : r", "b : q"} < set(inr.splitlines()), inr
+
+
+def test_rcases_without_a_pattern_does_one_cases(s):
+    assert s.steps("theorem t (p q : Prop) (h : p ∧ q) : q := by sorry", "rcases h") == (
+        "case intro\np q : Prop\nleft✝ : p\nright✝ : q\n⊢ q")
+    assert s.steps(T_OR, "intro h", "rcases h") == (
+        "case inl\np q : Prop\nh✝ : p\n⊢ q ∨ p\n\ncase inr\np q : Prop\nh✝ : q\n⊢ q ∨ p")
+    assert s.steps(T_OR, "intro h", "rcases h with ⟨⟩") == s.steps(T_OR, "intro h", "rcases h")
+    assert s.steps(T_OR, "intro h", "rcases h with ⟨a⟩ | ⟨b⟩", "exact Or.inr a", "exact Or.inl b") == "no goals"
+
+
+@pytest.mark.parametrize("stmt, tactic", [("theorem t (a : ℕ) : a + 0 = a := by sorry", "rfl"),
+                                          ("theorem t (a : ℕ) : a + 0 = a := by sorry", "exact rfl")])
+def test_rfl_beyond_the_kernels_unfolding_is_the_simulators_limit_not_leans_verdict(s, stmt, tactic):
+    """Lean closes `a + 0 = a` by rfl (Nat.add recurses on its second argument); the sim's defeq does not
+    unfold there: it must say so with a (sim) tag, not with Lean's 'not definitionally equal' verdict."""
+    assert data_of(s.err(s.start(stmt), tactic)).startswith("(sim) 'rfl'")
+
+
+def test_rfl_closes_le_by_le_refl_as_mathlib_does(s):
+    assert s.steps("theorem t : 2 + 1 ≤ 3 := by sorry", "rfl") == "no goals"
+    assert s.steps("theorem t (a : ℕ) : a ≤ a := by sorry", "rfl") == "no goals"
+    s.err(s.start("theorem t : 2 + 1 ≤ 4 := by sorry"), "rfl")  # le_refl needs equal sides
+
+
+@pytest.mark.parametrize("tactic", ["exact ⟨by tauto, h.2⟩", "exact ⟨by rw [h], h.2⟩"])
+def test_an_unsupported_tactic_inside_a_term_is_refused_by_name(s, tactic):
+    """Its arguments end at the list's comma or bracket, so the refusal names the tactic
+    (not a made-up syntax error about the rest of the term)."""
+    err = data_of(s.err(s.start("theorem t (p q : Prop) (h : p ∧ q) : p ∧ q := by sorry"), tactic))
+    assert err.startswith("(sim) tactic '") and "is not supported" in err, err

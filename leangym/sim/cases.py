@@ -8,7 +8,7 @@ the parent tag (``inl.intro``). ``rcases`` patterns name the fields instead.
 """
 from __future__ import annotations
 
-from leangym.sim.formula import FALSE, NAT, PROP, TRUE, show, unfold_arrow
+from leangym.sim.formula import NAT, PROP, show, unfold_arrow
 from leangym.sim.goals import Goal, Hyp, elab_prop
 from leangym.sim.state import State, TacticError, merge_axioms, tactic_failed
 
@@ -35,7 +35,7 @@ def _subject(engine, node, g: Goal):
         if h is not None:
             if h.type == PROP:
                 raise TacticError(f"(sim) cannot do case analysis on the proposition '{node[2]}' itself; "
-                                  f"try 'by_cases {node[2]}'", node[1])
+                                  f"try 'by_cases h : {node[2]}'", node[1])
             if h.type == NAT:
                 raise TacticError("(sim) case analysis on a natural number is outside the simulated fragment", node[1])
             return h.type, Goal(tuple(x for x in g.hyps if x is not h), g.target, g.tag), ()
@@ -88,8 +88,8 @@ def rcases(engine, tac, g: Goal, st):
     node = terms[0]
     ty, base, axioms = _subject(engine, node, g)
     default = node[2] if node[0] == "id" else "h"
-    if pat is None:
-        pat = ("p_any",)
+    if pat is None:  # Lean's default pattern: one `cases` (the fields unnamed)
+        pat = ("p_tuple", ())
     return _destruct(base, ty, pat, default, span), axioms, ()
 
 
@@ -124,7 +124,15 @@ def obtain(engine, tac, g: Goal, st):
 
 
 def _destruct(g: Goal, ty, pat, default: str, span) -> list:
-    """Goals after matching a value of type ``ty`` against rcases pattern ``pat``."""
+    """Goals after matching a value of type ``ty`` against rcases pattern ``pat``.
+
+    As Lean's ``RCases``: a name (or ``_``, ``-``) binds the value whole; any other
+    pattern does one ``cases`` on it, so its type must be an inductive one (∧, ↔, ∨,
+    True, False): the alternatives ``a | b`` go to the constructors in order and a
+    tuple ``⟨a, b⟩`` to one constructor's fields (missing fields are ``_``, extra
+    patterns go to the last field as a tuple). On a single-constructor type several
+    alternatives all go to its first field.
+    """
     k = pat[0]
     if k == "p_name":
         return [g.add(Hyp(pat[1], ty))]
@@ -132,42 +140,39 @@ def _destruct(g: Goal, ty, pat, default: str, span) -> list:
         return [g.add(Hyp(default, ty, True))]
     if k == "p_clear":
         return [g]
-    if ty == FALSE:
-        return []  # any destructuring pattern on False closes the goal
-    if k == "p_tuple":
-        items = list(pat[1])
-        if ty[0] not in ("and", "iff"):
-            if ty == TRUE and not items:
-                return [g]
-            if len(items) == 1:
-                return _destruct(g, ty, items[0], default, span)
-            if not items:
-                return [g.add(Hyp(default, ty, True))]
-            raise TacticError(f"(sim) rcases: pattern {_pat_text(pat)} does not match the type\n  {show(ty)}", span)
-        (ctor, fields), = _fields(ty)
-        if not items:
-            items = [("p_any",), ("p_any",)]
-        elif len(items) == 1:
-            items.append(("p_any",))
-        elif len(items) > 2:
-            items = [items[0], ("p_tuple", tuple(items[1:]))]
+    if k not in ("p_tuple", "p_alts"):
+        raise TacticError("(sim) unsupported rcases pattern", span)
+    if ty[0] == "rel":
+        raise TacticError("(sim) 'rcases' on an arithmetic relation is outside the simulated fragment", span)
+    ctors = _fields(ty)
+    if ctors is None:
+        raise TacticError(f"rcases tactic failed: {default} : {show(ty)} is not an inductive datatype", span)
+    alts = list(pat[1]) if k == "p_alts" else [pat]
+    out = []
+    for i, (ctor, fields) in enumerate(ctors):
+        if i < len(ctors) - 1:  # one alternative each, `_` once they run out
+            mine = alts[i:i + 1]
+        else:  # the last constructor takes all that is left
+            mine = alts[i:]
+        pats = _as_tuple(mine[0]) if len(mine) == 1 else [("p_alts", tuple(mine))] if mine else []
         tag = f"{g.tag}.{ctor}" if g.tag else ctor
         goals = [Goal(g.hyps, g.target, tag)]
-        for (fname, fty), fpat in zip(fields, items):
-            goals = [out for cur in goals for out in _destruct(cur, fty, fpat, fname, span)]
-        return goals
-    if k == "p_alts":
-        alts = list(pat[1])
-        if ty[0] != "or":
-            return _destruct(g, ty, alts[0], default, span)
-        left = alts[0]
-        right = alts[1] if len(alts) == 2 else ("p_alts", tuple(alts[1:]))
-        out = []
-        for ctor, fty, fpat in (("inl", ty[1], left), ("inr", ty[2], right)):
-            tag = f"{g.tag}.{ctor}" if g.tag else ctor
-            out.extend(_destruct(Goal(g.hyps, g.target, tag), fty, fpat, "h", span))
-        return out
-    raise TacticError("(sim) unsupported rcases pattern", span)
+        for (fname, fty), fpat in zip(fields, _fit(pats, len(fields))):
+            goals = [done for cur in goals for done in _destruct(cur, fty, fpat, fname, span)]
+        out.extend(goals)
+    return out
+
+
+def _as_tuple(pat) -> list:
+    """A constructor's field patterns from one alternative: a tuple's items, else the pattern alone."""
+    return list(pat[1]) if pat[0] == "p_tuple" else [pat]
+
+
+def _fit(pats: list, n: int) -> list:
+    """``pats`` for ``n`` fields: padded with ``_``; extra patterns go to the last field as one tuple."""
+    if len(pats) <= n:
+        return pats + [("p_any",)] * (n - len(pats))
+    return pats[:n - 1] + [("p_tuple", tuple(pats[n - 1:]))]
 
 
 def _pat_text(pat) -> str:

@@ -12,8 +12,8 @@ Prop variables are never "simplified" by guesswork (an explicit ``(sim)`` error 
 from __future__ import annotations
 
 from leangym.sim import arith
-from leangym.sim.formula import (FALSE, NAT, SORTS, TRUE, FragmentError, defeq, is_closed, show, show_arg, show_term,
-                                 simp_closed, terms_defeq, unfold_arrow, variables)
+from leangym.sim.formula import (DEFEQ_LIMIT, FALSE, NAT, SORTS, TRUE, FragmentError, defeq, is_closed, show,
+                                 defeq_beyond_sim, show_arg, show_term, simp_closed, terms_defeq, unfold_arrow, variables)
 from leangym.sim.goals import Goal, Hyp, goals_text
 from leangym.sim.state import TacticError, append_tag, merge_axioms, tactic_failed
 from leangym.sim.lemmas import CLASSICAL
@@ -126,9 +126,12 @@ class ClosingTactics:
 
     def a_rfl(self, tac, g: Goal):
         t = g.target
-        if t[0] == "rel" and t[1] == "=":
+        if t[0] == "rel" and t[1] in ("=", "≤"):  # Eq.refl, and Mathlib's @[refl] le_refl
             if terms_defeq(t[2], t[3]):
                 return [], (), ()
+            if defeq_beyond_sim(t[2], t[3]):  # Lean may unfold further (`x + 0` is `x`)
+                raise TacticError(DEFEQ_LIMIT, tac[1])
+        if t[0] == "rel" and t[1] == "=":
             raise TacticError(f"tactic 'rfl' failed, the left-hand side\n  {show_term(t[2])}\nis not definitionally equal "
                               f"to the right-hand side\n  {show_term(t[3])}\n{g.text()}", tac[1])
         if t[0] == "iff" and defeq(t[1], t[2]):

@@ -297,6 +297,22 @@ def _canon_term(t):
     return ("op", t[1], _canon_term(t[2]), _canon_term(t[3]))
 
 
+# What a refused equation is where Lean may unfold further than the conservative defeq below: not Lean's verdict.
+DEFEQ_LIMIT = ("(sim) 'rfl': the sides are not equal as far as the simulated kernel unfolds ℕ operations on "
+               "variables (it does not unfold `x + 0` to `x`, as Lean does)")
+
+
+def defeq_beyond_sim(s, t) -> bool:
+    """Whether Lean's ``isDefEq`` may say yes where :func:`terms_defeq` says no: a term with variables and a
+    numeral (``Nat.add x 1`` unfolds, by recursion on the literal). Without numerals every ℕ operation on a
+    variable is stuck in Lean too, and without variables both sides compute: there the verdicts agree."""
+    return not (term_closed(s) and term_closed(t)) and (_has_numeral(s) or _has_numeral(t))
+
+
+def _has_numeral(t) -> bool:
+    return t[0] == "num" or (t[0] == "op" and (_has_numeral(t[2]) or _has_numeral(t[3])))
+
+
 def terms_defeq(s, t) -> bool:
     """``isDefEq`` on two ℕ terms, conservatively (closed ones compute, see :func:`_canon_term`)."""
     if term_closed(s) and term_closed(t):

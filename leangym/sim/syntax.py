@@ -204,6 +204,7 @@ class Parser:
 
     ``stop_col``: a token that begins a line at a column <= stop_col ends the
     current term or tactic (it belongs to an enclosing block). -1 disables.
+    ``closers``: the brackets of ``⟨…⟩``/``[…]`` lists being read, innermost last.
     """
 
     command_keywords: frozenset = frozenset()  # a command keyword at a line start ends any tactic/term
@@ -212,6 +213,7 @@ class Parser:
         self.toks = toks
         self.i = 0
         self.stop_col = -1
+        self.closers: list[str] = []
 
     # ----------------------------------------------------------------- helpers
     def peek(self, k: int = 0) -> Tok:
@@ -247,12 +249,14 @@ class Parser:
         Inside brackets the layout rule is off: a term may go on over several lines.
         """
         saved, self.stop_col = self.stop_col, -1
+        self.closers.append(close)
         items = []
         if not self.is_sym(close):
             items.append(self.term())
             while self.is_sym(","):
                 self.next()
                 items.append(self.term())
+        self.closers.pop()
         self.expect(close, f"',' or '{close}'")
         self.stop_col = saved
         return tuple(items)

@@ -292,7 +292,9 @@ def _tactic(p: Parser):
         return (w, p.span_from(t), names)
     if w in UNSUPPORTED or (w.endswith("?") and w[:-1].isidentifier()):
         p.next()
-        while not p.blocked() and not p.is_sym(";", "<;>", ")"):
+        # its arguments run to the end of the tactic: inside `⟨by tac, …⟩` that is the list's `,` or bracket
+        ends = (";", "<;>", ")") + ((",", p.closers[-1]) if p.closers else ())
+        while not p.blocked() and not p.is_sym(*ends):
             if p.is_sym("(", "⟨", "["):
                 p.atom() if not p.is_sym("[") else _skip_brackets(p)
             else:

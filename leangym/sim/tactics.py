@@ -352,10 +352,11 @@ class Engine(ClosingTactics):
         return [g.add(hyp, target=FALSE)], axioms, ()
 
     def t_by_cases(self, tac, g: Goal, st):
-        name = tac[2] or "h"
+        # `by_cases p` names it `h` through a hygienic macro: `h✝`, which a later tactic cannot cite
+        name, hidden = tac[2] or "h", tac[2] is None
         p = elab_prop(tac[3], g.hyps)
         axioms = () if is_closed(p) else CLASSICAL
-        return [g.add(Hyp(name, p), tag="pos"), g.add(Hyp(name, ("not", p)), tag="neg")], axioms, ()
+        return [g.add(Hyp(name, p, hidden), tag="pos"), g.add(Hyp(name, ("not", p), hidden), tag="neg")], axioms, ()
 
     def t_cases(self, tac, g: Goal, st):
         return _cases.cases(self, tac, g, st)

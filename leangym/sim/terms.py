@@ -15,8 +15,8 @@ each constant's schema (:mod:`leangym.sim.lemmas`) being a theorem of Lean's cor
 """
 from __future__ import annotations
 
-from leangym.sim.formula import (NAT, PROP, defeq, has_mvar, instantiate, show, terms_defeq,
-                                 unfold_arrow, unify)
+from leangym.sim.formula import (DEFEQ_LIMIT, NAT, PROP, defeq, defeq_beyond_sim, has_mvar, instantiate, show,
+                                 terms_defeq, unfold_arrow, unify)
 from leangym.sim.goals import ElabError, Hyp, elab_nat, elab_prop, lookup
 from leangym.sim.syntax import squash, unknown_identifier
 
@@ -148,6 +148,7 @@ class Elaborator:
                     return None
             except Exception:
                 pass
+            _unfolds_further(exp, node)
             lhs = show(("rel", "=", exp[2], exp[2]))
             raise ElabError(f"type mismatch\n  rfl\nhas type\n  {lhs} : Prop\nbut is expected to have type\n"
                             f"  {show(exp)} : Prop", node[1])
@@ -169,6 +170,7 @@ class Elaborator:
                 return None
         elif terms_defeq(exp[2], exp[3]):
             return None
+        _unfolds_further(exp, node)
         raise ElabError(f"type mismatch\n  {self.text(node)}\nhas type\n  {self.text(a)} = {self.text(a)} : Prop\n"
                         f"but is expected to have type\n  {show(exp)} : Prop", node[1])
 
@@ -438,3 +440,10 @@ class Elaborator:
             has = self.show(ty) if ty is not None else "?"
         return ElabError(f"application type mismatch\n  {self.text(fnode)}\nargument\n  {self.text(a)}\nhas type\n"
                          f"  {has} : Prop\nbut is expected to have type\n  {self.show(pat)} : Prop", a[1])
+
+
+def _unfolds_further(eq, node) -> None:
+    """An equation the kernel's conservative defeq refuses where Lean may unfold further (``x + 0`` is
+    ``x`` there): say it is the simulator's limit, not Lean's verdict."""
+    if defeq_beyond_sim(eq[2], eq[3]):
+        raise ElabError(DEFEQ_LIMIT, node[1])
