@@ -197,6 +197,7 @@ class SoundnessPolicy:
 
     banned: tuple[str, ...] = DEFAULT_BANNED
     reject_commands: bool = True
+    literal_named_arguments: bool = True  # see _named_argument_refusal
     allowed_axioms: frozenset[str] = DEFAULT_AXIOMS
     check_axioms: bool = True
     max_tactic_chars: int = 4096
@@ -221,6 +222,8 @@ class SoundnessPolicy:
         code = _code(script)
         if self.banned and (word := _banned_word(tuple(self.banned), code)):
             return f"leangym soundness policy: '{word}' is not allowed in a proof"
+        if self.literal_named_arguments and (why := _named_argument_refusal(code)):
+            return why
         if self.reject_commands:
             body = _strip_scoped_prefixes(code)
             word = _command_word(body) or ((m := _HASH_COMMAND.search(body)) and m.group(0))
@@ -230,6 +233,73 @@ class SoundnessPolicy:
                     f"leangym soundness policy: {word.strip()!r} starts a Lean command; "
                     "a tactic may not leave tactic mode")
         return None
+
+
+# `(NAME := VALUE)`: a tactic's configuration (`simp (config := {...})`, `decide (kernel := true)`), which
+# Lean compiles and runs (evalExpr) on the server, or a named argument of a term. An IO action needs
+# no word the banned list could know: `IO` unfolds to a function of the world token `()`, so any effect
+# (`Lean.writeModule ...`, `System.FilePath.pathExists ...`) runs from a config term applied to `()`.
+# So the value must be a literal: a numeral, a name (`true`, `.reducible`, `ℝ`, `norm_num`) or a
+# structure instance of those (`{ decide := true, maxSteps := 10 }`), nothing applied to anything.
+_NAMED_ARGUMENT = re.compile(r"\(\s*([^\s():=]+)\s*:=")  # any name, «config» too
+_LITERAL_TOKEN = re.compile(r"\s*(?:(:=)|([{},])|(-?\d+(?:\.\d+)?)|(\.?[^\W\d][\w.'?!]*))")
+_CLOSERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}
+
+
+def _named_argument_refusal(code: str) -> str | None:
+    """Why a ``(NAME := VALUE)`` of ``code`` is refused: its value is not a literal (see above)."""
+    for m in _NAMED_ARGUMENT.finditer(code):
+        value = _bracketed(code, m.end())
+        if value is None or not _is_literal(value):
+            shown = (value if value is not None else code[m.end():])[:60].strip()
+            return (f"leangym soundness policy: '({m.group(1)} := {shown})': a named argument or tactic "
+                    "configuration must be a literal (a numeral, a name, or { field := literal, ... }): Lean "
+                    "compiles and runs configuration terms on the server")
+    return None
+
+
+def _bracketed(code: str, start: int) -> str | None:
+    """The text from ``start`` to the ``)`` that closes the parenthesis before it (None: unbalanced)."""
+    stack = [")"]
+    for i in range(start, len(code)):
+        c = code[i]
+        if c in _CLOSERS:
+            stack.append(_CLOSERS[c])
+        elif c in ")]}⟩":
+            if c != stack.pop():
+                return None
+            if not stack:
+                return code[start:i]
+    return None
+
+
+def _is_literal(text: str) -> bool:
+    """``text`` is a numeral, a name, or ``{ name := literal, ... }`` (see _NAMED_ARGUMENT)."""
+    tokens, at = [], 0
+    while at < len(text.rstrip()):
+        m = _LITERAL_TOKEN.match(text, at)
+        if not m or m.end() == at:
+            return False
+        tokens.append(("assign" if m.group(1) else m.group(2) if m.group(2) else "atom"))
+        at = m.end()
+
+    def value(i: int) -> int:  # the index after one literal starting at tokens[i], or -1
+        if i < len(tokens) and tokens[i] == "atom":
+            return i + 1
+        if i < len(tokens) and tokens[i] == "{":
+            i += 1
+            while i < len(tokens) and tokens[i] != "}":
+                if tokens[i] != "atom" or i + 1 >= len(tokens) or tokens[i + 1] != "assign":
+                    return -1
+                i = value(i + 2)
+                if i < 0:
+                    return -1
+                if i < len(tokens) and tokens[i] == ",":
+                    i += 1
+            return i + 1 if i < len(tokens) else -1
+        return -1
+
+    return value(0) == len(tokens)
 
 
 def _scoped_option_refusal(code: str) -> str | None:

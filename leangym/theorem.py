@@ -95,8 +95,11 @@ def open_in(space: str) -> str:
 
 
 _IN_PREFIX = "(?:" + open_in(r"[ \t]") + r"|set_option[ \t]+[\w.]+[ \t]+\S+[ \t]+in)(?![\w.'?!])"
-# Options that switch checks off: never in a statement (the final check would run without them).
+# Options that switch checks off: never in a statement or a header (the final check would run without them).
 _UNSAFE_OPTION = re.compile(r"set_option\s+(?:debug\.|trust\b)")
+# Header commands that change how Lean reads later commands or run code: not in a header.
+_HEADER_META = re.compile(NOT_NAME_BEFORE + r"(?:macro|macro_rules|elab|elab_rules|syntax|command_elab|term_elab|"
+                          r"initialize|builtin_initialize|run_cmd|run_elab|run_meta)" + NOT_NAME_AFTER + r"|#eval\b")
 DECLARATION = re.compile(
     rf"^[ \t]*(?P<prefix>(?:{_IN_PREFIX}\s+)*(?:{_ATTRIBUTES}\s*)?(?:(?:private|protected)\s+)?"
     r"(?:noncomputable\s+)?(?:unsafe\s+)?(?:(?:partial|nonrec)\s+)?)"
@@ -269,6 +272,12 @@ class Theorem:
             raise TheoremError(f"the header contains '{word}': the final check runs the header too and rejects "
                                "every proof when it uses sorry; for a PutnamBench-style solution stub "
                                "(`abbrev solution : ℕ := sorry`), fill in the solution first")
+        header = strip_comments(self.header)
+        if m := (_UNSAFE_OPTION.search(header) or _HEADER_META.search(header)):
+            # the final check runs the header: it must not switch the check off, nor change how Lean
+            # reads the check's own commands (a macro or elaborator for `#print axioms` can forge its answer)
+            raise TheoremError(f"the header contains {m.group(0).strip()!r}: a header may not switch Lean's checks off "
+                               "or define macros, elaborators or code to run (the final check runs the header)")
         stmt = stmt[:tail.start()] + ":= by sorry"  # drops a trailing comment too
         name = head.name
         if name is None:  # `example`, or a theorem without a name
@@ -305,7 +314,9 @@ class Theorem:
         """Whether the header may declare something: every check declares it again, which Lean refuses
         on a process that has it already. Conservative: any line but a plain ``open``, ``set_option``,
         ``namespace``/``section``/``end`` or ``variable`` line counts (a wrong "yes" costs a lease)."""
-        return not all(_SAFE_HEADER_LINE.match(line) for line in strip_comments(self.preamble).splitlines())
+        return not all(_SAFE_HEADER_LINE.match(line) and not _DECLARING.search(line) and "#" not in line
+                       and "@[" not in line  # Lean needs no line break: `namespace Foo theorem helper ...`
+                       for line in strip_comments(self.preamble).splitlines())
 
     @property
     def preamble(self) -> str:

@@ -459,7 +459,7 @@ def test_a_session_s_own_check_of_a_header_declaring_theorem(sim_server, factori
     ("open Nat in theorem helper : True := trivial\n", True),
     ("set_option maxRecDepth 100 in\ntheorem helper : True := trivial\n", True),
     ("/-- doc -/ theorem helper : True := trivial\n", True),
-    ("local instance : Inhabited ℕ := ⟨0⟩\n", True), ("universe u\n", True), ("macro \"x\" : term => `(1)\n", True),
+    ("local instance : Inhabited ℕ := ⟨0⟩\n", True), ("universe u\n", True), ("notation \"x\" => 1\n", True),
 ])
 def test_which_headers_declare_something(header, declares):
     # a header that declares something cannot run twice on one process (the env's and the benchmark's

@@ -451,3 +451,67 @@ def test_a_root_theorem_passes_the_final_check(header):
     thm = Theorem("theorem _root_.t (p : Prop) (hp : p) : p := by sorry", header=header)
     check = verify(LocalProcess(), thm, "exact hp", SoundnessPolicy())
     assert check.ok and check.axioms == (), check.error
+
+
+# ---------------------------------------------------------------------------- red-team, seventh round
+def test_a_lease_that_ran_another_theorems_header_is_not_kept():
+    """The env kept its lease whenever the *new* theorem's header declared nothing, so B's proof could cite
+    a lemma A's header had declared there (rewarded, though it fails on a clean process); on real Lean a
+    header's instances, notations or options would change what B's statement means."""
+    from leangym.envs.lean_proof import LeanProofEnv
+
+    a = Theorem("theorem a (p : Prop) (hp : p) : p := by sorry",
+                header="theorem helper (p q : Prop) (hp : p) : p ∨ q := Or.inl hp")
+    b = Theorem("theorem b (p q : Prop) (hp : p) : p ∨ q := by sorry")
+    env = LeanProofEnv([a, b], process_factory=LocalProcess)
+    for first in (0, 1):  # A's episode, or A's episode after B's on the same lease
+        env.reset(options={"index": first})
+        env.reset(options={"index": 0})
+        env.reset(options={"index": 1})
+        _, reward, *_, info = env.step("exact helper p q hp")
+        assert reward == 0.0 and not info.get("verified"), info
+        assert not verify(LocalProcess(), b, "exact helper p q hp", SoundnessPolicy()).ok
+    env.reset(options={"index": 1})  # B after B: the same header (none) keeps the lease, and B still proves
+    _, reward, *_ = env.step("exact Or.inl hp")
+    assert reward == 1.0
+
+
+@pytest.mark.parametrize("header", ["open Nat def helper : Nat := 5",
+                                    "namespace Foo theorem helper (p : Prop) (hp : p) : p := hp",
+                                    "set_option maxHeartbeats 400000 axiom cheat : False", "end Foo axiom x : False",
+                                    "variable (x : Nat) theorem foo : x = x := rfl", "open Nat @[simp] def x := 1"])
+def test_a_declaration_on_a_scoping_commands_line_declares(header):
+    """Lean needs no line break between commands: such a header declares (a second run on the same
+    process is "already declared": every check after the first failed, in the env and the benchmark)."""
+    assert Theorem("theorem t : True := by sorry", header=header).header_declares
+
+
+@pytest.mark.parametrize("header", ["set_option debug.skipKernelTC true", "open Nat\nset_option trust 0",
+                                    'macro "x" : tactic => `(tactic| rfl)', "#eval IO.println 1",
+                                    "@[command_elab Lean.Parser.Command.printAxioms] def f : Unit := ()",
+                                    "elab \"y\" : command => pure ()", "macro_rules | `(tactic| rfl) => `(tactic| trivial)"])
+def test_a_header_cannot_switch_checks_off_or_redefine_how_they_read(header):
+    from leangym.theorem import TheoremError
+
+    with pytest.raises(TheoremError, match="header"):
+        Theorem("theorem t : True := by sorry", header=header)
+
+
+@pytest.mark.parametrize("tactic", [
+    # IO without the word IO: an IO action is a function of the world token `()`, run by a config term
+    "simp (config := ((Lean.mkEmptyEnvironment >>= fun e => Lean.writeModule e \"/tmp/x.olean\").run' ()).elim {})",
+    "simp (config := ((System.FilePath.pathExists \"/etc/passwd\").run' ()).elim {} fun b => {})",
+    "simp (config := (Lean.Core.CoreM.toIO (pure ()) {fileName := \"\"} {env := e}).run' ())",
+    "simp («config» := (f ()).run' ())", "decide (kernel := (g ()))", "simp (config := { zeta := f () })",
+    "exact foo (h := by simp)",
+])
+def test_configuration_terms_must_be_literals(tactic):
+    why = SoundnessPolicy().check_tactic(tactic)
+    assert why is not None and "must be a literal" in why, why
+
+
+@pytest.mark.parametrize("tactic", ["simp (config := { decide := true, maxSteps := 100000 })", "decide (kernel := true)",
+                                    "exact foo (α := ℝ) (n := 5)", "simp (disch := norm_num) [h]",
+                                    "rw [Nat.succ_le_of_lt (n := 3)]", "exact f (x := { a := { b := 1 } })"])
+def test_literal_configurations_and_named_arguments_pass(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is None

@@ -172,6 +172,7 @@ class LeanProofEnv(gym.Env[str, str]):
             raise ValueError(f"episodes_per_lease must be at least 1, got {episodes_per_lease}")
         self.episodes_per_lease = int(episodes_per_lease)
         self._lease_episodes = 0  # episodes started on the current lease
+        self._lease_preambles: set[str] = set()  # the headers its proof starts and checks ran
         self._checked_at = 0  # see _changed
         self.reset_attempts = max(1, int(reset_attempts))
         self._process: CountedProcess | None = None  # the lease, as agents may reach it
@@ -260,6 +261,7 @@ class LeanProofEnv(gym.Env[str, str]):
             self._process = CountedProcess(self._process_factory())
             self._checked_at = 0  # its count of changes when the env last knew what was on it
             self._lease_episodes = 0
+            self._lease_preambles = set()
             self._process_broken = False
             self._identity = None
         return self._process
@@ -288,12 +290,17 @@ class LeanProofEnv(gym.Env[str, str]):
         kw = dict(policy=self._policy, timeout_ms=self.tactic_timeout_ms, budget=self.budget)
         # a lease that ran commands the env did not send goes back (rolled back by the server) however
         # that episode ended: what they declared would stay for this one
+        # and so does one that ran another header (its declarations, `open`s and options would stay for
+        # this theorem's statement and check) or a header that declares (this start would declare it again)
+        ran = self._lease_preambles
         if self._changed() or self.fresh_process or self._lease_episodes >= self.episodes_per_lease or (
-                self._lease_episodes and theorem.header_declares):
+                ran and (ran != {theorem.preamble} or theorem.header_declares)):
             self._release()
         for attempt in range(self.reset_attempts):
             try:
-                session = ProofSession(self._lease(), theorem, **kw)
+                process = self._lease()
+                self._lease_preambles.add(theorem.preamble)  # (a start Lean rejects may have run it too)
+                session = ProofSession(process, theorem, **kw)
                 self._lease_episodes += 1
                 self._checked_at = self._process.changes  # the session's own proof start
                 return session
@@ -403,6 +410,7 @@ class LeanProofEnv(gym.Env[str, str]):
             finally:
                 self._session = session  # the episode's record (its states died with the process)
             self._lease_episodes = 1  # the check declares the header there too
+            self._lease_preambles = {self._theorem.preamble}
         check = session._check(tree, process=self._process)  # the reward's check: not the agent's spending
         self._checked_at = self._process.changes
         extra.update(verified=check.ok, proof_script=assemble(tree), axioms=check.axioms)
