@@ -193,15 +193,18 @@ class ProofSession:
         if process is not None:
             return verify(process, self._theorem, script, self._policy)
         result = verify(self._lean, self._theorem, script, self._policy)
-        if (not result.ok and self._theorem.header_declares and not self._sent_commands
+        again = self._theorem.repeatable_preamble
+        if (not result.ok and self._theorem.header_declares and not self._sent_commands and again is not None
                 and "has already been declared" in (result.error or "")):
             # This process kept what the proof start declared (LeanTree's processes keep what they ran),
             # so the header is here already: check without declaring it again (the proof's own lines
-            # cannot declare anything: commands are refused). Not after commands sent through
-            # session.process, which could have declared names the header's would then resolve to. A
-            # verdict for the session's holder (a prover's verify, a search's `verified`): the env's
-            # reward and the benchmark check on clean processes, with the header.
-            bare = dataclasses.replace(self._theorem, header="")
+            # cannot declare anything: commands are refused), its `open`/`set_option` lines run again
+            # (a REPL may or may not carry them from command to command). Not for a header with
+            # namespaces, sections or variables (see Theorem.repeatable_preamble), nor after commands
+            # sent through session.process, which could have declared names the header's would then
+            # resolve to. A verdict for the session's holder (a prover's verify, a search's `verified`):
+            # the env's reward and the benchmark check on clean processes, with the header.
+            bare = dataclasses.replace(self._theorem, header=again)
             result = dataclasses.replace(verify(self._lean, bare, script, self._policy),
                                          source=self._theorem.source_with_proof(script))
         return result

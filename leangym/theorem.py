@@ -111,6 +111,7 @@ _OTHER_DECL = re.compile(r"^\s*(?:axiom|def|abbrev|instance|#\w+)\b", re.M)
 # commands alone on their line (`open Nat in theorem ...` declares: ` in ` followed by more is not safe).
 _SAFE_HEADER_LINE = re.compile(r"\s*(?:(?:open|set_option|namespace|section|end|noncomputable\s+section|variable)\b"
                                r"(?!.*\bin\s+\S).*)?$")
+_SCOPE_LINE = re.compile(r"\s*(?:namespace|section|end|noncomputable\s+section|variable|universe)(?![\w.'?!])")
 # What makes a statement unprovable under the final check (leangym.soundness.verify rejects
 # any command that reports "declaration uses 'sorry'" or depends on sorryAx).
 _SORRY_WORDS = ("sorry", "admit", "sorryAx")
@@ -317,6 +318,20 @@ class Theorem:
         return not all(_SAFE_HEADER_LINE.match(line) and not _DECLARING.search(line) and "#" not in line
                        and "@[" not in line  # Lean needs no line break: `namespace Foo theorem helper ...`
                        for line in strip_comments(self.preamble).splitlines())
+
+    @property
+    def repeatable_preamble(self) -> str | None:
+        """What of the header a check may run again on a process that ran all of it (a session's own
+        proof start declared it there): its ``open`` and ``set_option`` lines, the same whether or not
+        the process kept them. None when the header also has ``namespace``/``section``/``end``/
+        ``variable``/``universe`` lines, whose second run or omission could change what the statement's
+        names mean: such a check must run on a clean process, with the whole header."""
+        code = [line for line in strip_comments(self.preamble).splitlines() if line.strip()]
+        if any(_SCOPE_LINE.match(line) for line in code):
+            return None
+        kept = [line.strip() for line in code if _SAFE_HEADER_LINE.match(line) and not _DECLARING.search(line)
+                and "#" not in line and "@[" not in line]
+        return "".join(line + "\n" for line in kept)
 
     @property
     def preamble(self) -> str:
