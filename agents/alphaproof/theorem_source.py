@@ -1,4 +1,4 @@
-"""Where an actor's theorems come from: the PropLogic generator or a JSONL file.
+"""Where an actor's theorems come from: the PropLogic generator or a theorem file (any ``--dataset`` of the benchmark).
 
 A source answers three questions for the trainer: give me a training theorem
 of this difficulty level (the curriculum picks the level), which theorems are
@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, Sequence
 
-from agents.alphaproof.jsonl import read_jsonl
+from leangym.datasets import load_theorems
 from leangym.sim import generator
 from leangym.theorem import Theorem
 
@@ -95,7 +95,8 @@ class PropLogicSource:
 
 
 class TheoremFileSource:
-    """Theorems from a miniF2F-style JSONL file (``Theorem.from_row`` rows).
+    """Theorems from a theorem file: what ``leangym.datasets.load_theorems`` reads (miniF2F-style JSONL
+    rows, a JSON array of them, a ``.lean`` file or directory, ``minif2f``, a URL).
 
     Rows with ``split == "test"`` are held out; if there are none, a seeded
     sample of ``heldout_size`` statements is (at most half the file's distinct
@@ -109,7 +110,7 @@ class TheoremFileSource:
     """
 
     def __init__(self, path: str, heldout_size: int = 32, seed: int = 0, held_out: HeldOut | None = None) -> None:
-        tasks = [_file_task(path, lineno, row) for lineno, row in read_jsonl(path)]
+        tasks = [_file_task(path, theorem) for theorem in load_theorems(path)]
         if not tasks:
             raise ValueError(f"no theorems in {path}")
         self.default_held_out = _choose_held_out(tasks, heldout_size, seed)
@@ -174,21 +175,15 @@ def _choose_held_out(tasks: Sequence[Task], heldout_size: int, seed: int) -> Hel
     return HeldOut(tuple(distinct[:k]))
 
 
-def _file_task(path: str, lineno: int, row: Any) -> Task:
-    """One row of a theorem file as a task; ValueError ``path:line: ...`` for a bad row."""
+def _file_task(path: str, theorem: Theorem) -> Task:
+    """One theorem of a theorem file as a task, with its row's ``difficulty`` and ``proof`` fields."""
     def bad(what: str) -> ValueError:
-        return ValueError(f"{path}:{lineno}: {what}")
+        return ValueError(f"{path}: theorem {theorem.name!r}: {what}")
 
-    if not isinstance(row, dict):
-        raise bad(f"expected a JSON object (a theorem row), got {type(row).__name__}")
-    try:
-        theorem = Theorem.from_row(row)
-    except ValueError as e:  # TheoremError: no formal_statement, no ':= by sorry' ...
-        raise bad(str(e)) from None
-    level = row.get("difficulty")
+    level = theorem.extra.get("difficulty")
     if level is not None and (isinstance(level, bool) or not isinstance(level, int)):
         raise bad(f"'difficulty' must be a whole number (a curriculum level), got {level!r}")
-    proof = row.get("proof")
+    proof = theorem.extra.get("proof")
     if isinstance(proof, str):  # a script, one tactic per line
         proof = [t for t in proof.splitlines() if t.strip()]
     if proof is not None and not (isinstance(proof, list) and all(isinstance(t, str) for t in proof)):

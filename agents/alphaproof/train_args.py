@@ -58,7 +58,8 @@ _CHOICES = {"env": ("PropLogic-v0", "LeanProof-v0"), "model_size": tuple(SIZES)}
 _HELP = {
     "env": "PropLogic-v0: the in-process simulator; LeanProof-v0: a LeanTree server (--server)",
     "server": "LeanTree URL (implies --env LeanProof-v0) (default: none)",
-    "theorems": "JSONL file of theorems to train and evaluate on (default: the PropLogic generator's)",
+    "theorems": "theorems to train and evaluate on, as benchmark --dataset takes them: FILE.jsonl, FILE.json, "
+                "FILE.lean, DIR, minif2f, a URL (default: the PropLogic generator's)",
     "actors": "concurrent proof searches per iteration (on a server: one Lean process each)",
     "iterations": "self-play iterations in all (a resumed run counts the earlier ones)",
     "sims": "MCTS simulations per theorem",
