@@ -23,6 +23,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from baselines.tactic_menu import fresh_names, hypothesis_slots
 from leangym.backends.types import Outcome, ProofState
 from leangym.proof import ProofTree
 from leangym.proof import LinearWalk
@@ -37,22 +38,6 @@ VOCABULARY: tuple[str, ...] = (
 ONE_HYP = ("exact {h}", "apply {h}", "exact {h}.1", "exact {h}.2", "rcases {h} with ⟨ha, hb⟩",
            "rcases {h} with ha | hb", "cases {h}")
 TWO_HYPS = ("exact {h} {g}", "exact absurd {h} {g}", "exact ⟨{h}, {g}⟩")
-
-
-def hypothesis_names(state: ProofState) -> list[str]:
-    """Names usable in a tactic: accessible (no ``✝``) and proofs rather than types or variables."""
-    if not state.goals:
-        return []
-    return [h.name for h in state.goals[0].hypotheses
-            if h.name and "✝" not in h.name and h.type not in ("Prop", "Type") and not h.type.startswith("Sort")]
-
-
-def fresh_name(state: ProofState, base: str = "h") -> str:
-    used = {h.name for g in state.goals for h in g.hypotheses}
-    i = 0
-    while f"{base}{i}" in used:
-        i += 1
-    return f"{base}{i}"
 
 
 @dataclass
@@ -78,7 +63,8 @@ class RandomProver:
 
     def sample(self, state: ProofState) -> str:
         """One random tactic for the first goal of ``state``."""
-        hyps = hypothesis_names(state)
+        hyps = [name for name, _ in hypothesis_slots(state.goals[0], len(state.goals[0].hypotheses))] \
+            if state.goals else []
         kinds = ["vocab"] + (["one"] if hyps else []) + (["two"] if len(hyps) > 1 else [])
         kind = self.rng.choice(kinds)
         if kind == "one":
@@ -87,7 +73,7 @@ class RandomProver:
             h, g = self.rng.sample(hyps, 2)
             return self.rng.choice(TWO_HYPS).format(h=h, g=g)
         tactic = self.rng.choice(list(self.vocabulary))
-        return f"intro {fresh_name(state)}" if tactic == "intro" else tactic
+        return f"intro {fresh_names(state.goals, 1)[0]}" if tactic == "intro" else tactic
 
     def prove(self, theorem: Theorem, session: ProofSession, budget: Budget) -> Proof | None:
         # With a Lean-call cap the session's BudgetExhausted ends the attempt; without one, max_tactics does.

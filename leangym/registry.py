@@ -20,7 +20,7 @@ from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["REGISTRY_FILE", "registry_path", "load_registry", "register_envs", "env_ids"]
+__all__ = ["REGISTRY_FILE", "registry_path", "load_registry", "register_envs"]
 
 REGISTRY_FILE = "envs_registry.yaml"
 _FIELDS = {"id", "entry_point", "vector_entry_point", "kwargs", "max_episode_steps", "nondeterministic",
@@ -85,8 +85,3 @@ def register_envs(path: str | Path | None = None) -> list[str]:
         entry["kwargs"] = dict(entry.get("kwargs") or {})
         gym.register(env_id, **entry)
     return ids
-
-
-def env_ids() -> list[str]:
-    """The ids listed in the registry file."""
-    return [e["id"] for e in load_registry()]

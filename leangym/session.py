@@ -8,7 +8,8 @@ linear walk over the same object.
 
 Every tactic passes the :class:`~leangym.soundness.SoundnessPolicy` before it
 is sent; a banned one is an ordinary ``REJECTED`` result that costs no Lean
-call. :meth:`ProofSession.verify` is the only way to call a proof correct.
+call. :func:`leangym.soundness.verify` is the only way to call a proof correct (a prover calls it as
+:meth:`ProofSession.verify`, charged to its budget; the env's reward and the benchmark, uncharged).
 
 ``session.process`` is the leased process behind a meter (:class:`MeteredProcess`):
 a prover that applies tactics through it goes through the same policy, budget and

@@ -218,3 +218,17 @@ def test_prove_says_a_statement_is_nested_too_deeply(tmp_path, capsys):
 def test_counts_below_one_are_clear_errors(tmp_path, flag):
     with pytest.raises(ValueError, match=f"--{flag.replace('_', '-')} must be at least 1"):
         train_mod.train(tiny_args(tmp_path, "zero", **{flag: 0}))
+
+
+def test_a_theorem_files_warm_start_sample_follows_its_seed(tmp_path):
+    """reference(n, seed) used to ignore the seed (always the file's first n): the generator's source draws."""
+    from agents.alphaproof.theorem_source import TheoremFileSource
+
+    rows = [{"name": f"t{i}", "formal_statement": f"theorem t{i} (p : Prop) (h{i} : p) : p := by sorry",
+             "proof": [f"exact h{i}"], "split": "train"} for i in range(12)]
+    (tmp_path / "th.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    source = TheoremFileSource(str(tmp_path / "th.jsonl"), heldout_size=2)
+    names = {seed: [t.theorem.name for t in source.reference(4, seed)] for seed in range(4)}
+    assert all(len(v) == 4 for v in names.values()) and len({tuple(v) for v in names.values()}) > 1
+    assert names[0] == [t.theorem.name for t in source.reference(4, 0)]
+    assert sorted(t.theorem.name for t in source.reference(50, 1)) == sorted(t.theorem.name for t in source.train)

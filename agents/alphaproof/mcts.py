@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.alphaproof.interfaces import GAMMA, Evaluation
+from agents.alphaproof.interfaces import GAMMA, Evaluation, value_from_steps
 from leangym.backends.types import Outcome, ProofState, TacticResult
 from leangym.proof import ProofTree
 from leangym.soundness import normalise_tactic
@@ -91,7 +91,7 @@ class Node:
     def estimate(self) -> float | None:
         """Current value: exact when solved or dead, else the mean backed-up value (None: unseen)."""
         if self.steps is not None:
-            return GAMMA ** self.steps
+            return value_from_steps(self.steps)
         if self.dead:
             return 0.0
         return self.value_sum / self.visits if self.visits else None
@@ -218,7 +218,7 @@ class SearchTree:
         self.add_edges(node, edges)
         _refresh(node)
         if node.steps is not None:
-            return GAMMA ** node.steps
+            return value_from_steps(node.steps)
         value = float(evaluation.value)  # the policy's guess, kept to [0, 1] (NaN: nothing known)
         return 0.0 if node.dead or not math.isfinite(value) else min(max(value, 0.0), 1.0)
 

@@ -156,8 +156,10 @@ class TheoremFileSource:
         return self.test[:n]
 
     def reference(self, n: int, seed: int) -> list[generator.PropTheorem]:
+        """Up to ``n`` training theorems that have a reference proof: a ``seed``-ed sample (all when fewer)."""
         with_proofs = [t for t in self.train if t.proof]
-        return [generator.PropTheorem(t.theorem, t.proof, int(t.level), 0) for t in with_proofs[:n]]
+        chosen = random.Random(seed).sample(with_proofs, min(n, len(with_proofs)))
+        return [generator.PropTheorem(t.theorem, t.proof, int(t.level), 0) for t in chosen]
 
 
 def _choose_held_out(tasks: Sequence[Task], heldout_size: int, seed: int) -> HeldOut:

@@ -13,7 +13,9 @@ holds: on a single-branch server every open goal, so ``all_goals t`` or
 the first goal (there ``all_goals`` acts on that goal alone, and a ``case`` tag
 of a later goal is not found). The applied tactics form a
 :class:`~leangym.proof.ProofTree`, so the finished proof is assembled with
-correct focusing and checked again as one command (``ProofSession.verify``).
+correct focusing and checked again as one command (:func:`leangym.soundness.verify`, as
+``ProofSession.verify`` does, but not charged to the episode's budget), on a process that ran
+nothing but this theorem's own header and the env's calls.
 
 Outcomes of ``step``, by ``info["outcome"]``:
 

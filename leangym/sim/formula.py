@@ -16,7 +16,7 @@ only the arithmetic tactics (:mod:`leangym.sim.arith`) look inside it.
 Formulas keep the user's spelling (``¬p`` stays ``¬p``) so goals print exactly
 as Lean prints them; definitional unfolding (``¬p`` is ``p → False``, ``a ≠ b``
 is ``a = b → False``, ``a > b`` is ``b < a``, closed arithmetic computes) only
-happens inside :func:`canon`, which decides Lean's ``isDefEq`` on the fragment.
+happens inside :func:`_canon`, which decides Lean's ``isDefEq`` on the fragment.
 """
 from __future__ import annotations
 
@@ -244,18 +244,13 @@ def is_tautology(f, hypotheses=()) -> bool:
 # --------------------------------------------------------------------------- definitional equality
 
 
-def canon(f):
+def _canon(f):
     """Normal form for Lean's default-transparency ``isDefEq`` on the fragment.
 
     Unfolds ``Not``, ``Ne``, ``GT.gt``, ``GE.ge``, ``Nat.lt`` (``a < b`` is
     ``a + 1 ≤ b``) and computes closed ℕ terms; connectives stay distinct
     (``p ∧ q`` is not defeq to ``q ∧ p``).
     """
-    return _canon(f)
-
-
-@lru_cache(maxsize=200_000)
-def _canon(f):
     k = f[0]
     if k in ("var", "true", "false", "mvar"):
         return f

@@ -8,8 +8,7 @@ REPL does, producing REPL-shaped messages (``pos`` line 1-based, column
 * :func:`check_proof` - does a tactic script prove a ``... := by sorry`` statement
   (no errors, no ``sorry``)?
 * :func:`statement_formula` - the proposition a statement claims (hypotheses ->
-  conclusion); :func:`statement_is_tautology` decides it by truth tables
-  (:func:`leangym.sim.formula.is_tautology`, re-exported here).
+  conclusion), for :func:`leangym.sim.formula.is_tautology` (re-exported here).
 """
 from __future__ import annotations
 
@@ -431,9 +430,4 @@ def statement_formula(theorem_with_sorry: str):
     return f
 
 
-def statement_is_tautology(theorem_with_sorry: str) -> bool:
-    """True iff the statement holds classically (truth tables; arithmetic atoms are evaluated)."""
-    return is_tautology(statement_formula(theorem_with_sorry))
-
-
-__all__ = ["Kernel", "check_proof", "with_proof", "statement_formula", "statement_is_tautology", "is_tautology"]
+__all__ = ["Kernel", "check_proof", "with_proof", "statement_formula", "is_tautology"]
