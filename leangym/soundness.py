@@ -173,8 +173,8 @@ def _command_word(code: str) -> str | None:
         if end < len(code) and code[end] not in "!?" and _ID_REST_CHAR.match(code[end]):
             continue  # the name goes on (`definition`, `end_pos`; but `variable?` is a keyword of its own)
         j = start
-        while j and (_ID_REST_CHAR.match(code[j - 1]) or code[j - 1] == "."):
-            j -= 1
+        while j and (_ID_REST_CHAR.match(code[j - 1]) or (code[j - 1] == "." and code[j - 2:j - 1] != ".")):
+            j -= 1  # (`h..axiom` is `h`, `..`, `axiom` to Lean: no name holds two dots in a row)
         run = code[j:start]
         if run and _ID_FIRST_CHAR.match(run[0]):
             continue  # the end of a name (`h.end`, `my_def`, `Nat.theorem_x`)
