@@ -8,7 +8,7 @@ import sys
 from contextlib import ExitStack
 from typing import Any
 
-SERVER_ENV = "LEANGYM_SERVER"
+from leangym.envs.server_lease import SERVER_ENV_VAR
 
 
 # `constructor` leaves two goals that share no metavariable: one branch each on a factorizing server, one
@@ -52,7 +52,7 @@ def connect(args: argparse.Namespace, stack: ExitStack, processes: int) -> tuple
     ConnectionError if the server does not answer."""
     from leangym.backends.leantree import LeanTreeClient
 
-    url = args.server or (None if args.sim or args.sim_factorized else os.environ.get(SERVER_ENV))
+    url = args.server or (None if args.sim or args.sim_factorized else os.environ.get(SERVER_ENV_VAR))
     simulated = url is None
     if simulated:
         from leangym.sim.server import SimServerConfig, start_server
@@ -60,7 +60,7 @@ def connect(args: argparse.Namespace, stack: ExitStack, processes: int) -> tuple
         handle = start_server(SimServerConfig(max_processes=processes, factorized=args.sim_factorized))
         stack.callback(handle.stop)
         url = handle.url
-        why = "--sim" if args.sim or args.sim_factorized else f"no --server and ${SERVER_ENV} unset"
+        why = "--sim" if args.sim or args.sim_factorized else f"no --server and ${SERVER_ENV_VAR} unset"
         print(f"[benchmark] {why}: using an in-process SIMULATED LeanTree server at {url} "
               "(simulated Lean, not real Lean results)", file=sys.stderr)
     client = LeanTreeClient(url)

@@ -59,6 +59,7 @@ from urllib.parse import urlparse
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 from leangym.datasets import DatasetError, load_theorems
 from leangym.datasets.download import file_url_path
+from leangym.envs.server_lease import SERVER_ENV_VAR
 from leangym.prover import AgentSpecError, load_agent
 from leangym.session import Budget
 from leangym.theorem import Theorem
@@ -68,7 +69,7 @@ from scripts.bench_records import (
 )
 from scripts import bench_recheck
 from scripts.bench_report import compare, markdown, plot, summary_of
-from scripts.bench_server import SERVER_ENV, connect
+from scripts.bench_server import connect
 from scripts.bench_run import RunConfig, Task, run_tasks
 
 AGENT_ALIASES = {
@@ -147,7 +148,7 @@ def _parser_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theorems", type=theorem_names, default=None, metavar="NAME[,NAME...]",
                    help="only these theorems of the dataset (file order)")
     p.add_argument("--limit", type=positive_int, default=None, help="only the first N theorems (file order)")
-    p.add_argument("--server", default=None, help=f"LeanTree server URL (default: ${SERVER_ENV}, else --sim)")
+    p.add_argument("--server", default=None, help=f"LeanTree server URL (default: ${SERVER_ENV_VAR}, else --sim)")
     p.add_argument("--sim", action="store_true", help="start an in-process simulated server on 127.0.0.1")
     p.add_argument("--sim-factorized", action="store_true", help="--sim, with the newer server generation (one branch per goal)")
     p.add_argument("--attempts", type=positive_int, default=1, help="attempts per theorem (for pass@k)")
@@ -182,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("results", type=Path)
     r.add_argument("--dataset", default=None, help="where the statements are (default: the run's --dataset)")
     r.add_argument("--split", default=None, help="default: the run's --split")
-    r.add_argument("--server", default=None, help=f"LeanTree server URL (default: ${SERVER_ENV}, else --sim)")
+    r.add_argument("--server", default=None, help=f"LeanTree server URL (default: ${SERVER_ENV_VAR}, else --sim)")
     r.add_argument("--sim", action="store_true", help="start an in-process simulated server on 127.0.0.1")
     r.add_argument("--sim-factorized", action="store_true", help="--sim, the newer server generation")
     r.add_argument("--lease-timeout", type=positive_float, default=120.0,

@@ -125,7 +125,7 @@ def num_tactic(rng: random.Random) -> str:
         f"interval_cases {x} <;> simp_all", "decide", f"use {rng.randint(0, 9)}", "refine ⟨_, _⟩",
         f"obtain ⟨{x}, h{x}⟩ := {h}", f"rcases {h} with ⟨{x}, rfl⟩ | {h}", f"specialize {h} {rng.randint(0, 9)}",
         f"apply {lem}", f"exact {lem} _ _", f"calc {x} = {x} * 1 := by ring\n  _ ≤ {x} * 2 := by gcongr; norm_num",
-        "gcongr", f"intro ε hε", f"exact ⟨{x}, by norm_num⟩", "constructor <;> linarith", "aesop", "tauto",
+        "gcongr", "intro ε hε", f"exact ⟨{x}, by norm_num⟩", "constructor <;> linarith", "aesop", "tauto",
         f"nlinarith [mul_pos {h} {rng.choice(HYP_NAMES)}]", "push_cast", "exact_mod_cast h", f"by_contra! {h}",
         f"cases' {h} with {x} h{x}", "simp_all", "norm_num at *",
         f"unfold {rng.choice(['f', 'g', 'Function.Injective'])}",

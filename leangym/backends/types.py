@@ -51,21 +51,24 @@ class Goal:
 
     def to_text(self) -> str:
         """The goal as Lean prints it: ``case``, grouped hypotheses, ``⊢``."""
-        lines = [f"case {self.tag}"] if self.tag else []
-        names: list[str] = []
-        for i, hyp in enumerate(self.hypotheses):
-            names.append(hyp.name)
-            nxt = self.hypotheses[i + 1] if i + 1 < len(self.hypotheses) else None
-            # Lean groups consecutive hypotheses of equal type (never let-bound ones).
-            if hyp.value is None and nxt is not None and nxt.value is None and nxt.type == hyp.type:
-                continue
-            line = f"{' '.join(names)} : {hyp.type}"
-            if hyp.value is not None:
-                line += f" := {hyp.value}"
-            lines.append(line)
-            names = []
-        lines.append(f"⊢ {self.target}")
-        return "\n".join(lines)
+        return render_goal(self.tag, [(h.name, h.type, h.value) for h in self.hypotheses], self.target)
+
+
+def render_goal(tag: str | None, hypotheses: Sequence[tuple[str, str, str | None]], target: str) -> str:
+    """Lean's text of one goal from its parts, (name, type, let-value or None) per hypothesis: the one
+    rendering the client and the simulator share (an observation must not depend on which one made it)."""
+    lines = [f"case {tag}"] if tag else []
+    names: list[str] = []
+    for i, (name, type_, value) in enumerate(hypotheses):
+        names.append(name)
+        nxt = hypotheses[i + 1] if i + 1 < len(hypotheses) else None
+        # Lean groups consecutive hypotheses of equal type (never let-bound ones).
+        if value is None and nxt is not None and nxt[2] is None and nxt[1] == type_:
+            continue
+        lines.append(f"{' '.join(names)} : {type_}" + (f" := {value}" if value is not None else ""))
+        names = []
+    lines.append(f"⊢ {target}")
+    return "\n".join(lines)
 
 
 def goals_to_text(goals: Sequence[Goal]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from leangym.backends.types import render_goal
 from leangym.sim.formula import CONNECTIVES, FALSE, NAT, PROP, RELATIONS, SORTS, TRUE, show
 from leangym.sim.syntax import unknown_identifier
 
@@ -85,19 +86,9 @@ class Goal:
         return self._json
 
     def text(self) -> str:
-        """Lean's rendering (same algorithm as ``leangym.backends.types.Goal.to_text``)."""
+        """Lean's rendering (the client's: :func:`leangym.backends.types.render_goal`)."""
         j = self.to_json()
-        lines = [f"case {self.tag}"] if self.tag else []
-        hyps = j["hypotheses"]
-        names: list[str] = []
-        for i, h in enumerate(hyps):
-            names.append(h["user_name"])
-            if i + 1 < len(hyps) and hyps[i + 1]["type"] == h["type"]:
-                continue
-            lines.append(f"{' '.join(names)} : {h['type']}")
-            names = []
-        lines.append(f"⊢ {j['type']}")
-        return "\n".join(lines)
+        return render_goal(self.tag, [(h["user_name"], h["type"], None) for h in j["hypotheses"]], j["type"])
 
     def __repr__(self) -> str:
         return f"Goal({self.text()!r})"
@@ -156,7 +147,7 @@ def elab_prop(node, hyps) -> tuple:
             return (CONNECTIVES[op], elab_prop(node[3], hyps), elab_prop(node[4], hyps))
         if op in RELATIONS:
             return ("rel", op, elab_nat(node[3], hyps), elab_nat(node[4], hyps))
-        raise ElabError(f"failed to synthesize\n  HAdd Prop Prop ?m" if op == "+" else
+        raise ElabError("failed to synthesize\n  HAdd Prop Prop ?m" if op == "+" else
                         f"(sim) '{op}' does not produce a proposition", node[1])
     if k == "app":
         head, args = node[2], node[3]
