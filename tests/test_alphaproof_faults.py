@@ -156,7 +156,7 @@ def test_search_stats_without_a_search_log_no_throughput_and_no_latency(tmp_path
     out = train_mod.run_searches(tasks, Proposes("exact hp"), down, tiny_args(tmp_path, "st"))
     stats = train_mod.search_stats(out)
     assert stats == {"server_failures": 0.0, "crashed_searches": 0.0, "failed_starts": 1.0}
-    assert out["outage"].startswith("ServerUnavailable")
+    assert out.outage.startswith("ServerUnavailable")
 
 
 # ---------------------------------------------------------------------------- 3. a hung server

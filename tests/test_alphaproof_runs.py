@@ -297,9 +297,16 @@ def test_a_solve_rate_drops_searches_that_met_server_failures_solved_or_not():
                             targets=[], server_failures=failures)
 
     tasks = ["solved, failures", "unsolved, failures", "solved", "unsolved", "crashed"]
-    out = {"tasks": tasks, "results": [result(True, 2), result(False, 2), result(True, 0), result(False, 0), None]}
+    out = batch(tasks, [result(True, 2), result(False, 2), result(True, 0), result(False, 0), None])
     assert verdicts(out) == [("solved, failures", True), ("solved", True), ("unsolved", False), ("crashed", False)]
     assert verdicts(out, for_rate=True) == [("solved", True), ("unsolved", False), ("crashed", False)]
+
+
+def batch(tasks, results):
+    """A BatchOutcome of these tasks and results, nothing else happening."""
+    from agents.alphaproof.actors import BatchOutcome, CountingEvaluator
+
+    return BatchOutcome(list(tasks), [], list(results), [], [], 0, 0, CountingEvaluator(None))
 
 
 def test_a_batch_cut_by_the_run_s_time_limit_gives_no_solve_rate_and_no_curriculum_verdicts():
@@ -317,13 +324,12 @@ def test_a_batch_cut_by_the_run_s_time_limit_gives_no_solve_rate_and_no_curricul
                             lean_calls=8, wall_s=0.1, stop_reason=stop, targets=[], server_failures=0)
 
     tasks = [Task(Theorem(f"theorem t{i} (p : Prop) (hp : p) : p := by sorry"), f"k{i}", 1) for i in range(3)]
-    cut = {"tasks": tasks, "results": [result(True, "solved"), result(False, "deadline"), result(False, "deadline")],
-           "sessions": [], "crashed": 0, "failed_starts": 0}
+    cut = batch(tasks, [result(True, "solved"), result(False, "deadline"), result(False, "deadline")])
     assert verdicts(cut, for_rate=True) == [] and "solve_rate" not in search_stats(cut)
     curriculum = Curriculum([1])
     train_mod.absorb(cut, curriculum, ReplayBuffer(100), train_mod.Args())
     assert curriculum.level_counts[1] == [0.0, 0.0] and not curriculum.theorems
-    whole = {**cut, "results": [result(True, "solved"), result(False, "lean_calls"), result(False, "simulations")]}
+    whole = batch(tasks, [result(True, "solved"), result(False, "lean_calls"), result(False, "simulations")])
     assert search_stats(whole)["solve_rate"] == 1 / 3
     train_mod.absorb(whole, curriculum, ReplayBuffer(100), train_mod.Args())
     assert curriculum.level_counts[1][0] > 0

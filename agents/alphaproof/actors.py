@@ -8,11 +8,11 @@ failure. What the trainer then needs to tell apart:
 
 * a theorem that could not start (a failing server): no verdict;
 * a statement the server rejects (``LeanError`` at the start): no verdict, and
-  ``out["rejected"]`` names it, so that the trainer stops drawing it;
+  ``out.rejected`` names it, so that the trainer stops drawing it;
 * a search cut short by a hung or vanished server, or by the run's time limit
   (``search.CUT_SHORT``), or an unsolved one that met server failures: no
   verdict either, since its budget was not spent on proving (``search.gives_verdict``);
-* an outage: no search could start, and the server is to blame (``out["outage"]``
+* an outage: no search could start, and the server is to blame (``out.outage``
   says why), so the iteration taught nothing and must not count (the trainer
   waits, :class:`Backoff`, and retries).
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
@@ -194,6 +195,35 @@ class CountingEvaluator:
         return out
 
 
+@dataclass
+class BatchOutcome:
+    """What one batch of searches gave: for each task that started, its session and its search's result
+    (None: the batch crashed), with what went wrong on the way."""
+
+    tasks: list[Task]  # the tasks that started, in order
+    sessions: list[ProofSession]
+    results: list[SearchResult | None]
+    errors: list[str]
+    rejected: list[tuple[Task, str]]  # statements the server refused to start, with its error
+    failed_starts: int
+    crashed: int  # searches lost to a crashed batch
+    evaluator: CountingEvaluator
+    wall_s: float = 0.0
+    outage: str | None = None  # why no search could start, when the server is to blame
+
+    def absorb_retries(self, alone: Sequence["BatchOutcome"]) -> None:
+        """Take the results of the batch's tasks searched again one by one, after it crashed."""
+        self.tasks = [t for a in alone for t in a.tasks]
+        self.sessions = [s for a in alone for s in a.sessions]
+        self.results = [r for a in alone for r in a.results]
+        self.crashed = sum(a.crashed for a in alone)
+        self.failed_starts += sum(a.failed_starts for a in alone)
+        self.errors += [e for a in alone for e in a.errors]
+        self.rejected += [r for a in alone for r in a.rejected]
+        self.evaluator.batch_sizes += [b for a in alone for b in a.evaluator.batch_sizes]
+        self.evaluator.seconds += sum(a.evaluator.seconds for a in alone)
+
+
 def search_config(args: "Args") -> SearchConfig:
     return SearchConfig(num_simulations=args.sims, max_lean_calls=args.lean_calls,
                         max_seconds=args.time_per_theorem, num_tactics=args.num_tactics,
@@ -201,14 +231,12 @@ def search_config(args: "Args") -> SearchConfig:
 
 
 def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: "Args",
-                 retry_alone: bool = True, deadline: float | None = None) -> dict[str, Any]:
+                 retry_alone: bool = True, deadline: float | None = None) -> BatchOutcome:
     """Search every task in one batched actor. Never raises for a failure: they are counted in the result.
 
     If the batch raises (a kernel bug on one tactic ...), its theorems are searched again one by
     one on fresh processes, so that one poisoned theorem costs only itself. ``deadline``
-    (``time.monotonic()``) ends the searches early (stop reason "deadline"). ``out["outage"]``:
-    why no search could start, when the server is to blame (else None). ``out["rejected"]``:
-    ``(task, error)`` for each statement the server refused to start.
+    (``time.monotonic()``) ends the searches early (stop reason "deadline"). See :class:`BatchOutcome`.
     """
     errors: list[str] = []
     rejected: list[tuple[Task, str]] = []
@@ -229,25 +257,18 @@ def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: 
         raise
     finally:
         close_sessions(sessions, quick=unwinding)
-    out = {"tasks": kept, "sessions": sessions, "results": results, "errors": errors, "rejected": rejected,
-           "failed_starts": len(tasks) - len(kept), "crashed": crashed, "evaluator": evaluator}
+    out = BatchOutcome(kept, sessions, results, errors, rejected, len(tasks) - len(kept), crashed, evaluator)
     if crashed and retry_alone and len(kept) > 1:
         alone = [run_searches([t], net, new_process, args, retry_alone=False, deadline=deadline) for t in kept]
-        out.update(tasks=[t for a in alone for t in a["tasks"]], sessions=[s for a in alone for s in a["sessions"]],
-                   results=[r for a in alone for r in a["results"]], crashed=sum(a["crashed"] for a in alone),
-                   failed_starts=out["failed_starts"] + sum(a["failed_starts"] for a in alone),
-                   errors=errors + [e for a in alone for e in a["errors"]],
-                   rejected=rejected + [r for a in alone for r in a["rejected"]])
-        evaluator.batch_sizes += [b for a in alone for b in a["evaluator"].batch_sizes]
-        evaluator.seconds += sum(a["evaluator"].seconds for a in alone)
-        server_error = server_error or next((a["outage"] for a in alone if a["outage"]), None)
-    out["wall_s"] = time.monotonic() - t0
-    out["outage"] = None if out["tasks"] else server_error
+        out.absorb_retries(alone)
+        server_error = server_error or next((a.outage for a in alone if a.outage), None)
+    out.wall_s = time.monotonic() - t0
+    out.outage = None if out.tasks else server_error
     return out
 
 
 # ============================================================================ what a batch tells
-def verdicts(out: dict[str, Any], *, for_rate: bool = False) -> list[tuple[Task, bool]]:
+def verdicts(out: BatchOutcome, *, for_rate: bool = False) -> list[tuple[Task, bool]]:
     """``(task, verified)`` for every task of a batch that got a verdict.
 
     A task that could not start has none, nor has a search whose budget was not spent on proving
@@ -261,42 +282,42 @@ def verdicts(out: dict[str, Any], *, for_rate: bool = False) -> list[tuple[Task,
     """
     if for_rate and cut_by_deadline(out):
         return []
-    return [(t, r is not None and r.verified) for t, r in zip(out["tasks"], out["results"])
+    return [(t, r is not None and r.verified) for t, r in zip(out.tasks, out.results)
             if r is None or (gives_verdict(r) and not (for_rate and r.server_failures))]
 
 
-def cut_by_deadline(out: dict[str, Any]) -> bool:
+def cut_by_deadline(out: BatchOutcome) -> bool:
     """Whether the run's time limit (``--max-minutes``) stopped searches of this batch."""
-    return any(r is not None and r.stop_reason == "deadline" for r in out["results"])
+    return any(r is not None and r.stop_reason == "deadline" for r in out.results)
 
 
-def server_lost(out: dict[str, Any]) -> bool:
+def server_lost(out: BatchOutcome) -> bool:
     """The server served none of this batch: no search started, or each was stopped by a hung or
     vanished server. (What would then need the server, an evaluation, would wait in vain.)"""
-    results = [r for r in out["results"] if r is not None]
-    return bool(out["outage"]) or bool(results) and all(r.stop_reason in SERVER_STOPS for r in results)
+    results = [r for r in out.results if r is not None]
+    return bool(out.outage) or bool(results) and all(r.stop_reason in SERVER_STOPS for r in results)
 
 
-def server_warning(out: dict[str, Any], args: "Args") -> str | None:
+def server_warning(out: BatchOutcome, args: "Args") -> str | None:
     """One line when searches of this batch were stopped by a hung or vanished server."""
-    stopped = [r.stop_reason for r in out["results"] if r is not None and r.stop_reason in SERVER_STOPS]
+    stopped = [r.stop_reason for r in out.results if r is not None and r.stop_reason in SERVER_STOPS]
     if not stopped:
         return None
     why = (f"the LeanTree server did not answer within --read-timeout {args.read_timeout:g} s"
            if "server_timeout" in stopped else "the LeanTree server stopped answering")
-    return f"warning: {len(stopped)} of {len(out['results'])} searches stopped early: {why}"
+    return f"warning: {len(stopped)} of {len(out.results)} searches stopped early: {why}"
 
 
-def search_stats(out: dict[str, Any]) -> dict[str, float]:
+def search_stats(out: BatchOutcome) -> dict[str, float]:
     """Throughput and Lean health of one batch of searches (for TensorBoard).
 
     Only what was measured: no solve rate without a verdict, no throughput without a search,
     no latency without a Lean call (a 0 there would read as a fast server).
     """
-    results = [r for r in out["results"] if r is not None]
-    sessions = out["sessions"]
+    results = [r for r in out.results if r is not None]
+    sessions = out.sessions
     stats = {"server_failures": float(sum(s.stats.server_failures for s in sessions)),
-             "crashed_searches": float(out["crashed"]), "failed_starts": float(out["failed_starts"])}
+             "crashed_searches": float(out.crashed), "failed_starts": float(out.failed_starts)}
     judged = verdicts(out, for_rate=True)
     if judged:
         stats["solve_rate"] = sum(ok for _, ok in judged) / len(judged)
@@ -304,8 +325,8 @@ def search_stats(out: dict[str, Any]) -> dict[str, float]:
         return stats
     calls = sum(s.stats.lean_calls for s in sessions)
     lat = [x for s in sessions for x in s.stats.latencies_s]
-    wall = max(out["wall_s"], 1e-9)
-    ev = out["evaluator"]
+    wall = max(out.wall_s, 1e-9)
+    ev = out.evaluator
     stats.update(simulations_per_s=sum(r.simulations for r in results) / wall, lean_calls_per_s=calls / wall,
                  network_time_frac=ev.seconds / wall)
     tried = calls + sum(s.stats.policy_rejected for s in sessions)
@@ -353,7 +374,7 @@ def _evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Ar
     width = args.actors if args.server else max(1, len(tasks))
     for i in range(0, len(tasks), width):
         out = run_searches(list(tasks[i:i + width]), net, new_process, args)
-        for e in out["errors"] + [f"{t.theorem.name}: {why}" for t, why in out["rejected"]] \
+        for e in out.errors + [f"{t.theorem.name}: {why}" for t, why in out.rejected] \
                 + [w for w in [server_warning(out, args)] if w]:
             print(f"[evaluation] {e}", file=sys.stderr)
         for t, ok in verdicts(out, for_rate=True):

@@ -54,7 +54,7 @@ from agents.alphaproof import checkpoint, cli_checks
 from agents.alphaproof.resume import (checkpoint_dir_of, held_out_of, interrupted_message, logdir_of,
                                       refuse_to_overwrite, restore, save_checkpoint, say_if_split_differs,
                                       say_where_the_run_goes_on)
-from agents.alphaproof.actors import (Backoff, cut_by_deadline, describe, evaluate, process_factory, run_searches,
+from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, describe, evaluate, process_factory, run_searches,
                                       search_stats, server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
 from agents.alphaproof.policy import PolicyValueNet
@@ -180,13 +180,13 @@ def warm_start(net: PolicyValueNet, sft_rows: list, args: Args, deadline: float 
     progress["warm_started"] = True
 
 
-def absorb(out: dict[str, Any], curriculum: Curriculum, replay: ReplayBuffer, args: Args) -> int:
+def absorb(out: BatchOutcome, curriculum: Curriculum, replay: ReplayBuffer, args: Args) -> int:
     """Curriculum verdicts and replay rows from one batch of searches; returns the rows added."""
     new_rows = 0
     # a batch the run's time limit cut short: its finished searches are the quick solves, which
     # would raise their levels' rates (the proofs still teach the net)
     judge = not cut_by_deadline(out)
-    for task, result in zip(out["tasks"], out["results"]):
+    for task, result in zip(out.tasks, out.results):
         if result is None:
             continue
         if judge and gives_verdict(result):  # cut short, or unsolved after server failures: no failure
@@ -316,11 +316,11 @@ def train(args: Args) -> dict[str, Any]:
             # after an outage the same theorems again: the run draws nothing for an iteration that did not count
             tasks = tasks or [source.sample(curriculum.sample_level(rng), rng, curriculum) for _ in range(args.actors)]
             out = run_searches(tasks, net, new_process, args, deadline=deadline)
-            if out["rejected"]:
-                drop_rejected(out["rejected"], source, curriculum, step)
+            if out.rejected:
+                drop_rejected(out.rejected, source, curriculum, step)
                 tasks = [t for t in tasks if t.key not in curriculum.rejected]  # (an outage's retry skips them)
-            down = out["outage"] or ("every search found it hung or gone" if server_lost(out) else None)
-            results = [r for r in out["results"] if r is not None]
+            down = out.outage or ("every search found it hung or gone" if server_lost(out) else None)
+            results = [r for r in out.results if r is not None]
             if results and all(r.stop_reason == "deadline" and not r.simulations for r in results):
                 break  # the time limit came before any search did anything: nothing to count
             if down:  # nothing was searched: no learning on the old buffer, no step, no (zero) statistics
@@ -332,9 +332,9 @@ def train(args: Args) -> dict[str, Any]:
             tasks = None
             backoff.reset()
             new_rows = absorb(out, curriculum, replay, args)
-            progress["crashes"] += out["crashed"]
-            progress["errors"] += len(out["errors"]) + len(out["rejected"])
-            for e in out["errors"] + [w for w in [server_warning(out, args)] if w]:
+            progress["crashes"] += out.crashed
+            progress["errors"] += len(out.errors) + len(out.rejected)
+            for e in out.errors + [w for w in [server_warning(out, args)] if w]:
                 print(f"[iteration {step}] {e}", file=sys.stderr)
             losses = learn(net, opt, replay, sft_rows if args.sft_mix > 0 else [], rng, args)
             stats = search_stats(out)
