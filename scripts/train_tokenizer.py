@@ -14,11 +14,11 @@ propositional logic. Its output is ``agents/alphaproof/assets/tokenizer.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from typing import Iterable, Iterator
 
+from agents.alphaproof.jsonl import read_jsonl
 from agents.alphaproof.tokenizer import DEFAULT_PATH, LEAN_SYMBOLS, train_tokenizer
 from leangym.cli import ArgumentParser, run_cli
 
@@ -26,22 +26,18 @@ TEXT_FIELDS = ("state", "tactic", "formal_statement")
 
 
 def texts_from_file(path: str) -> Iterator[str]:
-    with open(path, encoding="utf-8") as f:
-        if not path.endswith((".jsonl", ".json")):
+    """The text of a corpus file: each line of a text file; of a JSONL file, each row's Lean text fields
+    (``state``, ``tactic``, ``formal_statement``; else every string field). Errors name ``path:line``."""
+    if not path.endswith((".jsonl", ".json")):
+        with open(path, encoding="utf-8") as f:
             yield from (line.rstrip("\n") for line in f)
-            return
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{lineno}: not JSON ({e})") from None  # run_cli: one error: line, status 2
-            if not isinstance(row, dict):
-                continue
-            fields = [k for k in TEXT_FIELDS if isinstance(row.get(k), str)]
-            fields = fields or [k for k, v in row.items() if isinstance(v, str)]
-            yield from (row[k] for k in fields)
+        return
+    for _, row in read_jsonl(path):
+        if not isinstance(row, dict):
+            continue
+        fields = [k for k in TEXT_FIELDS if isinstance(row.get(k), str)]
+        fields = fields or [k for k, v in row.items() if isinstance(v, str)]
+        yield from (row[k] for k in fields)
 
 
 # ---------------------------------------------------------------- the built-in corpus
