@@ -12,8 +12,8 @@ Prop variables are never "simplified" by guesswork (an explicit ``(sim)`` error 
 from __future__ import annotations
 
 from leangym.sim import arith
-from leangym.sim.formula import (DEFEQ_LIMIT, FALSE, NAT, SORTS, TRUE, FragmentError, defeq, is_closed, show,
-                                 defeq_beyond_sim, show_arg, show_term, simp_closed, terms_defeq, unfold_arrow, variables)
+from leangym.sim.formula import (DEFEQ_LIMIT, FALSE, SORTS, TRUE, FragmentError, defeq, defeq_beyond_sim, is_closed,
+                                 show, show_term, simp_closed, terms_defeq, unfold_arrow, variables)
 from leangym.sim.goals import Goal, Hyp, goals_text
 from leangym.sim.state import TacticError, append_tag, merge_axioms, tactic_failed
 from leangym.sim.lemmas import CLASSICAL
@@ -143,13 +143,10 @@ class ClosingTactics:
 
     def a_decide(self, tac, g: Goal):
         t = g.target
-        if any(h.type == NAT for h in g.hyps) and not is_closed(t) and not variables(t):
-            # Lean's `decide` refuses any goal with free variables before looking for an instance
+        if not is_closed(t):
+            # Lean's `decide` refuses a goal with free variables (ℕ or Prop) before looking for an instance
             raise TacticError(f"expected type must not contain free variables\n  {show(t)}\nUse the '+revert' option "
                               "to automatically cleanup and revert free variables.", tac[1])
-        if not is_closed(t):
-            raise TacticError(f"failed to synthesize\n  Decidable {show_arg(t)}\nAdditional diagnostic information may be "
-                              "available using the `set_option diagnostics true` command.", tac[1])
         if simp_closed(t) == TRUE:
             return [], (), ()
         raise TacticError(f"tactic 'decide' proved that the proposition\n  {show(t)}\nis false", tac[1])
