@@ -222,7 +222,7 @@ class SoundnessPolicy:
         code = _code(script)
         if self.banned and (word := _banned_word(tuple(self.banned), code)):
             return f"leangym soundness policy: '{word}' is not allowed in a proof"
-        if self.literal_named_arguments and (why := _named_argument_refusal(code)):
+        if self.literal_named_arguments and (why := _named_argument_refusal(script)):
             return why
         if self.reject_commands:
             body = _strip_scoped_prefixes(code)
@@ -241,18 +241,32 @@ class SoundnessPolicy:
 # (`Lean.writeModule ...`, `System.FilePath.pathExists ...`) runs from a config term applied to `()`.
 # So the value must be a literal: a numeral, a name (`true`, `.reducible`, `ℝ`, `norm_num`) or a
 # structure instance of those (`{ decide := true, maxSteps := 10 }`), nothing applied to anything.
-_NAMED_ARGUMENT = re.compile(r"\(\s*([^\s():=]+)\s*:=")  # any name, «config» too
+_NAME_ONLY = re.compile(r"\s*(?:«[^»]*»|[^\W\d][\w.'?!]*)(?:\.(?:«[^»]*»|[^\W\d][\w.'?!]*))*\s*")
 _LITERAL_TOKEN = re.compile(r"\s*(?:(:=)|([{},])|(-?\d+(?:\.\d+)?)|(\.?[^\W\d][\w.'?!]*))")
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}
 
 
-def _named_argument_refusal(code: str) -> str | None:
-    """Why a ``(NAME := VALUE)`` of ``code`` is refused: its value is not a literal (see above)."""
-    for m in _NAMED_ARGUMENT.finditer(code):
-        value = _bracketed(code, m.end())
+def _named_argument_refusal(script: str) -> str | None:
+    """Why a ``(NAME := VALUE)`` of ``script`` is refused: its value is not a literal (see above).
+
+    Read on the raw text, comments included: every ``:=`` after a ``(`` with only a name between
+    them is one (Lean allows comments there too: ``(config/- -/:= e)``, so a comment between them
+    is refused outright); a ``:=`` after anything else (``(by have h := e; ...)``) is not.
+    """
+    for m in re.finditer(":=", script):
+        opened = script.rfind("(", 0, m.start())
+        if opened < 0:
+            continue
+        head = script[opened + 1:m.start()]
+        if "/-" in head or "--" in head:
+            return ("leangym soundness policy: a comment inside a '(name := value)' argument is not allowed "
+                    "(write the name and ':=' without one)")
+        if not _NAME_ONLY.fullmatch(head):
+            continue
+        value = _bracketed(script, m.end())
         if value is None or not _is_literal(value):
-            shown = (value if value is not None else code[m.end():])[:60].strip()
-            return (f"leangym soundness policy: '({m.group(1)} := {shown})': a named argument or tactic "
+            shown = (value if value is not None else script[m.end():])[:60].strip()
+            return (f"leangym soundness policy: '({head.strip()} := {shown})': a named argument or tactic "
                     "configuration must be a literal (a numeral, a name, or { field := literal, ... }): Lean "
                     "compiles and runs configuration terms on the server")
     return None

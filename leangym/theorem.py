@@ -96,10 +96,16 @@ def open_in(space: str) -> str:
 
 _IN_PREFIX = "(?:" + open_in(r"[ \t]") + r"|set_option[ \t]+[\w.]+[ \t]+\S+[ \t]+in)(?![\w.'?!])"
 # Options that switch checks off: never in a statement or a header (the final check would run without them).
-_UNSAFE_OPTION = re.compile(r"set_option\s+(?:debug\.|trust\b)")
+_UNSAFE_OPTION = re.compile(r"set_option\s+(?:debug\.|trust\b)")  # searched with «» removed (`«debug».x`)
+def _unescaped(code: str) -> str:
+    """``code`` with name escapes dropped: ``set_option «debug».skipKernelTC`` is the same option to Lean."""
+    return code.replace("«", "").replace("»", "")
+
+
 # Header commands that change how Lean reads later commands or run code: not in a header.
 _HEADER_META = re.compile(NOT_NAME_BEFORE + r"(?:macro|macro_rules|elab|elab_rules|syntax|command_elab|term_elab|"
-                          r"initialize|builtin_initialize|run_cmd|run_elab|run_meta)" + NOT_NAME_AFTER + r"|#eval\b")
+                          r"initialize|builtin_initialize|run_cmd|run_elab|run_meta|simproc|dsimproc|simproc_decl|"
+                          r"dsimproc_decl)" + NOT_NAME_AFTER + r"|#eval\b|@\[[^\]]*\btactic\b")  # (`@[tactic x] def`)
 DECLARATION = re.compile(
     rf"^[ \t]*(?P<prefix>(?:{_IN_PREFIX}\s+)*(?:{_ATTRIBUTES}\s*)?(?:(?:private|protected)\s+)?"
     r"(?:noncomputable\s+)?(?:unsafe\s+)?(?:(?:partial|nonrec)\s+)?)"
@@ -111,6 +117,9 @@ _OTHER_DECL = re.compile(r"^\s*(?:axiom|def|abbrev|instance|#\w+)\b", re.M)
 # commands alone on their line (`open Nat in theorem ...` declares: ` in ` followed by more is not safe).
 _SAFE_HEADER_LINE = re.compile(r"\s*(?:(?:open|set_option|namespace|section|end|noncomputable\s+section|variable)\b"
                                r"(?!.*\bin\s+\S).*)?$")
+# What lives in a scope (a REPL may or may not carry it between commands), or scopes the next line.
+_SCOPED_EFFECT = re.compile(NOT_NAME_BEFORE + r"(?:local|scoped|notation|infix|infixl|infixr|prefix|postfix|attribute|"
+                            r"export)" + NOT_NAME_AFTER)
 _SCOPE_LINE = re.compile(r"\s*(?:namespace|section|end|noncomputable\s+section|variable|universe)(?![\w.'?!])")
 # What makes a statement unprovable under the final check (leangym.soundness.verify rejects
 # any command that reports "declaration uses 'sorry'" or depends on sorryAx).
@@ -231,7 +240,7 @@ def _parse(stmt: str) -> tuple[_Head, re.Match[str]]:
         raise TheoremError(f"statement must end with ':= by sorry' (or ':= by', ':= sorry'): {stmt[-80:]!r}")
     # Exactly one theorem: no declaration before its head (`private axiom propext : False` on the
     # line above; `open`/`set_option` lines may stay), and no command word after it.
-    if _UNSAFE_OPTION.search(code):
+    if _UNSAFE_OPTION.search(_unescaped(code)):
         raise TheoremError(f"the statement sets a debug option, which would switch the final check off: {stmt[:120]!r}")
     if (_DECLARING.search(code, 0, decl.start("kind")) or "#" in code[:decl.start("kind")]
             or DECLARATION.search(code, decl.end(), tail.start())
@@ -274,7 +283,7 @@ class Theorem:
                                "every proof when it uses sorry; for a PutnamBench-style solution stub "
                                "(`abbrev solution : ℕ := sorry`), fill in the solution first")
         header = strip_comments(self.header)
-        if m := (_UNSAFE_OPTION.search(header) or _HEADER_META.search(header)):
+        if m := (_UNSAFE_OPTION.search(_unescaped(header)) or _HEADER_META.search(header)):
             # the final check runs the header: it must not switch the check off, nor change how Lean
             # reads the check's own commands (a macro or elaborator for `#print axioms` can forge its answer)
             raise TheoremError(f"the header contains {m.group(0).strip()!r}: a header may not switch Lean's checks off "
@@ -320,17 +329,25 @@ class Theorem:
                        for line in strip_comments(self.preamble).splitlines())
 
     @property
+    def preamble_key(self) -> str:
+        """The preamble as Lean reads it, for telling headers apart: comments, blank lines and indentation
+        dropped (theorems of one file often differ only there)."""
+        return "\n".join(line.strip() for line in strip_comments(self.preamble).splitlines() if line.strip())
+
+    @property
     def repeatable_preamble(self) -> str | None:
         """What of the header a check may run again on a process that ran all of it (a session's own
         proof start declared it there): its ``open`` and ``set_option`` lines, the same whether or not
         the process kept them. None when the header also has ``namespace``/``section``/``end``/
         ``variable``/``universe`` lines, whose second run or omission could change what the statement's
-        names mean: such a check must run on a clean process, with the whole header."""
-        code = [line for line in strip_comments(self.preamble).splitlines() if line.strip()]
-        if any(_SCOPE_LINE.match(line) for line in code):
-            return None
-        kept = [line.strip() for line in code if _SAFE_HEADER_LINE.match(line) and not _DECLARING.search(line)
+        names mean, nor when it has ``local``/``scoped`` declarations, notations, attributes or a line that
+        scopes the next one (``open Nat in``): such a check must run on a clean process, with the whole header."""
+        code = [line.strip() for line in strip_comments(self.preamble).splitlines() if line.strip()]
+        kept = [line for line in code if _SAFE_HEADER_LINE.match(line) and not _DECLARING.search(line)
                 and "#" not in line and "@[" not in line]
+        if any(_SCOPE_LINE.match(line) or line.endswith(" in") or (line not in kept and _SCOPED_EFFECT.search(line))
+               for line in code):
+            return None
         return "".join(line + "\n" for line in kept)
 
     @property

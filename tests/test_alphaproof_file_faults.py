@@ -144,21 +144,7 @@ def test_training_rows_are_checked_when_loaded_and_errors_name_the_line(tmp_path
     path.write_bytes(GOOD_ROW.encode("utf-8") + b"\n\n" + bad + b"\n" + GOOD_ROW.encode("utf-8") + b"\n")
     with pytest.raises(ValueError) as e:
         load_rows(str(path))
-    assert str(e.value).startswith(f"{path}") and why in str(e.value), e.value  # (a field: the theorem's name)
-
-
-def test_train_reads_every_theorem_file_the_benchmark_reads(tmp_path):
-    """--theorems takes what benchmark --dataset takes (one loader): a JSON array and a .lean file too."""
-    from agents.alphaproof.theorem_source import TheoremFileSource
-
-    rows = [{"name": f"t{i}", "formal_statement": f"theorem t{i} (p : Prop) (h{i} : p) : p := by sorry",
-             "difficulty": i % 2} for i in range(4)]
-    (tmp_path / "th.json").write_text(json.dumps(rows), encoding="utf-8")
-    (tmp_path / "th.lean").write_text("\n\n".join(r["formal_statement"] for r in rows), encoding="utf-8")
-    for name in ("th.json", "th.lean"):
-        source = TheoremFileSource(str(tmp_path / name), heldout_size=1)
-        assert len(source.train) == 3 and len(source.test) == 1, name
-    assert TheoremFileSource(str(tmp_path / "th.json"), heldout_size=1).levels == [0, 1]
+    assert str(e.value).startswith(f"{path}:3: ") and why in str(e.value)
 
 
 def test_good_rows_pass_the_check():

@@ -510,8 +510,65 @@ def test_configuration_terms_must_be_literals(tactic):
     assert why is not None and "must be a literal" in why, why
 
 
+@pytest.mark.parametrize("tactic", ["decide (config/- -/:= f ())", 'exact "x" (config /- c -/ := f ())',
+                                    'exact "--" (config/- -/:= evil ())', "simp (config -- c\n := f ())"])
+def test_a_comment_cannot_hide_a_configuration_term(tactic):
+    """Lean allows a comment between the name and `:=`; the check used to read comment-stripped text only
+    when no string could be misread, so a comment there (with a string in the tactic) hid the term."""
+    why = SoundnessPolicy().check_tactic(tactic)
+    assert why is not None and "comment inside" in why, why
+
+
 @pytest.mark.parametrize("tactic", ["simp (config := { decide := true, maxSteps := 100000 })", "decide (kernel := true)",
                                     "exact foo (α := ℝ) (n := 5)", "simp (disch := norm_num) [h]",
                                     "rw [Nat.succ_le_of_lt (n := 3)]", "exact f (x := { a := { b := 1 } })"])
 def test_literal_configurations_and_named_arguments_pass(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is None
+
+
+def test_headers_that_differ_only_in_comments_share_a_lease():
+    """Theorems of one .lean file differ in comments and blank lines: the same header to Lean, one lease."""
+    from leangym.envs.lean_proof import LeanProofEnv
+
+    made = []
+
+    def factory():
+        made.append(1)
+        return LocalProcess()
+
+    a = Theorem("theorem a (p : Prop) (hp : p) : p := by sorry", header="open Nat\n")
+    b = Theorem("theorem b (p : Prop) (hp : p) : p := by sorry", header="-- b's note\n\nopen Nat  \n")
+    c = Theorem("theorem c (p : Prop) (hp : p) : p := by sorry", header="open Real\n")
+    env = LeanProofEnv([a, b, c], process_factory=factory)
+    for i in (0, 1, 0, 1):
+        env.reset(options={"index": i})
+        assert env.step("exact hp")[1] == 1.0
+    assert len(made) == 1
+    env.reset(options={"index": 2})  # another header: another lease
+    assert len(made) == 2
+
+
+@pytest.mark.parametrize("header", ["open Nat in\ntheorem helper : True := trivial\n",
+                                    "local instance : Inhabited ℕ := ⟨0⟩\ntheorem helper : True := trivial\n",
+                                    "local notation \"x\" => 1\ntheorem helper : True := trivial\n",
+                                    "attribute [simp] Nat.add_comm\ntheorem helper : True := trivial\n"])
+def test_no_bare_retry_for_a_header_whose_effects_are_scoped(header):
+    """A REPL may not carry scoped effects (a local instance, a notation, `open X in` on the next line)
+    from command to command: a check without them could read the statement otherwise."""
+    assert Theorem("theorem t : True := by sorry", header=header).repeatable_preamble is None
+
+
+def test_open_scoped_lines_are_rerun():
+    thm = Theorem("theorem t : True := by sorry",
+                  header="open scoped BigOperators\nopen Real\nabbrev s : ℕ := 5\n")
+    assert thm.repeatable_preamble == "open scoped BigOperators\nopen Real\n"
+
+
+@pytest.mark.parametrize("header", ["set_option «debug».skipKernelTC true", "set_option «trust» 0",
+                                    "@[tactic foo] def x : Lean.Elab.Tactic.Tactic := fun _ => pure ()",
+                                    "simproc foo (_) := fun _ => return .continue"])
+def test_escaped_option_names_and_tactic_elaborators_are_refused_in_headers(header):
+    from leangym.theorem import TheoremError
+
+    with pytest.raises(TheoremError, match="header"):
+        Theorem("theorem t : True := by sorry", header=header)

@@ -174,7 +174,7 @@ class LeanProofEnv(gym.Env[str, str]):
             raise ValueError(f"episodes_per_lease must be at least 1, got {episodes_per_lease}")
         self.episodes_per_lease = int(episodes_per_lease)
         self._lease_episodes = 0  # episodes started on the current lease
-        self._lease_preambles: set[str] = set()  # the headers its proof starts and checks ran
+        self._lease_preambles: set[str] = set()  # the headers (preamble_key) its proof starts and checks ran
         self._checked_at = 0  # see _changed
         self.reset_attempts = max(1, int(reset_attempts))
         self._process: CountedProcess | None = None  # the lease, as agents may reach it
@@ -296,12 +296,12 @@ class LeanProofEnv(gym.Env[str, str]):
         # this theorem's statement and check) or a header that declares (this start would declare it again)
         ran = self._lease_preambles
         if self._changed() or self.fresh_process or self._lease_episodes >= self.episodes_per_lease or (
-                ran and (ran != {theorem.preamble} or theorem.header_declares)):
+                ran and (ran != {theorem.preamble_key} or theorem.header_declares)):
             self._release()
         for attempt in range(self.reset_attempts):
             try:
                 process = self._lease()
-                self._lease_preambles.add(theorem.preamble)  # (a start Lean rejects may have run it too)
+                self._lease_preambles.add(theorem.preamble_key)  # (a start Lean rejects may have run it too)
                 session = ProofSession(process, theorem, **kw)
                 self._lease_episodes += 1
                 self._checked_at = self._process.changes  # the session's own proof start
@@ -412,7 +412,7 @@ class LeanProofEnv(gym.Env[str, str]):
             finally:
                 self._session = session  # the episode's record (its states died with the process)
             self._lease_episodes = 1  # the check declares the header there too
-            self._lease_preambles = {self._theorem.preamble}
+            self._lease_preambles = {self._theorem.preamble_key}
         check = session._check(tree, process=self._process)  # the reward's check: not the agent's spending
         self._checked_at = self._process.changes
         extra.update(verified=check.ok, proof_script=assemble(tree), axioms=check.axioms)

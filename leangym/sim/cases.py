@@ -86,11 +86,9 @@ def rcases(engine, tac, g: Goal, st):
     if len(terms) != 1:
         raise TacticError("(sim) 'rcases' on several terms at once is not supported", span)
     node = terms[0]
-    ty, base, axioms = _subject(engine, node, g)
-    default = node[2] if node[0] == "id" else "h"
     if pat is None:  # Lean's default pattern: one `cases` (the fields unnamed)
         pat = ("p_tuple", ())
-    return _destruct(base, ty, pat, default, span), axioms, ()
+    return _destructure_term(engine, node, pat, g, "h", span)
 
 
 def rintro(engine, tac, g: Goal, st):
@@ -118,9 +116,16 @@ def obtain(engine, tac, g: Goal, st):
         el = engine.elaborator()
         el.check(val, ty, g.hyps)
         return _destruct(g, ty, pat, "this", span), tuple(el.axioms), ()
-    ty, base, axioms = _subject(engine, val, g)
-    default = val[2] if val[0] == "id" else "this"
-    return _destruct(base, ty, pat, default, span), axioms, ()
+    return _destructure_term(engine, val, pat, g, "this", span)
+
+
+def _destructure_term(engine, node, pat, g: Goal, default: str, span):
+    """``rcases node with pat`` / ``obtain pat := node``. A local hypothesis under a plain name or ``_``
+    stays as it is (Lean generalizes only terms that are not already local: the name binds nothing)."""
+    ty, base, axioms = _subject(engine, node, g)
+    if node[0] == "id" and base is not g and pat[0] in ("p_name", "p_any"):
+        return [g], axioms, ()
+    return _destruct(base, ty, pat, node[2] if node[0] == "id" else default, span), axioms, ()
 
 
 def _destruct(g: Goal, ty, pat, default: str, span) -> list:
@@ -156,9 +161,21 @@ def _destruct(g: Goal, ty, pat, default: str, span) -> list:
             mine = alts[i:]
         pats = _as_tuple(mine[0]) if len(mine) == 1 else [("p_alts", tuple(mine))] if mine else []
         tag = f"{g.tag}.{ctor}" if g.tag else ctor
-        goals = [Goal(g.hyps, g.target, tag)]
+        # One `cases`: every field joins the context at once (named by its pattern, else inaccessibly);
+        # then each field with a pattern of its own is taken apart in turn, its parts added at the end.
+        added, nested = [], []
         for (fname, fty), fpat in zip(fields, _fit(pats, len(fields))):
-            goals = [done for cur in goals for done in _destruct(cur, fty, fpat, fname, span)]
+            if fpat[0] == "p_clear":
+                continue
+            hyp = Hyp(fpat[1], fty) if fpat[0] == "p_name" else Hyp(fname, fty, True)
+            added.append(hyp)
+            if fpat[0] in ("p_tuple", "p_alts"):
+                nested.append((hyp, fty, fpat, fname))
+        goals = [Goal(g.hyps + tuple(added), g.target, tag)]
+        for hyp, fty, fpat, fname in nested:
+            goals = [done for cur in goals
+                     for done in _destruct(Goal(tuple(x for x in cur.hyps if x is not hyp), cur.target, cur.tag),
+                                           fty, fpat, fname, span)]
         out.extend(goals)
     return out
 

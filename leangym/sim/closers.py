@@ -126,7 +126,7 @@ class ClosingTactics:
 
     def a_rfl(self, tac, g: Goal):
         t = g.target
-        if t[0] == "rel" and t[1] in ("=", "≤"):  # Eq.refl, and Mathlib's @[refl] le_refl
+        if t[0] == "rel" and t[1] in ("=", "≤", "≥"):  # Eq.refl, and Mathlib's @[refl] le_refl (`≥` is `≤`)
             if terms_defeq(t[2], t[3]):
                 return [], (), ()
             if defeq_beyond_sim(t[2], t[3]):  # Lean may unfold further (`x + 0` is `x`)

@@ -244,6 +244,7 @@ def is_tautology(f, hypotheses=()) -> bool:
 # --------------------------------------------------------------------------- definitional equality
 
 
+@lru_cache(maxsize=200_000)
 def _canon(f):
     """Normal form for Lean's default-transparency ``isDefEq`` on the fragment.
 
