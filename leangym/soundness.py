@@ -239,10 +239,13 @@ class SoundnessPolicy:
 # Lean compiles and runs (evalExpr) on the server, or a named argument of a term. An IO action needs
 # no word the banned list could know: `IO` unfolds to a function of the world token `()`, so any effect
 # (`Lean.writeModule ...`, `System.FilePath.pathExists ...`) runs from a config term applied to `()`.
-# So the value must be a literal: a numeral, a name (`true`, `.reducible`, `ℝ`, `norm_num`) or a
-# structure instance of those (`{ decide := true, maxSteps := 10 }`), nothing applied to anything.
+# So the value must be a literal: a numeral, a name (`true`, `.reducible`, `ℝ`, `norm_num`), a hole, those
+# combined by arithmetic (`2 * n + 1`), or a structure instance of literals (`{ decide := true, maxSteps := 10 }`):
+# nothing applied to anything (an IO action runs only when applied to the world token).
 _NAME_ONLY = re.compile(r"\s*(?:«[^»]*»|[^\W\d][\w.'?!]*)(?:\.(?:«[^»]*»|[^\W\d][\w.'?!]*))*\s*")
-_LITERAL_TOKEN = re.compile(r"\s*(?:(:=)|([{},])|(-?\d+(?:\.\d+)?)|(\.?[^\W\d][\w.'?!]*))")
+# tokens of a literal: `:=`, brackets and `,`, arithmetic, then an atom (a numeral, a name, a hole `?_`)
+_LITERAL_TOKEN = re.compile(r"\s*(?:(:=)|([{},()])|([-+*/%^])|(\d+(?:\.\d+)?|\??\.?[^\W\d][\w.'?!]*|\?_))")
+_ARITHMETIC = frozenset("+-*/%^")
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}
 
 
@@ -288,24 +291,38 @@ def _bracketed(code: str, start: int) -> str | None:
 
 
 def _is_literal(text: str) -> bool:
-    """``text`` is a numeral, a name, or ``{ name := literal, ... }`` (see _NAMED_ARGUMENT)."""
+    """``text`` is a literal: names, numerals and holes (``?_``) combined by arithmetic (``2 * n + 1``),
+    in parentheses, or ``{ name := literal, ... }``; never one thing applied to another (see above)."""
     tokens, at = [], 0
     while at < len(text.rstrip()):
         m = _LITERAL_TOKEN.match(text, at)
         if not m or m.end() == at:
             return False
-        tokens.append(("assign" if m.group(1) else m.group(2) if m.group(2) else "atom"))
+        tokens.append("atom" if m.lastindex == 4 else m.group(m.lastindex))
         at = m.end()
 
-    def value(i: int) -> int:  # the index after one literal starting at tokens[i], or -1
-        if i < len(tokens) and tokens[i] == "atom":
+    def term(i: int) -> int:  # the index after one literal term starting at tokens[i], or -1
+        i = unit(i)
+        while i >= 0 and i < len(tokens) and tokens[i] in _ARITHMETIC:
+            i = unit(i + 1)
+        return i
+
+    def unit(i: int) -> int:
+        if i >= len(tokens):
+            return -1
+        if tokens[i] == "atom":
             return i + 1
-        if i < len(tokens) and tokens[i] == "{":
+        if tokens[i] == "-":  # a negative number
+            return unit(i + 1)
+        if tokens[i] == "(":
+            i = term(i + 1)
+            return i + 1 if 0 <= i < len(tokens) and tokens[i] == ")" else -1
+        if tokens[i] == "{":
             i += 1
             while i < len(tokens) and tokens[i] != "}":
-                if tokens[i] != "atom" or i + 1 >= len(tokens) or tokens[i + 1] != "assign":
+                if tokens[i] != "atom" or i + 1 >= len(tokens) or tokens[i + 1] != ":=":
                     return -1
-                i = value(i + 2)
+                i = term(i + 2)
                 if i < 0:
                     return -1
                 if i < len(tokens) and tokens[i] == ",":
@@ -313,7 +330,7 @@ def _is_literal(text: str) -> bool:
             return i + 1 if i < len(tokens) else -1
         return -1
 
-    return value(0) == len(tokens)
+    return term(0) == len(tokens)
 
 
 def _scoped_option_refusal(code: str) -> str | None:

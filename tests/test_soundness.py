@@ -503,7 +503,7 @@ def test_a_header_cannot_switch_checks_off_or_redefine_how_they_read(header):
     "simp (config := ((System.FilePath.pathExists \"/etc/passwd\").run' ()).elim {} fun b => {})",
     "simp (config := (Lean.Core.CoreM.toIO (pure ()) {fileName := \"\"} {env := e}).run' ())",
     "simp («config» := (f ()).run' ())", "decide (kernel := (g ()))", "simp (config := { zeta := f () })",
-    "exact foo (h := by simp)",
+    "exact foo (h := by simp)", "rw (occs := .pos [2]) [h]", "simp (config := (cfg) ())", "exact f (x := g () + 1)",
 ])
 def test_configuration_terms_must_be_literals(tactic):
     why = SoundnessPolicy().check_tactic(tactic)
@@ -521,7 +521,9 @@ def test_a_comment_cannot_hide_a_configuration_term(tactic):
 
 @pytest.mark.parametrize("tactic", ["simp (config := { decide := true, maxSteps := 100000 })", "decide (kernel := true)",
                                     "exact foo (α := ℝ) (n := 5)", "simp (disch := norm_num) [h]",
-                                    "rw [Nat.succ_le_of_lt (n := 3)]", "exact f (x := { a := { b := 1 } })"])
+                                    "rw [Nat.succ_le_of_lt (n := 3)]", "exact f (x := { a := { b := 1 } })",
+                                    "apply le_trans (b := 2 * n)", "exact foo (n := n + 1)", "refine foo (h := ?_) ?_",
+                                    "exact f (k := (n - 1) ^ 2)"])
 def test_literal_configurations_and_named_arguments_pass(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is None
 
