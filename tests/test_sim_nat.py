@@ -431,7 +431,7 @@ def test_env_rejects_false_nat_statement(sim_server):
 
 def test_nat_lemma_schemas_are_true():
     """Every ℕ lemma the kernel trusts holds on a grid (premises true ⇒ conclusion true)."""
-    from leangym.sim.formula import instantiate
+    from leangym.sim.unify import instantiate
 
     for name, binders, result in NAT_LEMMAS:
         idx = [b[3] for b in binders if b[0] == "N"]

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from leangym.backends.types import render_goal
 from leangym.sim.formula import CONNECTIVES, FALSE, NAT, PROP, RELATIONS, SORTS, TRUE, show
-from leangym.sim.syntax import unknown_identifier
+from leangym.sim.tokens import unknown_identifier
 
 _SUPER = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -21,7 +21,7 @@ class ElabError(Exception):
     """A Lean error with the span of the syntax it is about (None: the whole tactic).
 
     ``genuine``: the text is wrong in any Lean, not merely outside the fragment (a statement's
-    other errors are tagged ``(sim)``: :func:`leangym.sim.syntax.outside_fragment`).
+    other errors are tagged ``(sim)``: :func:`leangym.sim.tokens.outside_fragment`).
     """
 
     def __init__(self, msg: str, span=None, genuine: bool = False):

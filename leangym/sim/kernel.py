@@ -19,7 +19,8 @@ from typing import NamedTuple
 
 from leangym.sim.formula import NAT, PROP, SORTS, FragmentError, is_tautology
 from leangym.sim.goals import TYPE_NAMES, ElabError, Goal, Hyp, elab_prop, goals_text
-from leangym.sim.syntax import LeanSyntaxError, Parser, Tok, outside_fragment, tokenize
+from leangym.sim.syntax import Parser
+from leangym.sim.tokens import LeanSyntaxError, Tok, outside_fragment, tokenize
 from leangym.sim.tactic_syntax import parse_tactic_seq_here
 from leangym.sim.tactics import SYNTHETIC_SORRY, Engine, State, TacticError, Timeout
 from leangym.sim.lemmas import BUILTINS, Const

@@ -13,7 +13,7 @@ import json
 import time
 
 from leangym.sim.kernel import Kernel
-from leangym.sim.syntax import LeanSyntaxError
+from leangym.sim.tokens import LeanSyntaxError
 from leangym.sim.tactic_syntax import parse_tactic_block
 from leangym.sim.tactics import Engine, State, TacticError, Timeout
 

@@ -8,7 +8,8 @@ tighter than sequencing. Parsed blocks of short texts are cached by their text
 """
 from __future__ import annotations
 
-from leangym.sim.syntax import LeanSyntaxError, Parser, numeral, outside_fragment, tokenize
+from leangym.sim.syntax import Parser
+from leangym.sim.tokens import LeanSyntaxError, numeral, outside_fragment, tokenize
 from leangym.sim.text_cache import text_cache
 
 # Tactics without arguments.

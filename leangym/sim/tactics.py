@@ -2,7 +2,7 @@
 
 Soundness discipline (LCF style): every rule replaces the main goal by
 subgoals that jointly imply it (classically), and only :func:`defeq`,
-:func:`unify` and the lemma schemas of :mod:`leangym.sim.lemmas` decide that
+:func:`leangym.sim.unify.unify` and the lemma schemas of :mod:`leangym.sim.lemmas` decide that
 a proof fits. States are immutable ``State(goals, axioms, log)`` values, so
 backtracking (``first``, ``try``, ``repeat``, ``any_goals``) simply keeps an
 older state; ``log`` holds what a ``/command`` run reports (recovered errors,
@@ -17,13 +17,14 @@ import time
 
 from leangym.sim import cases as _cases
 from leangym.sim.closers import ClosingTactics
-from leangym.sim.formula import (FALSE, PROP, SORTS, FragmentError, defeq, has_mvar, instantiate, is_closed,
-                                 mentions_nat, show, unfold_arrow, unify, variables)
+from leangym.sim.formula import (FALSE, PROP, SORTS, FragmentError, defeq, is_closed, mentions_nat, show, unfold_arrow,
+                                 variables)
 from leangym.sim.goals import ElabError, Goal, Hyp, elab_prop, goals_text
 from leangym.sim.state import (SYNTHETIC_SORRY, State, TacticError, Timeout, append_tag, merge_axioms,  # noqa: F401
                                tactic_failed)
 from leangym.sim.lemmas import CLASSICAL
 from leangym.sim.terms import Elaborator
+from leangym.sim.unify import has_mvar, instantiate, unify
 
 
 class Engine(ClosingTactics):

@@ -15,10 +15,10 @@ each constant's schema (:mod:`leangym.sim.lemmas`) being a theorem of Lean's cor
 """
 from __future__ import annotations
 
-from leangym.sim.formula import (DEFEQ_LIMIT, NAT, PROP, defeq, defeq_beyond_sim, has_mvar, instantiate, show,
-                                 terms_defeq, unfold_arrow, unify)
+from leangym.sim.formula import DEFEQ_LIMIT, NAT, PROP, defeq, defeq_beyond_sim, show, terms_defeq, unfold_arrow
 from leangym.sim.goals import ElabError, Hyp, elab_nat, elab_prop, lookup
-from leangym.sim.syntax import squash, unknown_identifier
+from leangym.sim.unify import has_mvar, instantiate, unify
+from leangym.sim.tokens import squash, unknown_identifier
 
 # `h.field` on a hypothesis whose type has this head looks for `Namespace.field`.
 NAMESPACE = {"and": "And", "or": "Or", "iff": "Iff", "false": "False", "not": "Not", "true": "True"}
