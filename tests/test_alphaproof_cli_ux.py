@@ -158,6 +158,13 @@ def test_train_reports_a_missing_theorem_file_before_an_existing_checkpoint(tmp_
     assert code == 2 and err.startswith(f"error: --theorems {missing}: no such file") and "overwrite" not in err, err
 
 
+@pytest.mark.parametrize("spec", ["minif2f", "minif2f:/some/copy", "proplogic-heldout:8", "https://host/x.jsonl", "DIR"])
+def test_train_s_early_check_lets_every_dataset_form_through(tmp_path, spec):
+    """--theorems takes what --dataset takes: the check before any work refused all but a local file."""
+    spec = str(tmp_path) if spec == "DIR" else spec
+    train_mod.check_args(train_mod.Args(theorems=spec))
+
+
 def _rows_file(tmp_path: Path) -> Path:
     rows = tmp_path / "rows.jsonl"
     rows.write_text(json.dumps({"state": "⊢ p", "tactic": "exact hp", "steps_to_go": 1}) + "\n", encoding="utf-8")

@@ -64,6 +64,7 @@ from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, tr
 from agents.alphaproof.theorem_source import make_source
 from agents.alphaproof.train_args import Args, parse_args
 from leangym.cli import run_cli
+from leangym.datasets import check_spec
 
 
 HISTORY_KEPT = 5000  # per-iteration records a checkpoint keeps (the latest)
@@ -127,7 +128,11 @@ def check_args(args: Args) -> None:
                         read_timeout=args.read_timeout, max_minutes=args.max_minutes)
     cli_checks.fraction(sft_mix=args.sft_mix)
     cli_checks.seed(args.seed)
-    cli_checks.input_file("--theorems", args.theorems, "a JSONL file of theorems (rows with formal_statement)")
+    if args.theorems is not None:
+        try:
+            check_spec(args.theorems)
+        except ValueError as e:
+            raise ValueError(f"--theorems {e}") from None
 
 
 def solve_rate_text(ev: dict[str, float]) -> str:

@@ -40,6 +40,19 @@ from leangym.theorem import DECLARATION, Theorem, TheoremError, strip_comments
 LAKE_DIRS = (".lake", "lake-packages")
 
 
+SPECS = "FILE.jsonl, FILE.json, FILE.lean, DIR, minif2f[:SOURCE], proplogic-heldout[:N] or an http(s):// URL"
+
+
+def check_spec(spec: str | Path) -> None:
+    """A cheap check before any work: a DatasetError when ``spec`` names a local file or directory that is
+    not there (a named set or a URL is checked when it is loaded)."""
+    text = str(spec)
+    if text.split(":", 1)[0] in ("minif2f", "proplogic-heldout") or "://" in text:
+        return
+    if not Path(text).expanduser().exists():
+        raise DatasetError(f"{text}: no such file or directory; pass {SPECS}")
+
+
 def load_theorems(spec: str | Path, split: str | None = None, *, refresh: bool = False) -> list[Theorem]:
     """The theorems named by ``spec`` (see the module docstring), filtered to ``split`` when given.
 
