@@ -26,6 +26,7 @@ from typing import Any, Iterable
 
 from leangym.datasets import MINIF2F_URL, DatasetError
 from leangym.datasets.minif2f import local_copy
+from leangym.datasets.download import redacted
 from leangym.theorem import Theorem
 
 FORMAT = 1
@@ -252,11 +253,14 @@ def canonical_agent(spec: str) -> str:
 
 
 def canonical_dataset(spec: str) -> str:
-    """``--dataset`` with a file or directory by its absolute path (``one.jsonl`` is ``./one.jsonl``)."""
-    if spec == "minif2f" or spec.startswith("proplogic-heldout") or "://" in spec:
-        return spec
+    """``--dataset`` with a file or directory by its absolute path (``one.jsonl`` is ``./one.jsonl``), a URL
+    without credentials or query values (:func:`leangym.datasets.download.redacted`)."""
     if spec.startswith("minif2f:"):
         return "minif2f:" + canonical_dataset(spec.partition(":")[2])
+    if "://" in spec:  # (a token in its query is not recorded: results files are shared)
+        return redacted(spec)
+    if spec == "minif2f" or spec.startswith("proplogic-heldout"):
+        return spec
     return str(Path(spec).expanduser().resolve())
 
 

@@ -403,3 +403,62 @@ def test_a_json_array_of_rows_is_read_and_other_json_says_what_is_expected(tmp_p
         load_theorems(obj)
     assert f"{obj}:1: invalid JSON" in str(err.value)
     assert "expected JSON Lines: one object per line" in str(err.value)
+
+
+def test_a_pinned_minif2f_download_cut_at_a_line_boundary_is_refused(no_shared_copy, http_dir, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a Content-Length a body cut between rows parses row by row: the pinned file's split counts
+    are what tells a whole download (it used to be cached and reused as a smaller miniF2F)."""
+    www, base, _ = http_dir
+    write_jsonl(www / "minif2f.jsonl", ROWS)
+    url = f"{base}/minif2f.jsonl"
+    monkeypatch.setattr(minif2f_mod, "DEFAULT_URL", url)
+    monkeypatch.setattr(minif2f_mod, "PINNED_URL", url)
+    with pytest.raises(DownloadError, match="cut short"):
+        load_minif2f()
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+    whole = {sp: sum(r["split"] == sp for r in ROWS) for sp in ("valid", "test")}
+    monkeypatch.setattr(minif2f_mod, "PINNED_COUNTS", whole)
+    assert len(load_minif2f()) == len(ROWS)
+
+
+def test_a_download_over_the_size_limit_is_refused_and_not_cached(http_dir, tmp_path: Path) -> None:
+    www, base, _ = http_dir
+    write_jsonl(www / "big.jsonl", ROWS * 50)
+    with pytest.raises(DownloadError, match="over the limit|limit for a data file"):
+        fetch(f"{base}/big.jsonl", cache=tmp_path / "c", max_bytes=1000)
+    assert not any((tmp_path / "c").iterdir())
+
+
+def test_cache_names_are_short_safe_file_names_and_urls_are_recorded_without_secrets() -> None:
+    from leangym.datasets.download import cached_path, redacted
+
+    assert len(cached_path("http://h/" + "a" * 300 + ".jsonl").name) < 100
+    assert cached_path("http://h/" + "a" * 300 + ".jsonl").name.endswith(".jsonl")
+    assert "\x00" not in cached_path("http://h/a%00b.jsonl").name
+    assert redacted("https://u:pw@host:8080/x.jsonl?token=SECRET&v=2") == "https://host:8080/x.jsonl?token=…&v=…"
+
+
+def test_a_split_folder_holds_its_files_theorems_however_many(tmp_path: Path) -> None:
+    """A second theorem in `Test/foo.lean` used to give both the split 'foo': held-out theorems trained on."""
+    one = "theorem a (p : Prop) (hp : p) : p := by sorry\n"
+    two = one + "\ntheorem b (p : Prop) (hp : p) : p := by sorry\n"
+    (tmp_path / "Test").mkdir()
+    (tmp_path / "Test" / "foo.lean").write_text(two, encoding="utf-8")
+    (tmp_path / "Valid.lean").write_text(one.replace(" a ", " c "), encoding="utf-8")
+    assert {t.name: t.split for t in load_theorems(str(tmp_path))} == {"a": "test", "b": "test", "c": "valid"}
+
+
+def test_a_byte_order_mark_is_not_part_of_the_text(tmp_path: Path) -> None:
+    lean = tmp_path / "bom.lean"
+    lean.write_bytes("\ufeffimport Mathlib\n\ntheorem a (p : Prop) (hp : p) : p := by sorry\n".encode("utf-8"))
+    assert "\ufeff" not in load_theorems(str(lean))[0].header
+    rows = write_jsonl(tmp_path / "bom.jsonl", ROWS)
+    rows.write_bytes(b"\xef\xbb\xbf" + rows.read_bytes())
+    assert len(load_theorems(str(rows))) == len(ROWS)
+
+
+@pytest.mark.parametrize("spec", ["proplogic-heldout:0", "proplogic-heldout:²", "proplogic-heldout:999999999"])
+def test_a_bad_proplogic_size_is_a_clear_error(spec: str) -> None:
+    with pytest.raises(DatasetError, match="whole number from 1 to 100000"):
+        load_theorems(spec)

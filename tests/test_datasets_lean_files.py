@@ -25,9 +25,11 @@ def test_lean_directory(tmp_path: Path) -> None:
     assert a.formal_statement == "theorem thm_a (n : ℕ) : n + 0 = n := by sorry"
     assert load_theorems(root / "Valid" / "b.lean")[0].name == "thm_b"
 
-    # a file of several theorems takes its own name as split (miniF2F-lean4's older `MiniF2F/Test.lean`)
+    # a file of several theorems in a split's folder is of that split too (it used to take its own name:
+    # a second theorem moved a held-out file into training); elsewhere its own name, as miniF2F-lean4's
+    # older `MiniF2F/Test.lean` is test
     (root / "Test" / "two.lean").write_text("theorem x : True := by sorry\ntheorem y : True := by sorry\n")
-    assert [(t.name, t.split) for t in load_theorems(root)] == [("thm_a", "test"), ("x", "two"), ("y", "two"),
+    assert [(t.name, t.split) for t in load_theorems(root)] == [("thm_a", "test"), ("x", "test"), ("y", "test"),
                                                                 ("thm_b", "valid")]
     (root / "Test" / "two.lean").write_text("theorem x : True := by sorry\ntheorem thm_a : True := by sorry\n")
     with pytest.raises(DatasetError, match="duplicate theorem name 'thm_a'"):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 import tempfile
 import time
@@ -26,6 +27,8 @@ from urllib.request import url2pathname
 import requests
 
 CHUNK = 1 << 16
+MAX_BYTES = 512 << 20  # a theorem file is megabytes: a wrong URL (an endless stream) must not fill the disk
+DEADLINE_S = 1800.0  # for the whole download: `timeout` bounds one read, and a server may trickle
 
 
 class DownloadError(OSError):
@@ -40,9 +43,25 @@ def cache_dir() -> Path:
 
 
 def cached_path(url: str, cache: Path | None = None) -> Path:
-    """Where ``url`` is cached: its base name, prefixed by a hash of the URL (two URLs never collide)."""
-    base = Path(unquote(urlparse(url).path)).name or "download"
+    """Where ``url`` is cached: its base name (made a safe file name, at most 80 characters), prefixed by
+    a hash of the whole URL (two URLs never collide)."""
+    base = re.sub(r"[^\w.-]", "_", Path(unquote(urlparse(url).path)).name, flags=re.ASCII) or "download"
+    if len(base) > 80:
+        base = base[:60] + base[-20:]  # (the end keeps the extension)
     return (cache or cache_dir()) / f"{hashlib.sha256(url.encode()).hexdigest()[:12]}-{base}"
+
+
+def redacted(url: str) -> str:
+    """``url`` fit to print or record: no user or password, query values hidden (``?token=…``): a
+    signed or tokenised URL must not leak into results files and logs."""
+    parsed = urlparse(url)
+    if not parsed.scheme or parsed.scheme == "file":
+        return url
+    netloc = parsed.hostname or ""
+    if parsed.port:
+        netloc += f":{parsed.port}"
+    query = "&".join(f"{part.partition('=')[0]}=…" for part in parsed.query.split("&") if part) if parsed.query else ""
+    return parsed._replace(netloc=netloc, query=query).geturl()
 
 
 def sha256_of(path: Path) -> str:
@@ -54,7 +73,8 @@ def sha256_of(path: Path) -> str:
 
 
 def fetch(url: str, *, sha256: str | None = None, cache: Path | None = None, force: bool = False,
-          timeout: float = 60.0, validate: Callable[[Path], None] | None = None) -> Path:
+          timeout: float = 60.0, validate: Callable[[Path], None] | None = None,
+          max_bytes: int = MAX_BYTES, deadline_s: float = DEADLINE_S) -> Path:
     """The local path of ``url``'s content.
 
     ``file://``: the file itself (checked against ``sha256`` when given; nothing is copied or cached).
@@ -62,13 +82,14 @@ def fetch(url: str, *, sha256: str | None = None, cache: Path | None = None, for
     A cached copy is reused unless ``force`` (a note on stderr names it and how to refresh it);
     with ``sha256`` it is re-checked and re-fetched on mismatch.
     ``validate(path)`` may raise on a download that is not what was wanted (an HTML error page
-    served with 200, a body cut short): it then never becomes the cached file.
+    served with 200, a body cut short): it then never becomes the cached file. A body over
+    ``max_bytes``, or a download that takes over ``deadline_s`` in all, is refused the same way.
     """
     parsed = urlparse(url)
     if parsed.scheme == "file":
         return _local_file(url, sha256)
     if parsed.scheme not in ("http", "https"):
-        raise DownloadError(f"{url}: unsupported URL scheme {parsed.scheme!r} (use http, https or file)")
+        raise DownloadError(f"{redacted(url)}: unsupported URL scheme {parsed.scheme!r} (use http, https or file)")
     target = cached_path(url, cache)
     if target.exists() and not force:
         if sha256 is None or sha256_of(target) == sha256.lower():
@@ -79,16 +100,17 @@ def fetch(url: str, *, sha256: str | None = None, cache: Path | None = None, for
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out:
-            _stream(url, out, timeout)
+            _stream(url, out, timeout, max_bytes, deadline_s)
         if sha256 is not None:
             got = sha256_of(tmp)
             if got != sha256.lower():
-                raise DownloadError(f"{url}: sha256 mismatch (expected {sha256.lower()}, got {got})")
+                raise DownloadError(f"{redacted(url)}: sha256 mismatch (expected {sha256.lower()}, got {got})")
         if validate is not None:
             try:
                 validate(tmp)
             except Exception as e:  # noqa: BLE001 - whatever the check found, the download is refused
-                raise DownloadError(f"{url}: the download is not usable, so it was not cached: {e}") from None
+                why = str(e).replace(str(tmp), "the download")  # (not the temporary file's name: it is gone)
+                raise DownloadError(f"{redacted(url)}: the download is not usable, so it was not cached: {why}") from None
         os.chmod(tmp, 0o644)  # mkstemp made it private; a shared cache must be readable
         os.replace(tmp, target)  # atomic on one file system: readers see the old file or the whole new one
     finally:
@@ -116,17 +138,27 @@ def _local_file(url: str, sha256: str | None) -> Path:
 def _say_cached(url: str, target: Path) -> None:
     """Say that a cached copy stands in for ``url``: the source may have changed since it was downloaded."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(target.stat().st_mtime))
-    print(f"[leangym] {url}: using the copy cached at {target} (downloaded {when}); to download it again pass "
+    print(f"[leangym] {redacted(url)}: using the copy cached at {target} (downloaded {when}); to download it again pass "
           "refresh=True (scripts.benchmark: --refresh-dataset) or delete that file", file=sys.stderr)
 
 
-def _stream(url: str, out, timeout: float) -> None:  # noqa: ANN001 - a binary file object
-    """Download an ``http(s)://`` URL into ``out``."""
+def _stream(url: str, out, timeout: float, max_bytes: int, deadline_s: float) -> None:  # noqa: ANN001
+    """Download an ``http(s)://`` URL into ``out`` (a binary file), at most ``max_bytes`` in ``deadline_s``."""
+    shown, started, written = redacted(url), time.monotonic(), 0
     try:
         with requests.get(url, stream=True, timeout=timeout) as resp:
             if resp.status_code != 200:
-                raise DownloadError(f"{url}: HTTP {resp.status_code}")
+                raise DownloadError(f"{shown}: HTTP {resp.status_code}")
+            size = resp.headers.get("Content-Length", "")
+            if size.isdigit() and int(size) > max_bytes:
+                raise DownloadError(f"{shown}: {int(size):,} bytes, over the limit of {max_bytes:,} for a data file")
             for chunk in resp.iter_content(CHUNK):
+                written += len(chunk)
+                if written > max_bytes:
+                    raise DownloadError(f"{shown}: over {max_bytes:,} bytes, the limit for a data file; stopped")
+                if time.monotonic() - started > deadline_s:
+                    raise DownloadError(f"{shown}: still downloading after {deadline_s:g} s; stopped (a server this "
+                                        "slow: download the file yourself and pass its path)")
                 out.write(chunk)
     except requests.RequestException as e:
-        raise DownloadError(f"{url}: download failed ({type(e).__name__}: {e})") from None
+        raise DownloadError(f"{shown}: download failed ({type(e).__name__}: {e})") from None

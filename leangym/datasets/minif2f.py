@@ -34,6 +34,7 @@ from leangym.theorem import Theorem
 # at HEAD; see the shared README), pinned to a commit so a cached copy never silently changes.
 DEFAULT_URL = ("https://raw.githubusercontent.com/deepseek-ai/DeepSeek-Prover-V1.5/"
                "2c4ba9119eef74d0d611f494261b2c5bae98c69a/datasets/minif2f.jsonl")
+PINNED_URL, PINNED_COUNTS = DEFAULT_URL, {"valid": 244, "test": 244}  # what a download of it must hold
 SPLITS = ("valid", "test")
 REQUIRED_FIELDS = ("name", "split", "formal_statement")
 SHARED_RELATIVE = Path("..") / "shared" / "data" / "minif2f" / "minif2f_lean4.jsonl"
@@ -94,6 +95,14 @@ def _read_dir(root: Path) -> list[Theorem]:
     return read_lean_dir(root)
 
 
+def _check_whole(theorems: list[Theorem], pinned: bool) -> None:
+    """The pinned download is all of miniF2F (a body cut at a line boundary parses, row by row)."""
+    if pinned:
+        counts = {sp: sum(t.split == sp for t in theorems) for sp in SPLITS}
+        if counts != PINNED_COUNTS:
+            raise DatasetError(f"expected miniF2F's statements {PINNED_COUNTS}, got {counts}: cut short?")
+
+
 def _check_split(theorem: Theorem) -> str | None:
     return None if theorem.split in SPLITS else f"split {theorem.split!r} is not one of {SPLITS}"
 
@@ -112,7 +121,8 @@ def load_minif2f(source: str | Path | None = None, split: str | None = None, *,
     if "://" in text:
         try:
             path = fetch(text, sha256=sha256, cache=cache, force=refresh,
-                         validate=lambda p: read_jsonl(p, required=REQUIRED_FIELDS, check=_check_split))
+                         validate=lambda p: _check_whole(read_jsonl(p, required=REQUIRED_FIELDS, check=_check_split),
+                                                         pinned=text == PINNED_URL))
         except DownloadError as e:
             raise DownloadError(f"{e}; offline? Point $LEANGYM_MINIF2F at a local copy of the file "
                                 f"(a {FILE_NAME} with rows like {REQUIRED_FIELDS}) or pass its path") from None

@@ -77,7 +77,7 @@ def read_jsonl(path: Path | str, required: Iterable[str] = ("formal_statement",)
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # (an editor's byte-order mark is not JSON)
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
     except IsADirectoryError:

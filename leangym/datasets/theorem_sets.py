@@ -63,8 +63,8 @@ def load_theorems(spec: str | Path, split: str | None = None, *, refresh: bool =
         return load_minif2f(text.partition(":")[2] or None, split, refresh=refresh)
     if text == "proplogic-heldout" or text.startswith("proplogic-heldout:"):
         size = text.partition(":")[2]
-        if size and not size.isdigit():
-            raise DatasetError(f"{text!r}: the size after ':' must be a number")
+        if size and not (re.fullmatch(r"[0-9]+", size) and 1 <= int(size) <= 100_000):
+            raise DatasetError(f"{text!r}: the size after ':' must be a whole number from 1 to 100000")
         return select_split(proplogic_heldout(int(size) if size else None), split, text)
     if "://" in text:
         return select_split(read_jsonl(fetch(text, validate=read_jsonl, force=refresh)), split, text)
@@ -189,7 +189,7 @@ def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = F
     ``missing_ok``: a file without any statement gives ``[]`` instead of an error.
     """
     try:
-        source = path.read_text(encoding="utf-8")
+        source = path.read_text(encoding="utf-8-sig")  # (an editor's byte-order mark is not Lean text)
     except (OSError, UnicodeDecodeError) as e:
         raise DatasetError(f"{path}: cannot read ({e})") from None
     code = strip_comments(source)  # string-aware: a "--" inside a string literal is not a comment
@@ -239,6 +239,22 @@ def lean_files(root: Path) -> list[Path]:
     return sorted(p for p in found if p.is_file())
 
 
+KNOWN_SPLITS = ("test", "valid", "validation", "train", "dev")
+
+
+def _split_of(rel: Path, theorems: int) -> str | None:
+    """The split of a file's theorems, from where it lies: a file or the nearest folder named like a split
+    (`MiniF2F/Test/foo.lean`, `MiniF2F/Test.lean`: test; so a second theorem in a held-out file never moves
+    it into training); else, as before, the file's name when it holds several theorems, its folder's
+    when one."""
+    for part in (rel.stem, *reversed(rel.parts[:-1])):
+        if part.lower() in KNOWN_SPLITS:
+            return part.lower()
+    if theorems > 1:
+        return rel.stem.lower()
+    return rel.parts[-2].lower() if len(rel.parts) > 1 else None
+
+
 def read_lean_dir(root: Path) -> list[Theorem]:
     """Every ``.lean`` file under ``root`` (see :func:`lean_files`) holding a theorem; names must be unique."""
     files = lean_files(root)
@@ -249,9 +265,7 @@ def read_lean_dir(root: Path) -> list[Theorem]:
     for f in files:
         found = read_lean_file(f, missing_ok=True)
         rel = f.relative_to(root)
-        # one theorem a file: the split is its directory's name (`MiniF2F/Test/foo.lean` -> test);
-        # several: the file's own (`MiniF2F/Test.lean` -> test), the two miniF2F-lean4 layouts
-        split = f.stem.lower() if len(found) > 1 else rel.parts[-2].lower() if len(rel.parts) > 1 else None
+        split = _split_of(rel, len(found))
         for t in found:
             if t.name in seen:
                 raise DatasetError(f"{f}: duplicate theorem name {t.name!r} (also in {seen[t.name]})")
