@@ -182,3 +182,18 @@ def test_a_let_or_have_in_the_type_keeps_its_own_assignment(tmp_path: Path) -> N
     assert [t.formal_statement for t in load_theorems(f)] == [
         "theorem a2 : let y := 2; y = 2 := by sorry", "theorem b (p : Prop) (hp : p) : have q := p; q := by sorry",
         "theorem tablet (x : ℕ) : x = x := by sorry"]
+
+
+def test_a_statement_keeps_its_inner_comments_as_its_jsonl_copy_does(tmp_path: Path) -> None:
+    """A miniF2F checkout and the JSONL must give one statement (its hash keys comparisons and rechecks):
+    comments inside a statement used to be blanked to spaces in the .lean form."""
+    stmt = "theorem t (n : ℕ)\n  -- note: we use this form\n  (h : n = 1) : n = 1 := by sorry"
+    (tmp_path / "t.lean").write_text(f"import Mathlib\n\n/-- doc -/\n{stmt} -- trailing\n", encoding="utf-8")
+    (t,) = load_theorems(tmp_path / "t.lean")
+    assert t.formal_statement == stmt
+
+
+def test_a_file_url_names_a_directory_or_a_lean_file_as_a_path_does(tmp_path: Path) -> None:
+    (tmp_path / "t.lean").write_text("theorem t (p : Prop) (hp : p) : p := by sorry\n", encoding="utf-8")
+    assert [t.name for t in load_theorems(tmp_path.as_uri())] == ["t"]
+    assert [t.name for t in load_theorems((tmp_path / "t.lean").as_uri())] == ["t"]

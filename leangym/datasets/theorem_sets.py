@@ -30,7 +30,7 @@ import os
 import re
 from pathlib import Path
 
-from leangym.datasets.download import fetch
+from leangym.datasets.download import fetch, file_url_path
 from leangym.datasets.minif2f import category as minif2f_category
 from leangym.datasets.minif2f import load_minif2f
 from leangym.datasets.rows import DatasetError, read_jsonl, select_split
@@ -66,6 +66,8 @@ def load_theorems(spec: str | Path, split: str | None = None, *, refresh: bool =
         if size and not (re.fullmatch(r"[0-9]+", size) and 1 <= int(size) <= 100_000):
             raise DatasetError(f"{text!r}: the size after ':' must be a whole number from 1 to 100000")
         return select_split(proplogic_heldout(int(size) if size else None), split, text)
+    if text.startswith("file://"):  # a local path in URL form: a directory or a .lean file as well
+        return load_theorems(file_url_path(text), split)
     if "://" in text:
         return select_split(read_jsonl(fetch(text, validate=read_jsonl, force=refresh)), split, text)
     path = Path(spec).expanduser()
@@ -218,7 +220,9 @@ def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = F
             n_example += 1
             name = path.stem if examples == 1 else f"{path.stem}_{n_example}"
         try:
-            out.append(Theorem(code[start:end].strip(), name=name, header=header, split=split,
+            # as written, comments inside included (as a JSONL copy has it), from its first code character
+            first = start + len(code[start:end]) - len(code[start:end].lstrip())
+            out.append(Theorem(source[first:end].strip(), name=name, header=header, split=split,
                                extra={"source_file": str(path)}))
         except TheoremError as e:
             raise DatasetError(f"{path}:{source.count(chr(10), 0, start) + 1}: {e}") from None
