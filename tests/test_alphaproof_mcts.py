@@ -355,3 +355,46 @@ def test_a_node_is_exhausted_after_max_empty_evaluations_in_a_row(limit):
     assert tree.root.exhausted
     with pytest.raises(ValueError, match="max_empty_evaluations must be at least 1"):
         SearchConfig(max_empty_evaluations=0)
+
+
+# ---------------------------------------------------------------------------- pinned by a mutation audit
+def test_a_leafs_backed_up_value_is_the_policys_guess_or_the_proofs_discounted_length():
+    from agents.alphaproof.interfaces import GAMMA
+
+    def integrate(value, result):
+        tree = SearchTree(ProofState(0, 1, (Goal((), "p"),)), SearchConfig())
+        leaf = tree.select()
+        return tree.integrate(leaf, Evaluation((result.tactic,), (0.0,), value), [(result.tactic, 0.0)], [result])
+
+    step = TacticResult("intro x", Outcome.PROGRESS, (ProofState(0, 2, (Goal((), "q"),)),))
+    assert integrate(0.3, step) == pytest.approx(0.3)
+    assert integrate(2.0, step) == 1.0 and integrate(-1.0, step) == 0.0  # a guess is kept to [0, 1]
+    assert integrate(0.3, TacticResult("exact h", Outcome.PROVED, ())) == pytest.approx(GAMMA)
+
+
+def test_an_unvisited_edge_scores_the_nodes_value_less_the_fpu_reduction():
+    import math
+
+    cfg = SearchConfig()
+    tree = SearchTree(ProofState(0, 1, (Goal((), "p ∨ q"),)), cfg)
+    node = tree.root
+    node.expanded, node.visits, node.value_sum = True, 4, 3.6  # estimate 0.9
+    tree.add_edges(node, [("a", math.log(0.5), ()), ("b", math.log(0.5), ())])
+    node.N[0], node.W[0] = 3, 0.3  # a: visited, Q = 0.1; b: unvisited
+    u = [cfg.c_puct * 0.5 * math.sqrt(3 + 1) / (1 + n) for n in (3, 0)]
+    assert puct(node, cfg) == pytest.approx([0.1 + u[0], 0.9 - cfg.fpu_reduction + u[1]])
+
+
+def test_a_shorter_proof_found_later_shortens_the_nodes_steps():
+    """`steps` feeds the backed-up value and the training targets' steps-to-go, not only the proof."""
+    from agents.alphaproof.mcts import _refresh
+
+    tree = SearchTree(ProofState(0, 1, (Goal((), "A"),)), SearchConfig())
+    a, b = tree.root, tree.node_for(ProofState(0, 2, (Goal((), "B"),)))
+    b.steps = 3
+    tree.add_edges(a, [("long", 0.0, (b,))])
+    _refresh(a)
+    assert a.steps == 4
+    tree.add_edges(a, [("short", 0.0, ())])
+    _refresh(a)
+    assert a.steps == 1 and tree.proof().tactic == "short"

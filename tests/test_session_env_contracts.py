@@ -1,0 +1,193 @@
+"""Session, env and reply-parsing behaviour pinned one rule at a time (a mutation audit found each of these
+could change with no test failing): budgets, what marks a process as touched, lease churn after a failure,
+Gymnasium's terminated/truncated, sorry detection from either signal, malformed server replies."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from leangym.backends.types import (Outcome, ServerError, ServerTimeout, TacticResult, parse_command, parse_start,
+                                    parse_tactic_reply)
+from leangym.envs.lean_proof import LeanProofEnv
+from leangym.session import Budget, BudgetExhausted, ProofSession
+from leangym.sim.local import LocalProcess
+from leangym.soundness import SoundnessPolicy, verify
+from leangym.theorem import Theorem
+
+AND = "theorem t_and (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+ONE = "theorem t (p : Prop) (hp : p) : p := by sorry"
+HELPER = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
+                 header="theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n")
+
+
+# ---------------------------------------------------------------------------- the session
+def test_a_spent_time_budget_stops_tactics_checks_and_commands():
+    s = ProofSession(LocalProcess(), AND, budget=Budget(max_seconds=0.01))
+    time.sleep(0.05)
+    for call in (lambda: s.apply(s.root, "constructor"), lambda: s.verify("constructor\n· exact hp\n· exact hq"),
+                 lambda: s.process.run_command("example : True := trivial")):
+        with pytest.raises(BudgetExhausted, match="time budget"):
+            call()
+    assert s.stats.lean_calls == 0
+
+
+def test_a_proof_start_through_the_meter_costs_one_call_and_returns_the_state():
+    s = ProofSession(LocalProcess(), AND, budget=Budget(max_lean_calls=5))
+    state = s.process.start_proof(Theorem(AND).start_source())
+    assert state.goals[0].target == "p ∧ q" and s.stats.lean_calls == 1
+
+
+def test_a_lemma_declared_through_the_meter_cannot_be_cited_by_the_sessions_own_check():
+    """A proof start runs its whole source: after one, the process is not the session's any more, and its
+    check must not retry without the header (the proof would cite what the prover declared)."""
+    s = ProofSession(LocalProcess(), HELPER)
+    s.process.start_proof("theorem mine (p : Prop) (hp : p) : p := hp\ntheorem x : True := by sorry")
+    v = s.verify("exact mine q hq")
+    assert not v.ok and "already been declared" in v.error
+    assert not verify(LocalProcess(), HELPER, "exact mine q hq", SoundnessPolicy()).ok
+
+
+def test_a_server_failure_of_the_sessions_check_is_not_retried_as_a_second_command():
+    class FlakyOnce(LocalProcess):
+        commands = 0
+
+        def run_command(self, source):
+            FlakyOnce.commands += 1
+            if FlakyOnce.commands == 1:
+                raise ServerError("HTTP 503")
+            return super().run_command(source)
+
+    v = ProofSession(FlakyOnce(), HELPER).verify("exact helper q hq")
+    assert v.server_failure and not v.ok and FlakyOnce.commands == 1
+
+
+# ---------------------------------------------------------------------------- the env's leases
+class Failing(LocalProcess):
+    """'boom' is a server failure; 'hang' a hang after which the process answers no proof start."""
+
+    hung = False
+
+    def apply_tactic(self, state, tactic, timeout_ms=1000):
+        if tactic in ("boom", "hang"):
+            self.hung = tactic == "hang"
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), "read timed out",
+                                cause="ServerTimeout" if self.hung else None)
+        return super().apply_tactic(state, tactic, timeout_ms)
+
+    def start_proof(self, source):
+        if self.hung:
+            raise ServerTimeout("the Lean process does not answer")
+        return super().start_proof(source)
+
+
+def counting(cls):
+    made = []
+
+    def factory():
+        made.append(cls())
+        return made[-1]
+    return factory, made
+
+
+def test_one_server_failure_costs_one_new_lease_not_one_per_episode():
+    factory, made = counting(Failing)
+    env = LeanProofEnv(ONE, process_factory=factory)
+    env.reset(seed=0)
+    assert env.step("boom")[4]["outcome"] == "server_failure"
+    for i in range(4):
+        env.reset(seed=i)
+        assert env.step("exact hp")[1] == 1.0
+    assert len(made) == 2
+
+
+@pytest.mark.parametrize("where", ["step", "final check"])
+def test_a_hung_lease_is_not_used_again_by_the_next_reset(where):
+    """A vector env's autoreset must not raise ServerTimeout because the env kept a lease that hung."""
+    class HangsAtCheck(Failing):
+        def run_command(self, source):
+            self.hung = True
+            raise ServerTimeout("read timed out")
+
+    factory, made = counting(Failing if where == "step" else HangsAtCheck)
+    env = LeanProofEnv(ONE, process_factory=factory)
+    env.reset(seed=0)
+    assert env.step("hang" if where == "step" else "exact hp")[4]["outcome"] == "server_failure"
+    env.reset(seed=1)
+    assert len(made) == 2
+
+
+def test_a_proof_on_the_last_allowed_step_is_terminated_not_truncated():
+    env = LeanProofEnv(ONE, process_factory=LocalProcess, max_steps=2)
+    env.reset(seed=0)
+    env.step("intro_nonsense")
+    _, reward, terminated, truncated, info = env.step("exact hp")
+    assert (reward, terminated, truncated) == (1.0, True, False) and "truncated_by" not in info
+
+
+def test_info_holds_the_tactic_as_sent():
+    env = LeanProofEnv(ONE, process_factory=LocalProcess)
+    env.reset(seed=0)
+    assert env.step("\n    exact hp")[4]["tactic"] == "exact hp"
+
+
+def test_a_final_check_on_a_clean_lease_counts_as_that_leases_first_episode():
+    factory, made = counting(LocalProcess)
+    env = LeanProofEnv(ONE, process_factory=factory, episodes_per_lease=2)
+    env.reset(seed=0)
+    env.process.run_command("example : True := trivial")  # the agent touched the lease: the check moves
+    assert env.step("exact hp")[1] == 1.0 and len(made) == 2
+    for i in range(2):
+        env.reset(seed=i + 1)
+        env.step("exact hp")
+    assert len(made) == 3  # the check's lease served the check and one episode, then a new one
+
+
+def test_the_episode_s_session_stays_after_a_check_on_a_clean_lease():
+    env = LeanProofEnv(HELPER, process_factory=LocalProcess)
+    env.reset(seed=0)
+    assert env.step("exact helper q hq")[1] == 1.0 and env.session is not None
+    with pytest.raises(RuntimeError, match="the episode is over"):
+        env.step("exact hq")
+
+
+# ---------------------------------------------------------------------------- replies
+@pytest.mark.parametrize("reply", [
+    {"env": 1, "messages": [{"severity": "warning", "pos": {"line": 1, "column": 8}, "data": "declaration uses 'sorry'"}]},
+    {"env": 1, "sorries": [{"pos": {"line": 2, "column": 2}, "goal": "⊢ False"}]},
+])
+def test_either_sorry_signal_alone_fails_a_check(reply):
+    """Lean's REPL may report one without the other; with check_axioms=False it is the only guard."""
+    result = parse_command(reply)
+    assert result.uses_sorry
+
+    class Answers:
+        process_id = 0
+
+        def run_command(self, source):
+            return result
+
+    assert not verify(Answers(), Theorem("theorem f : False := by sorry"), "exact foo",
+                      SoundnessPolicy(check_axioms=False)).ok
+
+
+@pytest.mark.parametrize("payload", [
+    {"value": [{"proof_state_id": 1, "goals": [{"hypotheses": []}]}]},
+    {"value": [{"proof_state_id": 1, "goals": ["⊢ p"]}]},
+    {"value": [{"proof_state_id": 1, "goals": [{"type": "p", "hypotheses": 5}]}]},
+    {"value": [{"proof_state_id": 1, "goals": [{"type": "p", "hypotheses": ["hp : p"]}]}]},
+    {"value": ""}, {"value": {}}, [], None,
+])
+def test_a_malformed_tactic_reply_is_a_server_failure_never_a_proof(payload):
+    assert parse_tactic_reply(0, "t", payload).outcome is Outcome.SERVER_FAILURE
+
+
+@pytest.mark.parametrize("payload", [{"val": 1}, {"env": 1, "messages": 5}, {"env": 1, "sorries": 5}])
+def test_a_malformed_start_or_command_reply_is_a_server_error(payload):
+    with pytest.raises(ServerError):
+        (parse_start(0, payload) if "val" in payload else parse_command(payload))
+
+
+def test_a_boolean_is_no_line_number():
+    assert parse_command({"env": 0, "messages": [{"severity": "info", "pos": {"line": True}, "data": "x"}]}) \
+        .messages[0].line is None
