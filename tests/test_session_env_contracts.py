@@ -62,6 +62,32 @@ def test_a_server_failure_of_the_sessions_check_is_not_retried_as_a_second_comma
     assert v.server_failure and not v.ok and FlakyOnce.commands == 1
 
 
+def test_a_session_s_own_check_retries_without_the_header_only_on_an_untouched_process():
+    thm = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
+                  header="theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n")
+    s = ProofSession(LocalProcess(), thm)
+    assert s.verify("exact helper q hq").ok
+    s.process.run_command("theorem other : True := trivial")  # a command could have declared what helper means
+    v = s.verify("exact helper q hq")
+    assert not v.ok and "already been declared" in v.error
+
+
+def test_a_session_s_own_check_reruns_only_the_headers_open_and_set_option_lines():
+    """The retry's check keeps the header's `open`/`set_option` lines (a REPL may not carry them between
+    commands); a header that opens a namespace, a section or variables gets no retry at all: dropping or
+    re-running those could change what the statement's names mean (an unverified verdict, the safe way)."""
+    opens = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
+                    header="open Nat\nset_option maxHeartbeats 400000\ntheorem helper (p : Prop) (hp : p) : p := hp\n")
+    assert opens.repeatable_preamble == "open Nat\nset_option maxHeartbeats 400000\n"
+    assert ProofSession(LocalProcess(), opens).verify("exact helper q hq").ok
+    scoped = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
+                     header="namespace Foo\ntheorem helper (p : Prop) (hp : p) : p := hp\nend Foo\n")
+    assert scoped.repeatable_preamble is None
+    v = ProofSession(LocalProcess(), scoped).verify("exact Foo.helper q hq")
+    assert not v.ok and "already been declared" in v.error
+    assert verify(LocalProcess(), scoped, "exact Foo.helper q hq", SoundnessPolicy()).ok  # on a clean process
+
+
 # ---------------------------------------------------------------------------- the env's leases
 class Failing(LocalProcess):
     """'boom' is a server failure; 'hang' a hang after which the process answers no proof start."""

@@ -1,0 +1,130 @@
+"""Red-team round seven: what a theorem's header may do (and how the env's leases keep headers apart), and
+tactic configurations, which Lean compiles and runs on the server."""
+from __future__ import annotations
+
+import pytest
+
+from leangym.sim.local import LocalProcess
+from leangym.soundness import SoundnessPolicy, verify
+from leangym.theorem import Theorem
+
+def test_a_lease_that_ran_another_theorems_header_is_not_kept():
+    """The env kept its lease whenever the *new* theorem's header declared nothing, so B's proof could cite
+    a lemma A's header had declared there (rewarded, though it fails on a clean process); on real Lean a
+    header's instances, notations or options would change what B's statement means."""
+    from leangym.envs.lean_proof import LeanProofEnv
+
+    a = Theorem("theorem a (p : Prop) (hp : p) : p := by sorry",
+                header="theorem helper (p q : Prop) (hp : p) : p ∨ q := Or.inl hp")
+    b = Theorem("theorem b (p q : Prop) (hp : p) : p ∨ q := by sorry")
+    env = LeanProofEnv([a, b], process_factory=LocalProcess)
+    for first in (0, 1):  # A's episode, or A's episode after B's on the same lease
+        env.reset(options={"index": first})
+        env.reset(options={"index": 0})
+        env.reset(options={"index": 1})
+        _, reward, *_, info = env.step("exact helper p q hp")
+        assert reward == 0.0 and not info.get("verified"), info
+        assert not verify(LocalProcess(), b, "exact helper p q hp", SoundnessPolicy()).ok
+    env.reset(options={"index": 1})  # B after B: the same header (none) keeps the lease, and B still proves
+    _, reward, *_ = env.step("exact Or.inl hp")
+    assert reward == 1.0
+
+
+@pytest.mark.parametrize("header", ["open Nat def helper : Nat := 5",
+                                    "namespace Foo theorem helper (p : Prop) (hp : p) : p := hp",
+                                    "set_option maxHeartbeats 400000 axiom cheat : False", "end Foo axiom x : False",
+                                    "variable (x : Nat) theorem foo : x = x := rfl", "open Nat @[simp] def x := 1"])
+def test_a_declaration_on_a_scoping_commands_line_declares(header):
+    """Lean needs no line break between commands: such a header declares (a second run on the same
+    process is "already declared": every check after the first failed, in the env and the benchmark)."""
+    assert Theorem("theorem t : True := by sorry", header=header).header_declares
+
+
+@pytest.mark.parametrize("header", ["set_option debug.skipKernelTC true", "open Nat\nset_option trust 0",
+                                    'macro "x" : tactic => `(tactic| rfl)', "#eval IO.println 1",
+                                    "@[command_elab Lean.Parser.Command.printAxioms] def f : Unit := ()",
+                                    "elab \"y\" : command => pure ()", "macro_rules | `(tactic| rfl) => `(tactic| trivial)"])
+def test_a_header_cannot_switch_checks_off_or_redefine_how_they_read(header):
+    from leangym.theorem import TheoremError
+
+    with pytest.raises(TheoremError, match="header"):
+        Theorem("theorem t : True := by sorry", header=header)
+
+
+@pytest.mark.parametrize("tactic", [
+    # IO without the word IO: an IO action is a function of the world token `()`, run by a config term
+    "simp (config := ((Lean.mkEmptyEnvironment >>= fun e => Lean.writeModule e \"/tmp/x.olean\").run' ()).elim {})",
+    "simp (config := ((System.FilePath.pathExists \"/etc/passwd\").run' ()).elim {} fun b => {})",
+    "simp (config := (Lean.Core.CoreM.toIO (pure ()) {fileName := \"\"} {env := e}).run' ())",
+    "simp («config» := (f ()).run' ())", "decide (kernel := (g ()))", "simp (config := { zeta := f () })",
+    "exact foo (h := by simp)", "rw (occs := .pos [2]) [h]", "simp (config := (cfg) ())", "exact f (x := g () + 1)",
+])
+def test_configuration_terms_must_be_literals(tactic):
+    why = SoundnessPolicy().check_tactic(tactic)
+    assert why is not None and "must be a literal" in why, why
+
+
+@pytest.mark.parametrize("tactic", ["decide (config/- -/:= f ())", 'exact "x" (config /- c -/ := f ())',
+                                    'exact "--" (config/- -/:= evil ())', "simp (config -- c\n := f ())"])
+def test_a_comment_cannot_hide_a_configuration_term(tactic):
+    """Lean allows a comment between the name and `:=`; the check used to read comment-stripped text only
+    when no string could be misread, so a comment there (with a string in the tactic) hid the term."""
+    why = SoundnessPolicy().check_tactic(tactic)
+    assert why is not None and "comment inside" in why, why
+
+
+@pytest.mark.parametrize("tactic", ["simp (config := { decide := true, maxSteps := 100000 })", "decide (kernel := true)",
+                                    "exact foo (α := ℝ) (n := 5)", "simp (disch := norm_num) [h]",
+                                    "rw [Nat.succ_le_of_lt (n := 3)]", "exact f (x := { a := { b := 1 } })",
+                                    "apply le_trans (b := 2 * n)", "exact foo (n := n + 1)", "refine foo (h := ?_) ?_",
+                                    "exact f (k := (n - 1) ^ 2)"])
+def test_literal_configurations_and_named_arguments_pass(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is None
+
+
+def test_headers_that_differ_only_in_comments_share_a_lease():
+    """Theorems of one .lean file differ in comments and blank lines: the same header to Lean, one lease."""
+    from leangym.envs.lean_proof import LeanProofEnv
+
+    made = []
+
+    def factory():
+        made.append(1)
+        return LocalProcess()
+
+    a = Theorem("theorem a (p : Prop) (hp : p) : p := by sorry", header="open Nat\n")
+    b = Theorem("theorem b (p : Prop) (hp : p) : p := by sorry", header="-- b's note\n\nopen Nat  \n")
+    c = Theorem("theorem c (p : Prop) (hp : p) : p := by sorry", header="open Real\n")
+    env = LeanProofEnv([a, b, c], process_factory=factory)
+    for i in (0, 1, 0, 1):
+        env.reset(options={"index": i})
+        assert env.step("exact hp")[1] == 1.0
+    assert len(made) == 1
+    env.reset(options={"index": 2})  # another header: another lease
+    assert len(made) == 2
+
+
+@pytest.mark.parametrize("header", ["open Nat in\ntheorem helper : True := trivial\n",
+                                    "local instance : Inhabited ℕ := ⟨0⟩\ntheorem helper : True := trivial\n",
+                                    "local notation \"x\" => 1\ntheorem helper : True := trivial\n",
+                                    "attribute [simp] Nat.add_comm\ntheorem helper : True := trivial\n"])
+def test_no_bare_retry_for_a_header_whose_effects_are_scoped(header):
+    """A REPL may not carry scoped effects (a local instance, a notation, `open X in` on the next line)
+    from command to command: a check without them could read the statement otherwise."""
+    assert Theorem("theorem t : True := by sorry", header=header).repeatable_preamble is None
+
+
+def test_open_scoped_lines_are_rerun():
+    thm = Theorem("theorem t : True := by sorry",
+                  header="open scoped BigOperators\nopen Real\nabbrev s : ℕ := 5\n")
+    assert thm.repeatable_preamble == "open scoped BigOperators\nopen Real\n"
+
+
+@pytest.mark.parametrize("header", ["set_option «debug».skipKernelTC true", "set_option «trust» 0",
+                                    "@[tactic foo] def x : Lean.Elab.Tactic.Tactic := fun _ => pure ()",
+                                    "simproc foo (_) := fun _ => return .continue"])
+def test_escaped_option_names_and_tactic_elaborators_are_refused_in_headers(header):
+    from leangym.theorem import TheoremError
+
+    with pytest.raises(TheoremError, match="header"):
+        Theorem("theorem t : True := by sorry", header=header)
