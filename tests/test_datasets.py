@@ -462,3 +462,11 @@ def test_a_byte_order_mark_is_not_part_of_the_text(tmp_path: Path) -> None:
 def test_a_bad_proplogic_size_is_a_clear_error(spec: str) -> None:
     with pytest.raises(DatasetError, match="whole number from 1 to 100000"):
         load_theorems(spec)
+
+
+def test_an_error_deep_in_a_pretty_printed_json_array_names_its_line(tmp_path: Path) -> None:
+    rows = [{"name": f"t{i}", "formal_statement": f"theorem t{i} : True := by sorry"} for i in range(5)]
+    text = json.dumps(rows, indent=2)
+    (tmp_path / "pretty.json").write_text(text[:-2] + ",\n]", encoding="utf-8")  # a trailing comma, near the end
+    with pytest.raises(DatasetError, match=r"pretty\.json:22: invalid JSON .* JSON array"):
+        load_theorems(str(tmp_path / "pretty.json"))

@@ -46,8 +46,14 @@ def _decoded_rows(text: str, path: Path) -> Iterator[tuple[str, str, Any]]:
     if text.lstrip().startswith("["):
         try:
             items = json.loads(text)
-        except json.JSONDecodeError:
-            items = None  # not one array: read as JSON Lines (a line holding an array is then an error)
+        except json.JSONDecodeError as e:
+            first = text.lstrip().split("\n", 1)[0]
+            try:
+                json.loads(first)
+            except json.JSONDecodeError:  # not even its first line is a value: a JSON array with an error
+                raise DatasetError(f"{_where(path, e.lineno)}: invalid JSON ({e.msg} at column {e.colno}) in what "
+                                   "starts as a JSON array of rows") from None
+            items = None  # a line holding an array: read as JSON Lines (where that line is then an error)
         if isinstance(items, list):
             for i, row in enumerate(items, start=1):
                 yield f"{path}: item {i}", f"item {i}", row
