@@ -197,3 +197,14 @@ def test_a_file_url_names_a_directory_or_a_lean_file_as_a_path_does(tmp_path: Pa
     (tmp_path / "t.lean").write_text("theorem t (p : Prop) (hp : p) : p := by sorry\n", encoding="utf-8")
     assert [t.name for t in load_theorems(tmp_path.as_uri())] == ["t"]
     assert [t.name for t in load_theorems((tmp_path / "t.lean").as_uri())] == ["t"]
+
+
+def test_a_linked_folder_is_read_once_and_a_link_loop_ends(tmp_path: Path) -> None:
+    outside = tmp_path / "outside" / "sub"
+    outside.mkdir(parents=True)
+    (outside / "o.lean").write_text("theorem o (p : Prop) (hp : p) : p := by sorry\n", encoding="utf-8")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    (outside / "loop").symlink_to(outside, target_is_directory=True)
+    assert [t.name for t in load_theorems(root)] == ["o"]

@@ -234,10 +234,16 @@ def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = F
 
 
 def lean_files(root: Path) -> list[Path]:
-    """The ``.lean`` files under ``root`` (sorted paths), not looking into hidden directories
+    """The ``.lean`` files under ``root`` (sorted paths; linked folders followed, each once), not looking into hidden directories
     (``.git``, ``.lake``) nor ``lake-packages``: Lake keeps a built project's dependencies there."""
     found: list[Path] = []
-    for folder, subdirs, files in os.walk(root):
+    seen: set[tuple[int, int]] = set()  # folders walked, by (device, inode): a linked folder is walked once
+    for folder, subdirs, files in os.walk(root, followlinks=True):  # (a linked folder's theorems count too)
+        st = os.stat(folder)
+        if (st.st_dev, st.st_ino) in seen:
+            subdirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
         subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in LAKE_DIRS]  # pruned, not walked
         found += [Path(folder) / f for f in files if f.endswith(".lean")]
     return sorted(p for p in found if p.is_file())
