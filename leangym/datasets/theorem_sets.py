@@ -234,8 +234,9 @@ def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = F
 
 
 def lean_files(root: Path) -> list[Path]:
-    """The ``.lean`` files under ``root`` (sorted paths; linked folders followed, each once), not looking into hidden directories
-    (``.git``, ``.lake``) nor ``lake-packages``: Lake keeps a built project's dependencies there."""
+    """The ``.lean`` files under ``root`` (sorted paths; linked folders followed, each once), not looking
+    into hidden directories (``.git``, ``.lake``) nor ``lake-packages``: Lake keeps a built project's
+    dependencies there."""
     found: list[Path] = []
     seen: set[tuple[int, int]] = set()  # folders walked, by (device, inode): a linked folder is walked once
     for folder, subdirs, files in os.walk(root, followlinks=True):  # (a linked folder's theorems count too)
