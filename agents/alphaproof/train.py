@@ -54,8 +54,8 @@ from agents.alphaproof import checkpoint, cli_checks
 from agents.alphaproof.resume import (checkpoint_dir_of, held_out_of, interrupted_message, logdir_of,
                                       refuse_to_overwrite, restore, save_checkpoint, say_if_split_differs,
                                       say_where_the_run_goes_on)
-from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, describe, evaluate, process_factory, run_searches,
-                                      search_stats, server_lost, server_warning)
+from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, describe, evaluate, process_factory,
+                                      run_searches, search_stats, server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.replay import ReplayBuffer

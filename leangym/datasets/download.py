@@ -60,7 +60,7 @@ def redacted(url: str) -> str:
     netloc = parsed.hostname or ""
     if parsed.port:
         netloc += f":{parsed.port}"
-    query = "&".join(f"{part.partition('=')[0]}=…" for part in parsed.query.split("&") if part) if parsed.query else ""
+    query = "&".join(f"{part.partition('=')[0]}=…" for part in parsed.query.split("&") if part)
     return parsed._replace(netloc=netloc, query=query).geturl()
 
 
@@ -110,7 +110,8 @@ def fetch(url: str, *, sha256: str | None = None, cache: Path | None = None, for
                 validate(tmp)
             except Exception as e:  # noqa: BLE001 - whatever the check found, the download is refused
                 why = str(e).replace(str(tmp), "the download")  # (not the temporary file's name: it is gone)
-                raise DownloadError(f"{redacted(url)}: the download is not usable, so it was not cached: {why}") from None
+                raise DownloadError(f"{redacted(url)}: the download is not usable, so it was not cached: "
+                                    f"{why}") from None
         os.chmod(tmp, 0o644)  # mkstemp made it private; a shared cache must be readable
         os.replace(tmp, target)  # atomic on one file system: readers see the old file or the whole new one
     finally:
@@ -138,8 +139,8 @@ def _local_file(url: str, sha256: str | None) -> Path:
 def _say_cached(url: str, target: Path) -> None:
     """Say that a cached copy stands in for ``url``: the source may have changed since it was downloaded."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(target.stat().st_mtime))
-    print(f"[leangym] {redacted(url)}: using the copy cached at {target} (downloaded {when}); to download it again pass "
-          "refresh=True (scripts.benchmark: --refresh-dataset) or delete that file", file=sys.stderr)
+    print(f"[leangym] {redacted(url)}: using the copy cached at {target} (downloaded {when}); to download it "
+          "again pass refresh=True (scripts.benchmark: --refresh-dataset) or delete that file", file=sys.stderr)
 
 
 def _stream(url: str, out, timeout: float, max_bytes: int, deadline_s: float) -> None:  # noqa: ANN001
