@@ -264,6 +264,8 @@ def _named_argument_refusal(script: str) -> str | None:
         if "/-" in head or "--" in head:
             return ("leangym soundness policy: a comment inside a '(name := value)' argument is not allowed "
                     "(write the name and ':=' without one)")
+        if "»" in head and "«" not in head:  # the `(` found is inside an escaped name: `(«a(b» := …)`
+            return "leangym soundness policy: a '(' inside an escaped «name» of a named argument is not allowed"
         if not _NAME_ONLY.fullmatch(head):
             continue
         value = _bracketed(script, m.end())
@@ -293,6 +295,8 @@ def _bracketed(code: str, start: int) -> str | None:
 def _is_literal(text: str) -> bool:
     """``text`` is a literal: names, numerals and holes (``?_``) combined by arithmetic (``2 * n + 1``),
     in parentheses, or ``{ name := literal, ... }``; never one thing applied to another (see above)."""
+    if "--" in text or "/-" in text or "-/" in text:  # a comment: Lean reads the value otherwise than we would
+        return False
     tokens, at = [], 0
     while at < len(text.rstrip()):
         m = _LITERAL_TOKEN.match(text, at)
@@ -300,6 +304,8 @@ def _is_literal(text: str) -> bool:
             return False
         tokens.append("atom" if m.lastindex == 4 else m.group(m.lastindex))
         at = m.end()
+        if len(tokens) > 200:  # a configuration is short; the parse below recurses per bracket
+            return False
 
     def term(i: int) -> int:  # the index after one literal term starting at tokens[i], or -1
         i = unit(i)

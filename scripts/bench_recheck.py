@@ -117,6 +117,10 @@ def cmd_recheck(args: argparse.Namespace) -> int:
               "pass --dataset (and --split) with the statements to check against", file=sys.stderr)
         return 2
     dataset = args.dataset or run.get("dataset")
+    if args.dataset is None and "…" in str(dataset):  # a URL recorded without its query (bench_records.recorded)
+        print(f"error: {args.results} names its dataset {dataset!r} without the URL's query or credentials: pass "
+              "--dataset with the whole URL (or a copy of the file)", file=sys.stderr)
+        return 2
     split = args.split if args.split is not None else run.get("split")
     try:
         theorems = {t.name: t for t in load_theorems(dataset, split)}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -264,6 +265,12 @@ def canonical_dataset(spec: str) -> str:
     return str(Path(spec).expanduser().resolve())
 
 
+def recorded(text: str) -> str:
+    """``text`` as a results file may keep it: every URL in it without credentials or query values
+    (``--dataset=https://…``, ``minif2f:https://…`` too)."""
+    return re.sub(r"[A-Za-z][A-Za-z0-9+.-]*://\S+", lambda m: redacted(m.group(0)), text)
+
+
 def dataset_source(spec: str) -> str | None:
     """Where the theorems were read from (a resolved path or a URL); None for a generated set."""
     if spec == "minif2f":
@@ -294,7 +301,7 @@ def _comparable(header: dict[str, Any], by_source: bool) -> dict[str, Any]:
     """A header with the agent and dataset specs in canonical form, for the resume check
     (files written before the header held canonical specs included). ``by_source``: compare the
     datasets by their resolved sources (a relative path means nothing in another directory)."""
-    dataset = header.get("dataset_source") if by_source else canonical_dataset(str(header.get("dataset")))
+    dataset = recorded(str(header.get("dataset_source"))) if by_source else canonical_dataset(str(header.get("dataset")))
     return {**header, "agent_resolved": canonical_agent(str(header.get("agent_resolved"))), "dataset": dataset}
 
 

@@ -64,7 +64,7 @@ from leangym.prover import AgentSpecError, load_agent
 from leangym.session import Budget
 from leangym.theorem import Theorem
 from scripts.bench_records import (
-    FORMAT, ResultSet, ResultsWriter, canonical_agent, dataset_source, is_partial_header, is_results_file,
+    FORMAT, ResultSet, ResultsWriter, canonical_agent, dataset_source, is_partial_header, is_results_file, recorded,
     read_results, resume_refusal, statement_hash,
 )
 from scripts import bench_recheck
@@ -269,11 +269,11 @@ def plot_refusal(plot_arg: str | None) -> str | None:
 def _header(args: argparse.Namespace, kwargs: dict, count: int, server: dict) -> dict[str, Any]:
     return {"type": "header", "format": FORMAT, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "agent": args.agent, "agent_resolved": canonical_agent(AGENT_ALIASES.get(args.agent, args.agent)),
-            "agent_kwargs": kwargs, "dataset": args.dataset, "dataset_source": dataset_source(args.dataset),
+            "agent_kwargs": kwargs, "dataset": recorded(args.dataset), "dataset_source": dataset_source(args.dataset),
             "split": args.split, "theorems": args.theorems, "count": count,
             "limit": args.limit, "attempts": args.attempts, "budget_calls": args.budget_calls or None,
             "budget_seconds": args.budget_seconds, "seed": args.seed, "timeout_ms": args.timeout_ms,
-            "workers": args.workers, "server": server, **_versions(), "argv": sys.argv[1:]}
+            "workers": args.workers, "server": server, **_versions(), "argv": [recorded(a) for a in sys.argv[1:]]}
 
 
 # --------------------------------------------------------------------------- run

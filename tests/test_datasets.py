@@ -437,6 +437,12 @@ def test_cache_names_are_short_safe_file_names_and_urls_are_recorded_without_sec
     assert cached_path("http://h/" + "a" * 300 + ".jsonl").name.endswith(".jsonl")
     assert "\x00" not in cached_path("http://h/a%00b.jsonl").name
     assert redacted("https://u:pw@host:8080/x.jsonl?token=SECRET&v=2") == "https://host:8080/x.jsonl?token=…&v=…"
+    assert redacted(redacted("http://[::1]:8000/x.jsonl?a=1")) == "http://[::1]:8000/x.jsonl?a=…"
+    from scripts.bench_records import recorded  # what a results header keeps of --dataset and argv
+
+    assert recorded("--dataset=https://u:p@h/x.jsonl?token=S") == "--dataset=https://h/x.jsonl?token=…"
+    assert recorded("minif2f:https://h/m.jsonl?sig=1") == "minif2f:https://h/m.jsonl?sig=…"
+    assert recorded("/data/x.jsonl") == "/data/x.jsonl"
 
 
 def test_a_split_folder_holds_its_files_theorems_however_many(tmp_path: Path) -> None:

@@ -128,3 +128,19 @@ def test_escaped_option_names_and_tactic_elaborators_are_refused_in_headers(head
 
     with pytest.raises(TheoremError, match="header"):
         Theorem("theorem t : True := by sorry", header=header)
+
+
+@pytest.mark.parametrize("tactic", [
+    # `-` and `/` are arithmetic, `--` and `/-` open comments: Lean reads past the `)` the check stopped at
+    'simp (config := id /-1) -/ ((System.FilePath.pathExists "/etc/passwd").run\' ()))',
+    "simp (config := 1 -- x\n + f ())",
+    "simp («a(b» := f ())",
+])
+def test_a_comment_or_an_escaped_name_cannot_end_a_configuration_early(tactic):
+    assert SoundnessPolicy().check_tactic(tactic) is not None
+
+
+@pytest.mark.parametrize("value", ["(" * 1000 + "1" + ")" * 1000, "- " * 900 + "1"], ids=["brackets", "minus signs"])
+def test_a_deeply_nested_configuration_is_refused_not_a_crash(value):
+    why = SoundnessPolicy().check_tactic(f"exact f (n := {value})")
+    assert why is not None and "must be a literal" in why

@@ -57,9 +57,14 @@ def redacted(url: str) -> str:
     parsed = urlparse(url)
     if not parsed.scheme or parsed.scheme == "file":
         return url
-    netloc = parsed.hostname or ""
-    if parsed.port:
-        netloc += f":{parsed.port}"
+    host = parsed.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host  # (an IPv6 address keeps its brackets)
+    try:
+        port = parsed.port
+    except ValueError:  # not a port: shown as written, without what stood before the host
+        port = parsed.netloc.rpartition(":")[2]
+    if port:
+        netloc += f":{port}"
     query = "&".join(f"{part.partition('=')[0]}=…" for part in parsed.query.split("&") if part)
     return parsed._replace(netloc=netloc, query=query).geturl()
 
