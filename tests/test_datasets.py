@@ -476,3 +476,56 @@ def test_an_error_deep_in_a_pretty_printed_json_array_names_its_line(tmp_path: P
     (tmp_path / "pretty.json").write_text(text[:-2] + ",\n]", encoding="utf-8")  # a trailing comma, near the end
     with pytest.raises(DatasetError, match=r"pretty\.json:22: invalid JSON .* JSON array"):
         load_theorems(str(tmp_path / "pretty.json"))
+
+
+def test_a_cut_copy_of_the_pinned_minif2f_already_in_the_cache_is_refused(no_shared_copy, http_dir, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy cached before the whole-download check (or edited since) is held to it too."""
+    from leangym.datasets.download import cached_path
+
+    www, base, _ = http_dir
+    url = f"{base}/minif2f.jsonl"
+    monkeypatch.setattr(minif2f_mod, "DEFAULT_URL", url)
+    monkeypatch.setattr(minif2f_mod, "PINNED_URL", url)
+    cached = cached_path(url, tmp_path / "cache")
+    cached.parent.mkdir(parents=True)
+    write_jsonl(cached, ROWS[:1])
+    with pytest.raises(DatasetError, match="delete it, or pass refresh"):
+        load_minif2f()
+
+
+def test_minif2f_of_a_file_url_naming_a_checkout(no_shared_copy, tmp_path: Path) -> None:
+    root = tmp_path / "MiniF2F"
+    (root / "Test").mkdir(parents=True)
+    (root / "Test" / "a.lean").write_text("theorem aime_a (p : Prop) (hp : p) : p := by sorry\n", encoding="utf-8")
+    assert [(t.name, t.split) for t in load_theorems(f"minif2f:{root.as_uri()}")] == [("aime_a", "test")]
+
+
+def test_a_server_trickling_bytes_is_stopped_at_the_download_deadline(tmp_path: Path) -> None:
+    """The deadline is checked at each read (not each 64 KiB chunk, which a trickle never fills)."""
+    import time
+    from http.server import BaseHTTPRequestHandler
+
+    class Trickle(BaseHTTPRequestHandler):
+        def log_message(self, *a):  # noqa: ANN002
+            pass
+
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.end_headers()
+            try:
+                for _ in range(100):
+                    self.wfile.write(b"{")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:
+                pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(DownloadError, match="still downloading after 1 s"):
+            fetch(f"http://127.0.0.1:{httpd.server_address[1]}/x.jsonl", cache=tmp_path / "c", deadline_s=1.0)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

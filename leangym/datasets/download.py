@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
 import requests
+import urllib3
 
 CHUNK = 1 << 16
 MAX_BYTES = 512 << 20  # a theorem file is megabytes: a wrong URL (an endless stream) must not fill the disk
@@ -158,7 +159,11 @@ def _stream(url: str, out, timeout: float, max_bytes: int, deadline_s: float) ->
             size = resp.headers.get("Content-Length", "")
             if size.isdigit() and int(size) > max_bytes:
                 raise DownloadError(f"{shown}: {int(size):,} bytes, over the limit of {max_bytes:,} for a data file")
-            for chunk in resp.iter_content(CHUNK):
+            # whatever each read brings (read1), so that the deadline also stops a server trickling a byte a
+            # second (iter_content waits for a whole chunk); urllib3 < 2 has no read1: whole chunks there
+            read1 = getattr(resp.raw, "read1", None)
+            chunks = iter(lambda: read1(CHUNK, decode_content=True), b"") if read1 else resp.iter_content(CHUNK)
+            for chunk in chunks:
                 written += len(chunk)
                 if written > max_bytes:
                     raise DownloadError(f"{shown}: over {max_bytes:,} bytes, the limit for a data file; stopped")
@@ -166,5 +171,5 @@ def _stream(url: str, out, timeout: float, max_bytes: int, deadline_s: float) ->
                     raise DownloadError(f"{shown}: still downloading after {deadline_s:g} s; stopped (a server this "
                                         "slow: download the file yourself and pass its path)")
                 out.write(chunk)
-    except requests.RequestException as e:
+    except (requests.RequestException, urllib3.exceptions.HTTPError) as e:
         raise DownloadError(f"{shown}: download failed ({type(e).__name__}: {e})") from None

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from leangym.datasets.download import DownloadError, fetch
+from leangym.datasets.download import DownloadError, fetch, file_url_path
 from leangym.datasets.rows import DatasetError, read_jsonl, select_split
 from leangym.theorem import Theorem
 
@@ -118,6 +118,8 @@ def load_minif2f(source: str | Path | None = None, split: str | None = None, *,
     if source is None:
         source = local_copy() or DEFAULT_URL
     text = str(source)
+    if text.startswith("file://") and file_url_path(text).is_dir():  # a checkout, named as a URL
+        text = str(file_url_path(text))
     if "://" in text:
         try:
             path = fetch(text, sha256=sha256, cache=cache, force=refresh,
@@ -127,8 +129,13 @@ def load_minif2f(source: str | Path | None = None, split: str | None = None, *,
             raise DownloadError(f"{e}; offline? Point $LEANGYM_MINIF2F at a local copy of the file "
                                 f"(a {FILE_NAME} with rows like {REQUIRED_FIELDS}) or pass its path") from None
     else:
-        path = Path(source).expanduser()
+        path = Path(text).expanduser()
     if path.is_dir():
         return select_split(_read_dir(path), split, str(path))
     theorems = read_jsonl(path, required=REQUIRED_FIELDS, check=_check_split)
+    if text == PINNED_URL:  # a copy cached before this check, or edited since, is held to it too
+        try:
+            _check_whole(theorems, pinned=True)
+        except DatasetError as e:
+            raise DatasetError(f"{path}: {e} (delete it, or pass refresh=True / --refresh-dataset)") from None
     return select_split(theorems, split, str(path))

@@ -15,9 +15,9 @@
 * a directory of ``.lean`` files (searched recursively, but not inside hidden directories
   such as ``.git`` and ``.lake``, nor ``lake-packages``: a built Lean project keeps its
   dependencies' sources, Mathlib's, there); files without a statement to prove (a project's
-  ``Main.lean``, ``lakefile.lean``) are skipped; a file of one theorem in a subdirectory gets the
-  lower-cased name of its directory as split (``MiniF2F/Test/foo.lean`` -> ``test``), a file of
-  several its own name (``MiniF2F/Test.lean`` -> ``test``): the two miniF2F-lean4 layouts;
+  ``Main.lean``, ``lakefile.lean``) are skipped; the split is the file's or nearest folder's name
+  when it names a split (``MiniF2F/Test/foo.lean``, ``MiniF2F/Test.lean`` -> ``test``: the two
+  miniF2F-lean4 layouts), else a file of several theorems its own name, of one its folder's;
 * a ``.json`` file holding one JSON array of such rows;
 * an ``http(s)://`` URL of a JSONL file (downloaded once into the cache, see
   :mod:`leangym.datasets.download`; ``refresh=True`` downloads it again) or a ``file://`` URL
@@ -47,7 +47,9 @@ def check_spec(spec: str | Path) -> None:
     """A cheap check before any work: a DatasetError when ``spec`` names a local file or directory that is
     not there (a named set or a URL is checked when it is loaded)."""
     text = str(spec)
-    if text.split(":", 1)[0] in ("minif2f", "proplogic-heldout") or "://" in text:
+    if text.startswith("file://"):
+        text = str(file_url_path(text))
+    elif text.split(":", 1)[0] in ("minif2f", "proplogic-heldout") or "://" in text:
         return
     if not Path(text).expanduser().exists():
         raise DatasetError(f"{text}: no such file or directory; pass {SPECS}")
