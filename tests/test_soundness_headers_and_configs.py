@@ -43,7 +43,11 @@ def test_a_declaration_on_a_scoping_commands_line_declares(header):
 @pytest.mark.parametrize("header", ["set_option debug.skipKernelTC true", "open Nat\nset_option trust 0",
                                     'macro "x" : tactic => `(tactic| rfl)', "#eval IO.println 1",
                                     "@[command_elab Lean.Parser.Command.printAxioms] def f : Unit := ()",
-                                    "elab \"y\" : command => pure ()", "macro_rules | `(tactic| rfl) => `(tactic| trivial)"])
+                                    "elab \"y\" : command => pure ()", "macro_rules | `(tactic| rfl) => `(tactic| trivial)",
+                                    # an escaped name is the same option; tactic elaborators and simprocs run code
+                                    "set_option «debug».skipKernelTC true", "set_option «trust» 0",
+                                    "@[tactic foo] def x : Lean.Elab.Tactic.Tactic := fun _ => pure ()",
+                                    "simproc foo (_) := fun _ => return .continue"])
 def test_a_header_cannot_switch_checks_off_or_redefine_how_they_read(header):
     from leangym.theorem import TheoremError
 
@@ -118,16 +122,6 @@ def test_open_scoped_lines_are_rerun():
     thm = Theorem("theorem t : True := by sorry",
                   header="open scoped BigOperators\nopen Real\nabbrev s : ℕ := 5\n")
     assert thm.repeatable_preamble == "open scoped BigOperators\nopen Real\n"
-
-
-@pytest.mark.parametrize("header", ["set_option «debug».skipKernelTC true", "set_option «trust» 0",
-                                    "@[tactic foo] def x : Lean.Elab.Tactic.Tactic := fun _ => pure ()",
-                                    "simproc foo (_) := fun _ => return .continue"])
-def test_escaped_option_names_and_tactic_elaborators_are_refused_in_headers(header):
-    from leangym.theorem import TheoremError
-
-    with pytest.raises(TheoremError, match="header"):
-        Theorem("theorem t : True := by sorry", header=header)
 
 
 @pytest.mark.parametrize("tactic", [
