@@ -491,3 +491,13 @@ def test_an_unsupported_tactic_inside_a_term_is_refused_by_name(s, tactic):
     (not a made-up syntax error about the rest of the term)."""
     err = data_of(s.err(s.start("theorem t (p q : Prop) (h : p ∧ q) : p ∧ q := by sorry"), tactic))
     assert err.startswith("(sim) tactic '") and "is not supported" in err, err
+
+
+def test_obtain_with_a_type_on_a_local_hypothesis_clears_it_as_without(s):
+    """Lean's RCases does not generalize a local hypothesis under a type ascription either: the pattern
+    applies to `h` itself (its type replaced by the defeq ascription), so `cases` clears it."""
+    stmt = "theorem t (p q : Prop) (h : p ∧ q) : q := by sorry"
+    assert s.steps(stmt, "obtain ⟨a, b⟩ : p ∧ q := h") == "case intro\np q : Prop\na : p\nb : q\n⊢ q"
+    assert s.steps(stmt, "obtain x : p ∧ q := h") == "p q : Prop\nh : p ∧ q\n⊢ q"
+    stmt = "theorem t (p : Prop) (h : ¬p) (hp : p) : False := by sorry"
+    assert s.steps(stmt, "obtain x : p → False := h") == "p : Prop\nh : p → False\nhp : p\n⊢ False"

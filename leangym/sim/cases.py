@@ -115,6 +115,12 @@ def obtain(engine, tac, g: Goal, st):
         ty = elab_prop(ty_node, g.hyps)
         el = engine.elaborator()
         el.check(val, ty, g.hyps)
+        h = g.lookup(val[2]) if val[0] == "id" else None
+        if h is not None and h.type not in (PROP, NAT):
+            # Lean's RCases: `h` is already local, so it is not generalized; its type is replaced by the
+            # (defeq) ascription, then the pattern applies to `h` itself, which `cases` clears.
+            g = Goal(tuple(Hyp(x.name, ty, x.inacc) if x is h else x for x in g.hyps), g.target, g.tag)
+            return _destructure_term(engine, val, pat, g, "this", span)
         return _destruct(g, ty, pat, "this", span), tuple(el.axioms), ()
     return _destructure_term(engine, val, pat, g, "this", span)
 
