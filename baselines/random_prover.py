@@ -106,7 +106,7 @@ class RandomProver:
             tactic = self.sample(state)
             r = session.apply(state, tactic)
             if r.outcome is Outcome.PROVED:
-                return ProofTree(tactic)
+                return ProofTree(r.tactic)
             if r.outcome is not Outcome.PROGRESS:
                 continue
             children = []
@@ -116,5 +116,5 @@ class RandomProver:
                     break
                 children.append(sub)
             else:
-                return ProofTree(tactic, tuple(children), tuple(len(s.goals) for s in r.states))
+                return ProofTree(r.tactic, tuple(children), tuple(len(s.goals) for s in r.states))
         return None

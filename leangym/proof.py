@@ -101,7 +101,7 @@ class LinearWalk:
         """Apply ``tactic`` to the first open branch through ``session``; advance if it ran."""
         result = session.apply(self.current, tactic)
         if result.ok:
-            self.advance(tactic, result.states)
+            self.advance(result.tactic, result.states)  # as sent (normalised): the text the proof must hold
         return result
 
     def advance(self, tactic: str, children: Sequence["ProofState"]) -> None:

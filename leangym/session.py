@@ -187,12 +187,9 @@ class ProofSession:
         self._charge(1)
         return self._check(proof)
 
-    def _check(self, proof: ProofTree | str | Sequence[str], process: LeanProcess | None = None) -> Verification:
-        """The judge's check (the env's reward), not the prover's spending: not charged. ``process``:
-        check there instead of on the session's own."""
+    def _check(self, proof: ProofTree | str | Sequence[str]) -> Verification:
+        """The check on the session's own process, for :meth:`verify` (which charges it)."""
         script = script_of(proof)
-        if process is not None:
-            return verify(process, self._theorem, script, self._policy)
         result = verify(self._lean, self._theorem, script, self._policy)
         again = self._theorem.repeatable_preamble
         if (not result.ok and self._theorem.header_declares and not self._sent_commands and again is not None

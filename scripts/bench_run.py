@@ -39,8 +39,6 @@ from leangym.soundness import SoundnessPolicy, verify
 from leangym.theorem import Theorem
 from scripts.bench_records import STATEMENT_REJECTED, AttemptResult
 
-SERVER_CHECK_FAILURE = "server failure during the final check"
-
 
 @dataclass(frozen=True)
 class Task:
@@ -178,7 +176,7 @@ def _check(theorem: Theorem, policy: SoundnessPolicy, process: LeanProcess, proo
         result.status, result.proof = "proved", script
         return
     result.candidate, result.verify_error = script, verdict.error
-    if verdict.error and verdict.error.startswith(SERVER_CHECK_FAILURE):
+    if verdict.server_failure:  # the check could not run: no verdict on the proof
         result.status = "infra_error"
 
 

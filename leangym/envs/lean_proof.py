@@ -65,7 +65,7 @@ from leangym.envs.spaces import LEAN_CHARSET, TACTIC_SAMPLE_CHARSET, LeanText, c
 from leangym.envs.theorem_spec import TheoremSpec, resolve_theorems, theorem_index
 from leangym.proof import LinearWalk, ProofTree, assemble
 from leangym.session import Budget, BudgetExhausted, ProofSession
-from leangym.soundness import SoundnessPolicy
+from leangym.soundness import SoundnessPolicy, verify
 from leangym.theorem import Theorem
 
 __all__ = ["LeanProofEnv", "LeanText", "LEAN_CHARSET", "open_session", "resolve_theorems", "default_server_url",
@@ -366,7 +366,7 @@ class LeanProofEnv(gym.Env[str, str]):
         reward, terminated, truncated, extra = self._reward_step, False, False, {"tactic": tactic}
         walk = self._walk
         try:
-            result = self._session.apply(walk.current, tactic)
+            result = walk.step(self._session, tactic)
         except BudgetExhausted as e:
             outcome, truncated, extra["error"] = "budget", True, str(e)
         else:
@@ -380,7 +380,6 @@ class LeanProofEnv(gym.Env[str, str]):
                 truncated, extra["error"] = True, f"server failure: {result.error}"
             else:
                 outcome = "progress"
-                walk.advance(result.tactic, result.states)
                 self._set_open(walk)
                 if walk.done:
                     outcome, terminated, truncated, bonus = self._finish(extra)
@@ -413,7 +412,7 @@ class LeanProofEnv(gym.Env[str, str]):
                 self._session = session  # the episode's record (its states died with the process)
             self._lease_episodes = 1  # the check declares the header there too
             self._lease_preambles = {self._theorem.preamble_key}
-        check = session._check(tree, process=self._process)  # the reward's check: not the agent's spending
+        check = verify(self._process, self._theorem, assemble(tree), self._policy)  # the reward's: not charged
         self._checked_at = self._process.changes
         extra.update(verified=check.ok, proof_script=assemble(tree), axioms=check.axioms)
         if check.ok:
