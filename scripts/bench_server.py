@@ -8,6 +8,7 @@ import sys
 from contextlib import ExitStack
 from typing import Any
 
+from leangym.backends.leantree import pool_size
 from leangym.envs.server_lease import SERVER_ENV_VAR
 
 
@@ -41,7 +42,7 @@ def _server_identity(client: Any, simulated: bool) -> dict[str, Any]:
     sim = info.get("leangym") if isinstance(info.get("leangym"), dict) else {}
     generation = ident.generation if ident.generation != "unknown" else probe_generation(client)
     return {"url": ident.url, "generation": generation, "simulated": simulated or bool(sim.get("simulated")),
-            "max_processes": info.get("max_processes"),
+            "max_processes": pool_size(info),
             # identity only: the simulator's live counters (requests, load) would make headers differ run to run
             "leangym_status": {k: sim[k] for k in ("simulated", "generation", "version") if k in sim}}
 

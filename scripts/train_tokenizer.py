@@ -18,7 +18,7 @@ import random
 import sys
 from typing import Iterable, Iterator
 
-from agents.alphaproof.jsonl import read_jsonl
+from agents.alphaproof.jsonl import iter_json_lines
 from agents.alphaproof.tokenizer import DEFAULT_PATH, LEAN_SYMBOLS, train_tokenizer
 from leangym.cli import ArgumentParser, run_cli
 
@@ -32,7 +32,7 @@ def texts_from_file(path: str) -> Iterator[str]:
         with open(path, encoding="utf-8") as f:
             yield from (line.rstrip("\n") for line in f)
         return
-    for _, row in read_jsonl(path):
+    for _, row in iter_json_lines(path):
         if not isinstance(row, dict):
             continue
         fields = [k for k in TEXT_FIELDS if isinstance(row.get(k), str)]

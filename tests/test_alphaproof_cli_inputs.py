@@ -202,9 +202,10 @@ def test_sft_reads_the_generators_output(tmp_path, capsys):
     assert code == 0, err
     assert "6 generator theorems" in stdout and out.exists()
     rows = sft_mod.load_sft_rows(str(gen))
-    from leangym.sim.generator import read_jsonl
+    from leangym.sim.generator import from_row
 
-    assert rows == sft_mod.rows_from_reference_proofs(read_jsonl(str(gen)))  # the same rows, from the same proofs
+    same = [from_row(json.loads(line)) for line in gen.read_text(encoding="utf-8").splitlines()]
+    assert rows == sft_mod.rows_from_reference_proofs(same)  # the same rows, from the same proofs
     assert all({"state", "tactic", "steps_to_go"} <= set(r) for r in rows)
 
 

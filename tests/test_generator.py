@@ -31,7 +31,6 @@ from leangym.sim.generator import (
     from_row,
     generate,
     heldout_set,
-    read_jsonl,
     render,
     statement_key,
     to_jsonl,
@@ -254,7 +253,7 @@ def test_jsonl_round_trip(tmp_path):
     assert set(rows[0]) >= {"name", "header", "formal_statement", "split", "proof", "difficulty"}
     assert rows[0]["proof"] == list(ts[0].proof)
     assert "∧" in path.read_text(encoding="utf-8") or "→" in path.read_text(encoding="utf-8")
-    back = read_jsonl(str(path))
+    back = [from_row(r) for r in rows]
     assert [(b.theorem.formal_statement, b.proof, b.difficulty, b.depth) for b in back] == \
         [(t.theorem.formal_statement, t.proof, t.difficulty, t.depth) for t in ts]
     assert Theorem.from_row(rows[0]).extra["proof"] == rows[0]["proof"]

@@ -486,3 +486,13 @@ def test_the_final_check_over_a_server_that_answers_lean_errors_with_http_500(si
         result = run_attempt(Wrong(), lease, Task(thm, 0), Budget(max_lean_calls=4))
         assert result.status == "failed" and "nonsense" in result.verify_error
         lease.close()
+
+
+def test_pool_size_reads_only_a_positive_integer() -> None:
+    """The benchmark compares its worker count with it: a string or a bool there must read as unknown."""
+    from leangym.backends.leantree import pool_size
+
+    assert pool_size({"max_processes": 8}) == 8
+    for odd in ("8", True, 0, -1, 2.5, None, [8]):
+        assert pool_size({"max_processes": odd}) is None
+    assert pool_size({}) is None

@@ -59,8 +59,8 @@ def process_factory(args: "Args", deadline: float | None = None) -> Callable[[],
         if not args.read_timeout > 0:
             raise ValueError(f"--read-timeout must be a number of seconds > 0, got {args.read_timeout}")
         client = LeanTreeClient(args.server, read_timeout=args.read_timeout)
-        size = client.status().get("max_processes")  # ServerUnavailable (with a hint) if nobody answers
-        if isinstance(size, int) and args.actors > size:
+        size = client.max_processes()  # ServerUnavailable (with a hint) if nobody answers
+        if size is not None and args.actors > size:
             raise ValueError(f"--actors {args.actors} searches {args.actors} theorems at once, each on its own Lean "
                              f"process, but the server at {args.server} runs at most {size}: restart it with "
                              f"--max-processes {args.actors} (or more), or pass --actors {size}")

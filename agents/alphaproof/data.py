@@ -30,7 +30,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import torch
 
-from agents.alphaproof.jsonl import read_jsonl
+from agents.alphaproof.jsonl import iter_json_lines
 from agents.alphaproof.model import bin_discounts
 from agents.alphaproof.tokenizer import LeanTokenizer
 
@@ -44,7 +44,7 @@ def load_rows(path: str) -> list[Row]:
     after an hour of training, and never a label quietly read the wrong way.
     """
     rows = []
-    for lineno, row in read_jsonl(path):
+    for lineno, row in iter_json_lines(path):
         why = row_problem(row)
         if why:
             raise ValueError(f"{path}:{lineno}: {why}")

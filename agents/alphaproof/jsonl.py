@@ -11,7 +11,7 @@ import json
 from typing import Any, Iterator
 
 
-def read_jsonl(path: str) -> Iterator[tuple[int, Any]]:
+def iter_json_lines(path: str) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed value)`` per non-blank line; ValueError ``path:line: ...`` otherwise."""
     with open(path, "rb") as f:  # bytes: a decoding error can then name its line
         for lineno, raw in enumerate(f, 1):

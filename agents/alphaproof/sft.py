@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from agents.alphaproof import cli_checks
 from agents.alphaproof.data import Row, batches, load_rows
-from agents.alphaproof.jsonl import read_jsonl
+from agents.alphaproof.jsonl import iter_json_lines
 from agents.alphaproof.model import SIZES
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.tokenizer import load_tokenizer
@@ -165,7 +165,7 @@ def is_generator_row(row: Any) -> bool:
 def load_sft_rows(path: str) -> list[Row]:
     """Training rows from ``path``: rows as :func:`agents.alphaproof.data.load_rows` reads them, or, when
     its first row is one of the generator's theorems, every reference proof replayed into rows."""
-    with closing(read_jsonl(path)) as lines:
+    with closing(iter_json_lines(path)) as lines:
         first = next(lines, None)
     if first is not None and is_generator_row(first[1]):
         return rows_from_generator_file(path)
@@ -183,7 +183,7 @@ def rows_from_generator_file(path: str) -> list[Row]:
 
     rows: list[Row] = []
     theorems = failed = 0
-    for lineno, row in read_jsonl(path):
+    for lineno, row in iter_json_lines(path):
         if not is_generator_row(row):
             raise ValueError(f"{path}:{lineno}: the file starts with generator theorems, but this row is not one "
                              "(a 'formal_statement' and a 'proof' list of tactics); one file holds one kind of row. "

@@ -80,7 +80,7 @@ from leangym.backends.types import (
 )
 
 __all__ = [
-    "LeanTreeClient", "HttpLease", "HttpStatusError", "live_leases", "start_hint",
+    "LeanTreeClient", "HttpLease", "HttpStatusError", "live_leases", "pool_size", "start_hint",
     # re-exported so callers can catch everything from one module
     "ServerError", "ServerUnavailable", "ServerTimeout", "NoProcessAvailable", "LeanError",
 ]
@@ -119,6 +119,12 @@ class HttpStatusError(ServerError):
         super().__init__(message)
         self.status = status
         self.error = error
+
+
+def pool_size(status: Mapping) -> int | None:
+    """``max_processes`` of a ``/status`` reply when it is a positive integer, else ``None``."""
+    size = status.get("max_processes")
+    return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
 
 
 class LeanTreeClient:
@@ -219,6 +225,10 @@ class LeanTreeClient:
         if not isinstance(body, dict):
             raise ServerError(f"malformed server reply: expected a status object, got {str(body)[:200]!r}")
         return body
+
+    def max_processes(self) -> int | None:
+        """The server's pool size from ``/status`` (``None`` when it does not say)."""
+        return pool_size(self.status())
 
     def get_process(self, blocking: bool = True, timeout: float = 60.0) -> int:
         """Lease a process; :class:`NoProcessAvailable` when none became free in time."""

@@ -187,12 +187,12 @@ def _check_pool_size(num_envs: int, server: str | None) -> None:
     url = server or default_server_url()
     client = LeanTreeClient(url, read_timeout=10.0, retries=0)
     try:
-        size = client.status().get("max_processes")  # a key the simulator and LeanTree's server report
+        size = client.max_processes()
     except ServerError:
         return  # not up (yet): the first reset says so, and may find it up by then
     finally:
         client.close()
-    if isinstance(size, int) and num_envs > size:
+    if size is not None and num_envs > size:
         raise ValueError(f"num_envs={num_envs} envs hold a Lean process each, but the server at {url} runs at most "
                          f"{size}: restart it with --max-processes {num_envs} (or more), or make {size} envs")
 

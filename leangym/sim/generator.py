@@ -31,7 +31,7 @@ Public API::
     heldout_set(size=200) -> list[PropTheorem]        # fixed seed, levels cycled, split "heldout"
     training_stream(seed, difficulty=(1, 5), *, exclude=heldout_set()) -> Iterator[PropTheorem]
     statement_key(theorem_or_text) -> str             # the statement without its name
-    to_row / from_row / to_jsonl(path, theorems) / read_jsonl(path)
+    to_row / from_row / to_jsonl(path, theorems)   # rows read back with from_row(json.loads(line))
     PropTheorem(theorem, proof, difficulty, depth)    # .proof_length .script .source .name
     LEVELS[d] = Level(proof_length=(lo, hi), depth=(lo, hi), size=...)
 
@@ -70,7 +70,6 @@ __all__ = [
     "from_row",
     "generate",
     "heldout_set",
-    "read_jsonl",
     "render",
     "statement_key",
     "to_jsonl",
@@ -338,11 +337,6 @@ def to_jsonl(path: str, theorems: Iterable[PropTheorem]) -> int:
             fh.write(json.dumps(to_row(t), ensure_ascii=False) + "\n")
             k += 1
     return k
-
-
-def read_jsonl(path: str) -> list[PropTheorem]:
-    with open(path, encoding="utf-8") as fh:
-        return [from_row(json.loads(line)) for line in fh if line.strip()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
