@@ -237,6 +237,24 @@ def test_reference_rows_count_steps_as_the_search_does():
         ("constructor", 3), ("exact hp", 1), ("constructor", 2), ("exact hq", 1), ("exact hr", 1)]
 
 
+def test_the_warm_start_replays_on_the_kernel_the_run_searches():
+    """`train --no-factorized` searches states holding every open goal: its warm-start rows must too."""
+    from agents.alphaproof.train import reference_rows
+    from agents.alphaproof.train_args import Args
+    from leangym.sim.generator import PropTheorem
+    from leangym.theorem import Theorem
+
+    stmt = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
+
+    class Source:
+        def reference(self, n, seed):
+            return [PropTheorem(Theorem(stmt), ("constructor", "exact hp", "exact hq"), 2, 2)]
+
+    for factorized, goals in ((True, 1), (False, 2)):
+        rows = reference_rows(Source(), Args(factorized=factorized))
+        assert rows[1]["tactic"] == "exact hp" and rows[1]["state"].count("⊢") == goals, rows[1]["state"]
+
+
 def test_a_crashing_worker_is_counted_and_training_goes_on(tmp_path, monkeypatch):
     from agents.alphaproof import actors
     from agents.alphaproof import train as train_mod

@@ -103,12 +103,12 @@ def train_supervised(net: PolicyValueNet, rows: Sequence[Row], steps: int, batch
     return history
 
 
-def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None) -> list[Row]:
+def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, factorized: bool = True) -> list[Row]:
     """Training rows from generator theorems, by replaying each reference proof on the kernel.
 
     Every tactic goes to the first open branch; the row's state is that branch's
-    text (what a search node sees: one goal on the default factorized kernel,
-    as in training). ``steps_to_go`` is what the search counts for that state:
+    text (what a search node sees: one goal on the factorized kernel, every
+    goal of the proof on the other; ``factorized`` as the training run's). ``steps_to_go`` is what the search counts for that state:
     1 for its tactic plus the most any branch it opens still needs (branches are
     independent goals, an AND node is as far from a proof as its hardest child),
     not the tactics left in the whole script. A proof that fails to replay
@@ -124,7 +124,7 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None) -> li
     for pt in prop_theorems:
         proof = pt.proof
         tactics = [t.strip() for t in (proof.splitlines() if isinstance(proof, str) else proof) if t.strip()]
-        lean = process if process is not None else LocalProcess(factorized=True)
+        lean = process if process is not None else LocalProcess(factorized=factorized)
         # (branch, row that opened it); the first is worked on
         open_ = [(lean.start_proof(pt.theorem.start_source()), None)]
         replay: list[Row] = []

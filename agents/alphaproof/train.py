@@ -92,7 +92,7 @@ def rows_from_result(result: SearchResult, min_unsolved_visits: int) -> list[dic
 def reference_rows(source, args: Args) -> list[dict[str, Any]]:
     """Rows from reference proofs, replayed on the simulator (held-out theorems excluded by the source)."""
     refs = source.reference(args.warmup_theorems, seed=args.seed + 1)
-    return rows_from_reference_proofs(refs) if refs else []
+    return rows_from_reference_proofs(refs, factorized=args.factorized) if refs else []  # states as searched
 
 
 # ============================================================================ learning
