@@ -38,6 +38,7 @@ from leangym.sim.generator import (
     training_stream,
 )
 from leangym.sim.process import SimProcess
+from leangym.sim.propgen.statement import SUBSCRIPTS
 from leangym.theorem import Theorem
 from prop_checker import CheckError, Parser, check_proof, parse_statement
 
@@ -107,7 +108,7 @@ def test_statements_parse_back_and_use_canonical_names(sample):
     for t in sample:
         hyps, goal = parse_statement(t.formal_statement)
         names = list(hyps)
-        assert names == [f"h{str(i + 1).translate(g._SUB)}" for i in range(len(names))]
+        assert names == [f"h{str(i + 1).translate(SUBSCRIPTS)}" for i in range(len(names))]
         m = re.search(r"\(([a-z ]+) : Prop\)", t.formal_statement)
         if m:
             assert m.group(1).split() == list(g.VAR_NAMES[: len(m.group(1).split())])

@@ -56,7 +56,8 @@ class Args:
 _CHOICES = {"env": ("PropLogic-v0", "LeanProof-v0"), "model_size": tuple(SIZES)}
 # Every flag's help (the Args comments, for the user); the formatter appends the default where there is one.
 _HELP = {
-    "env": "PropLogic-v0: the in-process simulator; LeanProof-v0: a LeanTree server (--server)",
+    "env": ("PropLogic-v0: the in-process simulator; LeanProof-v0: a LeanTree server (--server, which implies it). "
+            "Either way the search drives the env's proof sessions (any tactic on any earlier state), not step()"),
     "server": "LeanTree URL (implies --env LeanProof-v0) (default: none)",
     "theorems": "theorems to train and evaluate on, as benchmark --dataset takes them: FILE.jsonl, FILE.json, "
                 "FILE.lean, DIR, minif2f, a URL (default: the PropLogic generator's)",

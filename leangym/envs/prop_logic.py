@@ -18,7 +18,6 @@ in order to the first goal), ``info["difficulty"]`` its level.
 """
 from __future__ import annotations
 
-import numbers
 from typing import Any, Iterator, Mapping
 
 from leangym.backends.types import LeanProcess
@@ -64,11 +63,7 @@ class PropLogicEnv(LeanProofEnv):
         for bad in ("theorem", "server"):
             if bad in kwargs:
                 raise TypeError(f"PropLogicEnv draws its own theorems (no {bad!r}); use LeanProof-v0 for that")
-        levels = _levels(difficulty)
-        if levels is None or not 1 <= levels[0] <= levels[1] <= generator.MAX_DIFFICULTY:
-            raise ValueError(f"difficulty must be a level in 1..{generator.MAX_DIFFICULTY} or a (lo, hi) range "
-                             f"of them, got {difficulty!r}")
-        lo, hi = levels
+        lo, hi = generator.levels(difficulty)
         self.difficulty = lo if lo == hi else (lo, hi)
         self.split = split
         self.heldout_size = int(heldout_size)
@@ -132,17 +127,3 @@ class PropLogicEnv(LeanProofEnv):
         if t is None:
             return {}
         return {"reference_proof": t.proof, "difficulty": t.difficulty}
-
-
-def _levels(difficulty: Any) -> tuple[int, int] | None:
-    """``difficulty`` as (lo, hi) levels; None if it is neither a whole number nor a pair of them."""
-    def whole(x: Any) -> int | None:
-        return int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else None
-
-    if whole(difficulty) is not None:
-        return whole(difficulty), whole(difficulty)
-    if isinstance(difficulty, (tuple, list)) and len(difficulty) == 2:
-        lo, hi = (whole(x) for x in difficulty)
-        if lo is not None and hi is not None:
-            return lo, hi
-    return None

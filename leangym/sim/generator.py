@@ -47,6 +47,7 @@ Everything is deterministic for a seed, across processes and hash seeds: only
 from __future__ import annotations
 
 import json
+import numbers
 import random
 import re
 from dataclasses import dataclass
@@ -55,7 +56,6 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from leangym.sim.propgen.builder import Builder
 from leangym.sim.propgen.formulas import FALSE, TRUE, VAR_NAMES, depth, render  # noqa: F401 - part of this API
-from leangym.sim.propgen.statement import SUBSCRIPTS as _SUB  # noqa: F401 - tests check hypothesis names with it
 from leangym.sim.propgen.statement import finish
 from leangym.theorem import Theorem
 
@@ -70,6 +70,7 @@ __all__ = [
     "from_row",
     "generate",
     "heldout_set",
+    "levels",
     "render",
     "statement_key",
     "to_jsonl",
@@ -179,14 +180,19 @@ class _Source:
         return finish(b, root, spec.depth, spec.proof_length)
 
 
-def _levels(difficulty: int | tuple[int, int]) -> list[int]:
-    if isinstance(difficulty, int):
-        lo = hi = difficulty
-    else:
-        lo, hi = difficulty
-    if not (1 <= lo <= hi <= MAX_DIFFICULTY):
-        raise ValueError(f"difficulty must be in 1..{MAX_DIFFICULTY} (or a (lo, hi) range), got {difficulty!r}")
-    return list(range(lo, hi + 1))
+def levels(difficulty: Any) -> tuple[int, int]:
+    """``difficulty`` (a level, or a ``(lo, hi)`` pair of them) as ``(lo, hi)``; ValueError unless whole
+    numbers (not bools) with ``1 <= lo <= hi <= MAX_DIFFICULTY``."""
+    def whole(x: Any) -> int | None:
+        return int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else None
+
+    pair = (difficulty, difficulty) if whole(difficulty) is not None else difficulty
+    if isinstance(pair, (tuple, list)) and len(pair) == 2:
+        lo, hi = (whole(x) for x in pair)
+        if lo is not None and hi is not None and 1 <= lo <= hi <= MAX_DIFFICULTY:
+            return lo, hi
+    raise ValueError(f"difficulty must be a level in 1..{MAX_DIFFICULTY} or a (lo, hi) range of them, "
+                     f"got {difficulty!r}")
 
 
 def _exclusion_keys(exclude: Iterable[PropTheorem | Theorem | str] | None) -> set[str]:
@@ -214,11 +220,11 @@ def _stream(
     prefix: str,
     split: str | None,
 ) -> Iterator[PropTheorem]:
-    levels = _levels(difficulty)
+    lo, hi = levels(difficulty)
     src = _Source(seed, arith, classical)
     seen = set(exclude)
     index = 0
-    active = list(levels)
+    active = list(range(lo, hi + 1))
     while active:
         for level in list(active):
             for _ in range(_MAX_TRIES):
