@@ -49,6 +49,26 @@ def test_entry_points_resolve():
                 assert callable(getattr(mod, name)), e[key]
 
 
+def test_yaml_kwargs_are_the_constructors_own_defaults():
+    """The YAML states gym.make's defaults for readers; the constructors hold them too, so the two must agree
+    (else `gym.make` and a direct `LeanProofEnv()` would build different envs)."""
+    import inspect
+
+    for e in _entries():
+        module, _, name = e["entry_point"].partition(":")
+        cls = getattr(__import__(module, fromlist=[name]), name)
+        defaults: dict = {}
+        for klass in reversed(cls.__mro__):  # a subclass's default wins over its base's
+            init = klass.__dict__.get("__init__")
+            if init is not None:
+                defaults.update({k: p.default for k, p in inspect.signature(init).parameters.items()
+                                 if p.default is not inspect.Parameter.empty})
+        for key, value in (e.get("kwargs") or {}).items():
+            assert key in defaults, f"{e['id']}: {key} is no constructor parameter"
+            default = list(defaults[key]) if isinstance(defaults[key], tuple) else defaults[key]
+            assert value == default, f"{e['id']}: {key}: YAML {value!r}, constructor {defaults[key]!r}"
+
+
 def test_bad_registry_files_are_rejected(tmp_path):
     bad = tmp_path / "r.yaml"
     bad.write_text("- id: X-v0\n  entry_point: a:b\n  max_steps: 3\n", encoding="utf-8")
