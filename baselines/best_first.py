@@ -59,7 +59,7 @@ def proof_of(node: _Node) -> ProofTree:
 
     def tree(state: ProofState) -> ProofTree:
         tactic, kids = steps[id(state)]
-        return ProofTree(tactic, tuple(tree(k) for k in kids), tuple(len(k.goals) for k in kids))
+        return ProofTree.join(tactic, kids, [tree(k) for k in kids])
 
     return tree(root.branches[0])
 
@@ -114,11 +114,7 @@ class BestFirstProver:
             evals = self.evaluator.evaluate([n.branches[0].text for n in heads], self.k)
             for node, ev in zip(heads, evals):
                 self.expansions += 1
-                tactics = list(ev.tactics)
-                left = session.remaining_calls()
-                if left is not None and tactics:
-                    tactics = tactics[:max(left, 1)]  # at least one, so a spent budget raises
-                results = session.apply_many(node.branches[0], tactics)
+                results = session.apply_many(node.branches[0], session.affordable(ev.tactics))
                 for r, logp in zip(results, ev.log_priors):
                     if not r.ok:
                         continue

@@ -51,11 +51,7 @@ class HammerProver:
         return self._close(session, session.root, self.depth, first=True)
 
     def _batch(self, session: ProofSession, state: ProofState, tactics: Sequence[str]) -> list[TacticResult]:
-        left = session.remaining_calls()  # send what the budget pays for; apply_many is all-or-nothing
-        tactics = list(dict.fromkeys(tactics))
-        if left is not None:
-            tactics = tactics[:max(left, 1)]  # at least one, so an exhausted budget raises BudgetExhausted
-        return session.apply_many(state, tactics)
+        return session.apply_many(state, session.affordable(list(dict.fromkeys(tactics))))
 
     def _close(self, session: ProofSession, state: ProofState, depth: int, first: bool = False) -> ProofTree | None:
         """A proof tree closing every goal of ``state`` in at most ``depth`` steps per branch, or None."""
@@ -71,7 +67,7 @@ class HammerProver:
                         [g.to_text() for g in r.states[0].goals] == rest:
                     sub = self._close(session, r.states[0], depth)
                     # another closer of the first goal would leave the same goals: no point trying it
-                    return None if sub is None else ProofTree(r.tactic, (sub,), (len(rest),))
+                    return None if sub is None else ProofTree.join(r.tactic, r.states, [sub])
         if depth <= 1:
             return None
         seen = {state.text}
@@ -89,5 +85,5 @@ class HammerProver:
                     break
                 children.append(sub)
             else:
-                return ProofTree(r.tactic, tuple(children), tuple(len(s.goals) for s in r.states))
+                return ProofTree.join(r.tactic, r.states, children)
         return None

@@ -116,5 +116,5 @@ class RandomProver:
                     break
                 children.append(sub)
             else:
-                return ProofTree(r.tactic, tuple(children), tuple(len(s.goals) for s in r.states))
+                return ProofTree.join(r.tactic, r.states, children)
         return None

@@ -35,6 +35,7 @@ to see what the batching itself can give when the model's per-call cost dominate
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -136,8 +137,8 @@ def main(argv=None) -> None:
         net = Overhead(args.overhead_ms)
         print(f"model stand-in: {args.overhead_ms} ms per evaluate call, no cost per state")
     theorems = generate(args.n, args.seed, tuple(args.difficulty))
-    cfg = SearchConfig(num_simulations=args.sims, max_lean_calls=None, num_tactics=args.num_tactics,
-                       widen_tactics=args.num_tactics, leaves_per_round=args.leaves_per_round)
+    cfg = dataclasses.replace(SearchConfig.for_budget(args.sims, args.num_tactics, None, None),
+                              leaves_per_round=args.leaves_per_round)
     print(f"{args.n} theorems at difficulty {args.difficulty}, {cfg}")
 
     settings = [("in-process kernel", None)] if "local" in args.lean else []

@@ -26,6 +26,11 @@ class ProofTree:
     # number of goals in each child branch when it was created (1 = a bullet may focus it)
     child_goal_counts: tuple[int, ...] = ()
 
+    @classmethod
+    def join(cls, tactic: str, states: Sequence["ProofState"], subtrees: Sequence["ProofTree"]) -> "ProofTree":
+        """``tactic`` left the branches ``states`` open, and ``subtrees`` close them, in order."""
+        return cls(tactic, tuple(subtrees), tuple(len(s.goals) for s in states))
+
     def num_tactics(self) -> int:
         return 1 + sum(c.num_tactics() for c in self.children)
 
@@ -122,5 +127,5 @@ class _WalkNode:
     children: list["_WalkNode"] = field(default_factory=list)
 
     def tree(self) -> ProofTree:
-        return ProofTree(self.tactic or "", tuple(c.tree() for c in self.children),
-                         tuple(len(c.state.goals) for c in self.children))
+        return ProofTree.join(self.tactic or "", [c.state for c in self.children],
+                              [c.tree() for c in self.children])

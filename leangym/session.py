@@ -119,12 +119,20 @@ class ProofSession:
 
     @property
     def started_at(self) -> float:
+        """When the time budget started (``time.monotonic()``); read-only, as the budget rests on it."""
         return self._started_at
 
     # ------------------------------------------------------------------ budget
     def remaining_calls(self) -> int | None:
         cap = self.budget.max_lean_calls
         return None if cap is None else max(0, cap - self.stats.lean_calls)
+
+    def affordable(self, tactics: Sequence[str]) -> list[str]:
+        """The first of ``tactics`` the Lean-call budget still pays for (:meth:`apply_many` is
+        all-or-nothing), and at least one, so that sending them on a spent budget raises
+        :class:`BudgetExhausted`."""
+        left = self.remaining_calls()
+        return list(tactics) if left is None else list(tactics)[:max(left, 1)]
 
     def _charge(self, n: int) -> None:
         left = self.remaining_calls()

@@ -225,9 +225,7 @@ class BatchOutcome:
 
 
 def search_config(args: "Args") -> SearchConfig:
-    return SearchConfig(num_simulations=args.sims, max_lean_calls=args.lean_calls,
-                        max_seconds=args.time_per_theorem, num_tactics=args.num_tactics,
-                        widen_tactics=args.num_tactics)
+    return SearchConfig.for_budget(args.sims, args.num_tactics, args.lean_calls, args.time_per_theorem)
 
 
 def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: "Args",

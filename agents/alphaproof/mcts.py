@@ -55,6 +55,13 @@ class SearchConfig:
     leaves_per_round: int = 4  # leaves selected per tree per round, kept apart by virtual loss
     lean_threads: int | None = None  # sessions talking to Lean at once (None: all; in-process Lean runs inline)
 
+    @classmethod
+    def for_budget(cls, sims: int, num_tactics: int, max_lean_calls: int | None,
+                   max_seconds: float | None) -> "SearchConfig":
+        """The agent's search at a budget: ``num_tactics`` tried at a new node and at each widening."""
+        return cls(num_simulations=sims, max_lean_calls=max_lean_calls, max_seconds=max_seconds,
+                   num_tactics=num_tactics, widen_tactics=num_tactics)
+
     def __post_init__(self) -> None:
         # 0 would exhaust every node before its first tactic, select no leaf, or ask for no tactic
         for name in ("max_empty_evaluations", "leaves_per_round", "num_tactics", "widen_tactics", "max_tactics"):
@@ -266,8 +273,7 @@ class SearchTree:
         node = node or self.root
         i = _best_edge(node)
         kids = node.children[i]
-        return ProofTree(node.tactics[i], tuple(self.proof(k) for k in kids),
-                         tuple(len(k.state.goals) for k in kids))
+        return ProofTree.join(node.tactics[i], [k.state for k in kids], [self.proof(k) for k in kids])
 
     def targets(self) -> list[Target]:
         """One target per expanded node, the root first."""

@@ -49,9 +49,7 @@ class AlphaProofProver:
         torch.manual_seed(seed)  # the policy samples its candidate tactics
 
     def prove(self, theorem: Theorem, session: ProofSession, budget: Budget) -> str | None:
-        cfg = SearchConfig(num_simulations=self.sims, max_lean_calls=budget.max_lean_calls,
-                           max_seconds=budget.max_seconds, num_tactics=self.num_tactics,
-                           widen_tactics=self.num_tactics)
+        cfg = SearchConfig.for_budget(self.sims, self.num_tactics, budget.max_lean_calls, budget.max_seconds)
         self.last = run_search(session, self.net, cfg)
         # every solved root's proof goes to the harness, which checks each answer itself: also one
         # whose own check could not run (a time budget spent just then)
@@ -146,8 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         factorized = a.factorized if a.factorized is not None else trained_factorized(path)
         process = LocalProcess(factorized=factorized)
-    cfg = SearchConfig(num_simulations=a.sims, max_lean_calls=a.lean_calls, max_seconds=a.seconds,
-                       num_tactics=a.num_tactics, widen_tactics=a.num_tactics)
+    cfg = SearchConfig.for_budget(a.sims, a.num_tactics, a.lean_calls, a.seconds)
     t0 = time.monotonic()
     try:
         session = start(process, theorem, Budget(a.lean_calls, a.seconds))
