@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence, TypedDict
 
 import torch
 
@@ -34,7 +34,12 @@ from agents.alphaproof.jsonl import iter_json_lines
 from agents.alphaproof.model import bin_discounts
 from agents.alphaproof.tokenizer import LeanTokenizer
 
-Row = dict[str, Any]
+class Row(TypedDict, total=False):
+    """A training row (a plain dict at run time; the fields are described at the top of this module)."""
+    state: str
+    tactic: str | None
+    steps_to_go: int | None
+    value: float
 
 
 def load_rows(path: str) -> list[Row]:

@@ -1,7 +1,8 @@
 """A FIFO replay buffer of training rows, saved as plain Python values.
 
-A row is whatever the network's ``losses(batch)`` takes (a flat ``dict`` of
-``str``/``int``/``float``/``None``, e.g. ``{"state", "tactic", "value"}``).
+A row is whatever the network's ``losses(batch)`` takes: a flat ``dict`` of
+``str``/``int``/``float``/``None`` (:class:`agents.alphaproof.data.Row`: ``state``,
+``tactic``, ``steps_to_go``).
 Rows are kept as plain values, never objects, so a checkpoint of the buffer
 loads with ``torch.load(..., weights_only=True)``: nothing is unpickled.
 """
@@ -9,9 +10,10 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-Row = dict[str, Any]
+if TYPE_CHECKING:
+    from agents.alphaproof.data import Row
 _PLAIN = (str, int, float, bool, type(None))
 
 
