@@ -41,8 +41,8 @@ import textwrap
 from dataclasses import dataclass
 
 from leangym.backends.types import LeanProcess, ServerError
-from leangym.theorem import (COMMAND_KEYWORDS, ID_FIRST_ALWAYS, ID_REST_ALWAYS, NOT_NAME_AFTER, NOT_NAME_BEFORE,
-                             Theorem, open_in, strip_comments)
+from leangym.lexer import ID_FIRST_ALWAYS, ID_REST_ALWAYS, scan
+from leangym.theorem import COMMAND_KEYWORDS, NOT_NAME_AFTER, NOT_NAME_BEFORE, Theorem, open_in
 
 # Escape hatches, plus meta-programming that could forge messages or add declarations.
 DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofReduceBool", "apply?", "exact?",
@@ -68,15 +68,12 @@ TACTIC_OPTIONS = {"maxRecDepth": 100_000, "maxHeartbeats": 1_000_000,
                   "synthInstance.maxHeartbeats": 1_000_000, "synthInstance.maxSize": 10_000}
 _SCOPED_PREFIX = re.compile(
     NOT_NAME_BEFORE + r"(?:set_option\s+([\w.]+)\s+(\d+)\s+in|" + open_in(r"\s") + ")" + NOT_NAME_AFTER)
-# The comment scanner reads string, char and `«»` literals the way Lean does, but where a quote or
-# guillemet could be read otherwise (after a numeral: `0'"'` is `0` then a char literal; raw and
-# interpolated strings), its pairing could drift from Lean's and blank real code as a "comment".
-# So with any `"` or `«` in a tactic, nothing is blanked (a rare tactic; every word then counts).
+# The comment scanner (leangym.lexer) reads literals and names token by token as Lean does, and says
+# where Lean could read them otherwise (a `'` that starts no char literal: Lean reports `!' -- x` past
+# the next character, and its error recovery may then read `- x` as code). A tactic has no use for
+# strings or «names» either: with any `"` or `«`, or a risk the scanner finds, nothing is blanked
+# (a rare tactic; every word then counts, comments included).
 _LITERAL_RISK = re.compile('["«]')
-# The same for a `'` that does not end a name (`h'`): a char literal, or the start of a broken one.
-# Lean reports a broken one (`' -- x`) past the next character, and its error recovery may then read
-# `- x` as code. (A digit does not count as a name: `0'"'` is a numeral, then a char literal.)
-_CHAR_QUOTE = re.compile(f"(?<![{ID_REST_ALWAYS.replace('0-9', '')}])'")
 # Lean looks for a comment only between tokens, and reads the longest symbol it can: `<--x` is `<-`
 # then `-x`, `//-n` is `//` then `-n`. A comment opener glued to what precedes it may be no comment,
 # so with one, nothing is blanked either.
@@ -134,15 +131,16 @@ def normalise_tactic(tactic: str) -> str:
 
 def _code(tactic: str) -> str:
     """``tactic`` with its comments blanked (``-- ...`` and nested ``/- ... -/``), so that prose like
-    "by the theorem of ..." is not taken for a command. Strings and character literals are read as
-    Lean reads them (``theorem.strip_comments``), but only where no literal could be misread: with
-    a ``"``, a ``«`` or a ``'`` that ends no name in the tactic, or a comment opener glued to the
-    token before it, nothing is blanked and every word counts, comments included."""
+    "by the theorem of ..." is not taken for a command. Literals and names are read as Lean reads
+    them (:func:`leangym.lexer.scan`), but only where none could be misread: with a ``"``, a ``«``,
+    a risk the scanner reports (a ``'`` that starts no character literal, ...), or a comment opener
+    glued to the token before it, nothing is blanked and every word counts, comments included."""
     if "--" not in tactic and "/-" not in tactic:  # no comment at all (most tactics): no scan
         return tactic
-    if _LITERAL_RISK.search(tactic) or _CHAR_QUOTE.search(tactic) or _GLUED_COMMENT.search(tactic):
+    if _LITERAL_RISK.search(tactic) or _GLUED_COMMENT.search(tactic):
         return tactic
-    return strip_comments(tactic)
+    code, risk = scan(tactic)
+    return tactic if risk else code
 
 
 def _strip_scoped_prefixes(code: str) -> str:

@@ -16,21 +16,10 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from leangym.lexer import ID_FIRST, ID_FIRST_ALWAYS, ID_REST, ID_REST_ALWAYS, scan, strip_comments
+
 # --------------------------------------------------------------------------- Lean identifiers
-# Lean 4's `isIdFirst` / `isIdRest` (Init/Meta): `Char.isAlpha` is ASCII only, other letters come
-# from `isLetterLike` (Greek but λ Π Σ, Coptic, the letter-like block ℕ ℝ ..., script letters;
-# recent Lean also Latin-1 and Latin Extended-A letters) and `isSubScriptAlnum`.
-_LETTER_LIKE_ALWAYS = ("\u03b1-\u03ba\u03bc-\u03c9\u0391-\u039f\u03a1\u03a2\u03a4-\u03a9\u03ca-\u03fb"
-                       "\u1f00-\u1ffe\u2100-\u214f\U0001d49c-\U0001d59f")
-_LETTER_LIKE = _LETTER_LIKE_ALWAYS + "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u017f"  # + Latin-1, Latin Extended-A
-_SUBSCRIPT = "\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a\u2c7c"
-# What every Lean 4 version reads as (the start of / more of) a name. The soundness policy trusts a
-# keyword to be part of a name only next to these (an older Lean ends a name at `é`; none at `λ`).
-ID_FIRST_ALWAYS = f"A-Za-z_{_LETTER_LIKE_ALWAYS}"
-ID_REST_ALWAYS = f"A-Za-z0-9_'!?{_LETTER_LIKE_ALWAYS}\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a"  # (older: no ⱼ)
-_ID_FIRST = f"A-Za-z_{_LETTER_LIKE}"
-_ID_REST = f"A-Za-z0-9_'!?{_LETTER_LIKE}{_SUBSCRIPT}"
-_PLAIN = f"[{_ID_FIRST}][{_ID_REST}]*"
+_PLAIN = f"[{ID_FIRST}][{ID_REST}]*"
 _COMPONENT = f"(?:«[^»]*»|{_PLAIN})"
 IDENT = f"{_COMPONENT}(?:\\.{_COMPONENT})*"
 _IDENT_FULL = re.compile(IDENT)
@@ -66,7 +55,7 @@ COMMAND_KEYWORDS = (
     "declare_sint_simprocs mk_iff_of_inductive_prop count_heartbeats whatsnew guard_min_heartbeats "
     "assert_not_imported deprecated_module extend_docs unsuppress_compilation register_hint "
     "insert_to_additive_translation unlock_limits unset_option sudo erase_aesop_rules declare_aesop_exception "
-    "run_cmd run_elab run_meta"
+    "run_cmd run_elab run_meta variables reset_grind_attrs%"
 ).split()
 NOT_NAME_BEFORE, NOT_NAME_AFTER = r"(?<![\w.'«])", r"(?![\w.'?!»])"  # a whole token, not part of a name
 _COMMAND_WORD = re.compile(NOT_NAME_BEFORE + "(?:" + "|".join(COMMAND_KEYWORDS) + ")" + NOT_NAME_AFTER)
@@ -130,70 +119,6 @@ class TheoremError(ValueError):
     """A statement that leangym cannot turn into a proof goal."""
 
 
-def strip_comments(source: str, *, strings: bool = False) -> str:
-    """``source`` with its comments (``-- ...``, nested ``/- ... -/``) blanked out; with ``strings``,
-    the insides of string and char literals too. Same length, newlines kept, so positions found in
-    the result hold in ``source``. Literals and ``«...»`` names are read first, as Lean's tokenizer
-    does: a ``"--"`` or ``«a -- b»`` is not a comment."""
-    out: list[str] = []
-    i, depth, n = 0, 0, len(source)
-    while i < n:
-        if depth:  # inside a block comment only nesting counts: no strings, no line comments
-            two = source[i:i + 2]
-            step = 2 if two in ("/-", "-/") else 1
-            depth += {"/-": 1, "-/": -1}.get(two, 0)
-            out.append(_blank(source[i:i + step]))
-            i += step
-        elif source.startswith("/-", i):
-            depth, i = 1, i + 2
-            out.append("  ")
-        elif source.startswith("--", i):
-            end = source.find("\n", i)
-            end = n if end < 0 else end
-            out.append(" " * (end - i))
-            i = end
-        elif source[i] == "«":  # an escaped name: kept as is, whatever it holds
-            end = source.find("»", i)
-            end = n if end < 0 else end + 1
-            out.append(source[i:end])
-            i = end
-        elif source[i] == '"':
-            close = _string_close(source, i)
-            inside = source[i + 1:close]
-            out.append('"' + (_blank(inside) if strings else inside) + source[close:close + 1])
-            i = close + 1
-        elif (char := _CHAR_LITERAL.match(source, i)) and not (i and _ID_REST_CHAR.match(source[i - 1])):
-            # a char literal ('"' must not open a string); right after a name, ' is part of it (h')
-            out.append("'" + (_blank(char.group(1)) if strings else char.group(1)) + "'")
-            i = char.end()
-        else:
-            out.append(source[i])
-            i += 1
-    return "".join(out)
-
-
-_CHAR_LITERAL = re.compile(r"'(\\(?:u\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{2}|.)|[^\\'\n])'")
-_ID_REST_CHAR = re.compile(f"[{_ID_REST}]")
-
-
-def _blank(text: str) -> str:
-    return "".join(c if c == "\n" else " " for c in text)
-
-
-def _string_close(source: str, start: int) -> int:
-    """Index of the quote closing the string literal that opens at ``start`` (``\\`` escapes
-    the next character); ``len(source)`` if it is never closed."""
-    i = start + 1
-    while i < len(source):
-        if source[i] == "\\":
-            i += 2
-        elif source[i] == '"':
-            return i
-        else:
-            i += 1
-    return len(source)
-
-
 @functools.lru_cache(maxsize=None)
 def _word(word: str) -> re.Pattern[str]:
     # the same word match as leangym.soundness._banned_word: `sorry_free` is a fine name
@@ -231,7 +156,10 @@ class _Head:
 
 def _parse(stmt: str) -> tuple[_Head, re.Match[str]]:
     """The declaration head and the ``:= by sorry`` tail of ``stmt``, or a TheoremError."""
-    code = strip_comments(stmt, strings=True)
+    code, risk = scan(stmt, strings=True)
+    if risk:
+        raise TheoremError(f"the statement holds {risk}: leangym cannot be sure Lean reads its comments and "
+                           f"literals as it does, so it does not check it; write it without: {stmt[:120]!r}")
     decl = DECLARATION.search(code)
     if decl is None:
         raise TheoremError(f"expected a 'theorem NAME ... := by sorry' statement, got {stmt[:120]!r}")
@@ -277,7 +205,11 @@ class Theorem:
     def __post_init__(self) -> None:
         stmt = self.formal_statement.strip()
         head, tail = _parse(stmt)
-        word = _find_sorry(strip_comments(self.header, strings=True))
+        bare, risk = scan(self.header, strings=True)
+        if risk:
+            raise TheoremError(f"the header holds {risk}: leangym cannot be sure Lean reads its comments and "
+                               "literals as it does, and the final check runs the header; write it without")
+        word = _find_sorry(bare)
         if word:
             raise TheoremError(f"the header contains '{word}': the final check runs the header too and rejects "
                                "every proof when it uses sorry; for a PutnamBench-style solution stub "
@@ -302,7 +234,7 @@ class Theorem:
         ``suffix`` appended to its last component, spelled as Lean prints it (``foo_leangym_ab12``,
         ``Foo.«my thm_leangym_ab12»``; ``«foo»`` becomes ``foo_leangym_ab12``). Pass it to
         :meth:`renamed` and to ``#print axioms``."""
-        if not re.fullmatch(f"[{_ID_REST}]+", suffix):
+        if not re.fullmatch(f"[{ID_REST}]+", suffix):
             raise TheoremError(f"suffix {suffix!r} must be identifier characters (letters, digits, '_')")
         parts = [g or p for g, p in _PARTS.findall(self.decl_name)]
         parts[-1] += suffix

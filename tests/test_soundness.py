@@ -262,11 +262,14 @@ def test_comments_are_skipped_only_when_no_quote_could_be_misread():
     thm = Theorem("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
     script = "constructor -- for example, split the conjunction\n· exact hp -- hp is the left part\n· exact hq"
     assert verify(LocalProcess(), thm, script, SoundnessPolicy()).ok
-    # with a `"` or a lone `'` in the proof nothing is taken for a comment (a quote could pair up
-    # otherwise than in Lean, see the red-team rounds below): a command word in a comment then counts
-    for quoted in ("-- for example, split \"p ∧ q\"\nexact ⟨hp, hq⟩", "-- for example, 'hp' and 'hq'\nexact ⟨hp, hq⟩"):
+    # with a `"` in the proof, or a `'` that starts no character literal, nothing is taken for a comment
+    # (a quote could pair up otherwise than in Lean, see the red-team rounds below): a command word in a
+    # comment then counts
+    for quoted in ("-- for example, split \"p ∧ q\"\nexact ⟨hp, hq⟩", "exact ⟨hp, hq⟩ ' -- for example"):
         assert not verify(LocalProcess(), thm, quoted, SoundnessPolicy()).ok
-        assert verify(LocalProcess(), thm, quoted.replace("for example, ", ""), SoundnessPolicy()).ok
+        assert SoundnessPolicy().check_script(quoted.replace("for example", "")) is None
+    # a quote inside a comment is the comment's: Lean skips a `--` comment to the end of its line
+    assert verify(LocalProcess(), thm, "-- for example, 'hp' and 'hq'\nexact ⟨hp, hq⟩", SoundnessPolicy()).ok
 
 
 @pytest.mark.parametrize("tactic", [

@@ -10,7 +10,8 @@ import pytest
 from leangym.proof import ProofTree, assemble
 from leangym.sim.local import LocalProcess
 from leangym.soundness import DEFAULT_BANNED, TACTIC_OPTIONS, SoundnessPolicy, normalise_tactic, verify
-from leangym.theorem import _KEYWORDS, COMMAND_KEYWORDS, Theorem, as_identifier, strip_comments
+from leangym.lexer import strip_comments
+from leangym.theorem import _KEYWORDS, COMMAND_KEYWORDS, Theorem, as_identifier
 
 
 @pytest.mark.parametrize("word", DEFAULT_BANNED)

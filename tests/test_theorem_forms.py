@@ -14,7 +14,8 @@ from leangym.datasets import minif2f as minif2f_mod
 from leangym.datasets.rows import DatasetError
 from leangym.sim.local import LocalProcess
 from leangym.soundness import SoundnessPolicy, verify
-from leangym.theorem import Theorem, TheoremError, strip_comments
+from leangym.lexer import strip_comments
+from leangym.theorem import Theorem, TheoremError
 
 SUFFIX = "_leangym_ab12"
 BODY = "(p : Prop) (hp : p) : p := by sorry"  # proved by `exact hp`, on the simulator too

@@ -34,7 +34,8 @@ from leangym.datasets.download import fetch, file_url_path
 from leangym.datasets.minif2f import category as minif2f_category
 from leangym.datasets.minif2f import load_minif2f
 from leangym.datasets.rows import DatasetError, read_jsonl, select_split
-from leangym.theorem import DECLARATION, Theorem, TheoremError, strip_comments
+from leangym.lexer import scan
+from leangym.theorem import DECLARATION, Theorem, TheoremError
 
 # Lake's dependency trees (old and new layout; `.lake` is hidden anyway): other packages' sources
 LAKE_DIRS = (".lake", "lake-packages")
@@ -196,8 +197,11 @@ def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = F
         source = path.read_text(encoding="utf-8-sig")  # (an editor's byte-order mark is not Lean text)
     except (OSError, UnicodeDecodeError) as e:
         raise DatasetError(f"{path}: cannot read ({e})") from None
-    code = strip_comments(source)  # string-aware: a "--" inside a string literal is not a comment
-    bare = strip_comments(source, strings=True)  # for matching: no `theorem` inside a string counts
+    code, risk = scan(source)  # string-aware: a "--" inside a string literal is not a comment
+    if risk:  # (then where its comments and literals end is not certain, nor where its theorems do)
+        raise DatasetError(f"{path}: holds {risk}: leangym cannot be sure Lean reads its comments and literals "
+                           "as it does; write it without")
+    bare = scan(source, strings=True)[0]  # for matching: no `theorem` inside a string counts
     starts = [m.start() for m in DECLARATION.finditer(bare)] + [len(bare)]
     kinds = [m.group("kind") for m in DECLARATION.finditer(bare)]
     context, statements = [source[:starts[0]]], []  # context: header pieces in file order

@@ -1,0 +1,219 @@
+"""Where Lean 4's tokenizer sees comments, string and character literals, and names.
+
+The soundness checks look for command words and banned tactics in *code*: words
+inside comments and literals do not count. That is only safe if the comments and
+literals found here are exactly the ones Lean finds. A ``'`` is the hard case: in
+``h'`` it is part of a name, in ``!'a'`` it starts a character literal, and a
+character literal ``'"'`` must not open a string. So this module reads source
+left to right token by token, as Lean's ``tokenFnAux`` does (``Lean/Parser/Basic.lean``):
+names whole (a ``'`` continues one only inside it), numbers as ``numberFnAux``
+reads them, literals with Lean's escapes.
+
+Where Lean would stop with an error (a ``'`` that starts no character literal, an
+escape Lean does not know, an unterminated string or ``«``), or where the reading
+depends on more than tokens (a string holding ``{``, which may be an interpolated
+string's code; a raw string), :func:`scan` says so instead of guessing: after a
+parse error Lean's command loop recovers from a position this module cannot
+predict, and a region taken here for a comment could be code to Lean there.
+Callers then refuse the text or check it whole, comments included.
+"""
+from __future__ import annotations
+
+import re
+
+# --------------------------------------------------------------------------- Lean identifiers
+# Lean 4's `isIdFirst` / `isIdRest` (Init/Meta): `Char.isAlpha` is ASCII only, other letters come
+# from `isLetterLike` (Greek but λ Π Σ, Coptic, the letter-like block ℕ ℝ ..., script letters;
+# recent Lean also Latin-1 and Latin Extended-A letters) and `isSubScriptAlnum`.
+_LETTER_LIKE_ALWAYS = ("\u03b1-\u03ba\u03bc-\u03c9\u0391-\u039f\u03a1\u03a2\u03a4-\u03a9\u03ca-\u03fb"
+                       "\u1f00-\u1ffe\u2100-\u214f\U0001d49c-\U0001d59f")
+_LATIN = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u017f"  # Latin-1 and Latin Extended-A letters: recent Lean only
+_LETTER_LIKE = _LETTER_LIKE_ALWAYS + _LATIN
+_SUBSCRIPT = "\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a\u2c7c"
+# What every Lean 4 version reads as (the start of / more of) a name. The soundness policy trusts a
+# keyword to be part of a name only next to these (an older Lean ends a name at `é`; none at `λ`).
+ID_FIRST_ALWAYS = f"A-Za-z_{_LETTER_LIKE_ALWAYS}"
+ID_REST_ALWAYS = f"A-Za-z0-9_'!?{_LETTER_LIKE_ALWAYS}\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a"  # (older: no ⱼ)
+ID_FIRST = f"A-Za-z_{_LETTER_LIKE}"
+ID_REST = f"A-Za-z0-9_'!?{_LETTER_LIKE}{_SUBSCRIPT}"
+_ID_FIRST_CHAR = re.compile(f"[{ID_FIRST}]")
+_ID_REST_RUN = re.compile(f"[{ID_REST}]*")
+_VERSION_DEPENDENT = re.compile(f"[{_LATIN}\u2c7c]")  # name characters of recent Lean versions only
+
+# A character literal as ``charLitFnAux`` reads it: one character, or ``\\`` and one of Lean's escapes.
+_CHAR_LITERAL = re.compile(r"""'(\\(?:[\\"'rnt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})|[^\\'\n])'""")
+_STRING_ESCAPE = re.compile(r"""\\(?:[\\"'rnt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|\n[ \t\r]*)""")
+# Mathlib's notations ending in ' (`∑' n, f n`, `f ⁻¹' s`, `f '' s`): one symbol token each
+_QUOTE_SYMBOLS = ("∑'", "∏'", "⁻¹'", "''")
+_DIGITS = {"b": "01", "o": "01234567", "x": "0123456789abcdefABCDEF"}
+
+
+def strip_comments(source: str, *, strings: bool = False) -> str:
+    """``source`` with its comments (``-- ...``, nested ``/- ... -/``) blanked out; with ``strings``,
+    the insides of string and char literals too. Same length, newlines kept, so positions found in
+    the result hold in ``source``. Where :func:`scan` finds a risk, the result is its best reading;
+    callers that must not be fooled check :func:`scan`'s risk first."""
+    return scan(source, strings=strings)[0]
+
+
+def scan(source: str, *, strings: bool = False) -> tuple[str, str | None]:
+    """``(blanked, risk)``: :func:`strip_comments`'s text, and ``None`` when every comment and literal
+    in ``source`` is one Lean reads the same way, else what could make Lean read it otherwise."""
+    out: list[str] = []
+    risk: str | None = None
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        if source.startswith("/-", i):  # doc comments `/--`, `/-!` are tokens to Lean, of the same extent
+            j = _block_comment_end(source, i)
+            out.append(_blank(source[i:j]))
+        elif source.startswith("--", i):
+            j = source.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+        elif c == '"':
+            j, why = _string_end(source, i)
+            inside = source[i + 1:j - 1 if why is None else j]
+            out.append('"' + (_blank(inside) if strings else inside) + ('"' if why is None else ""))
+            risk = risk or why or ("a string literal holding '{' (an interpolated string's code part is code)"
+                                   if "{" in inside else None)
+        elif c == "'":
+            if (m := _CHAR_LITERAL.match(source, i)) is not None:
+                j = m.end()
+                out.append("'" + (_blank(m.group(1)) if strings else m.group(1)) + "'")
+            else:
+                j = i + (2 if source.startswith("''", i) else 1)
+                out.append(source[i:j])
+                if j == i + 1:
+                    risk = risk or f"a ' that begins no character literal (at {_context(source, i)})"
+        elif c == "r" and _raw_string_start(source, i + 1):
+            j = _raw_string_end(source, i)
+            out.append(source[i:j])
+            risk = risk or "a raw string literal (r\"...\")"
+        elif "0" <= c <= "9":
+            j, why = _number_end(source, i)
+            out.append(source[i:j])
+            risk = risk or why
+        elif c == "«" or _ID_FIRST_CHAR.match(c):
+            j, why = _name_end(source, i)
+            out.append(source[i:j])
+            risk = risk or why
+        else:
+            sym = next((s for s in _QUOTE_SYMBOLS if source.startswith(s, i)), c)
+            j = i + len(sym)
+            out.append(sym)
+        i = j
+    return "".join(out), risk
+
+
+def _block_comment_end(source: str, i: int) -> int:
+    """Index past the ``-/`` closing the comment opening at ``i`` (nesting counts), or ``len(source)``."""
+    depth, i = 1, i + 2
+    while i < len(source):
+        two = source[i:i + 2]
+        if two == "-/":
+            depth -= 1
+            i += 2
+            if not depth:
+                return i
+        elif two == "/-":
+            depth += 1
+            i += 2
+        else:
+            i += 1
+    return len(source)
+
+
+def _string_end(source: str, start: int) -> tuple[int, str | None]:
+    """Index past the string literal opening at ``start`` (``strLitFnAux``), and a risk if Lean stops on it."""
+    i = start + 1
+    while i < len(source):
+        if source[i] == "\\":
+            m = _STRING_ESCAPE.match(source, i)
+            if m is None:
+                return len(source), f"an escape Lean does not know in a string (at {_context(source, i)})"
+            i = m.end()
+        elif source[i] == '"':
+            return i + 1, None
+        else:
+            i += 1
+    return len(source), "an unterminated string literal"
+
+
+def _raw_string_start(source: str, i: int) -> bool:
+    """``isRawStrLitStart``: ``#``s then ``"`` at ``i`` (just after an ``r`` that starts a token)."""
+    while i < len(source) and source[i] == "#":
+        i += 1
+    return i < len(source) and source[i] == '"'
+
+
+def _raw_string_end(source: str, i: int) -> int:
+    """Index past the raw string whose ``r`` is at ``i`` (``r#"..."#``: as many ``#`` close as opened)."""
+    j = i + 1
+    while source[j] == "#":
+        j += 1
+    close = source.find('"' + "#" * (j - i - 1), j + 1)
+    return len(source) if close < 0 else close + j - i
+
+
+def _number_end(source: str, i: int) -> tuple[int, str | None]:
+    """Index past the numeral at ``i`` as ``numberFnAux`` reads it (``_`` separators, ``0x``/``0b``/``0o``,
+    ``1.5``, ``2e-3``), and a risk where Lean stops with an error."""
+    n = len(source)
+    if source[i] == "0" and i + 1 < n and source[i + 1].lower() in _DIGITS:
+        j, ok = _digits(source, i + 2, _DIGITS[source[i + 1].lower()], need=True)
+        return j, None if ok else f"a numeral Lean cannot read (at {_context(source, i)})"
+    j, _ = _digits(source, i, "0123456789", need=False)
+    if j < n and source[j] == ".":
+        j += 1
+        if j < n and "0" <= source[j] <= "9":
+            j, _ = _digits(source, j, "0123456789", need=False)
+    if j < n and source[j] in "eE":
+        j += 1 + (j + 1 < n and source[j + 1] in "+-")
+        if not (j < n and "0" <= source[j] <= "9"):
+            return j, f"a numeral Lean cannot read (at {_context(source, i)})"
+        j, _ = _digits(source, j, "0123456789", need=False)
+    return j, None
+
+
+def _digits(source: str, i: int, digits: str, need: bool) -> tuple[int, bool]:
+    """``takeDigitsFn``: digits and ``_`` separators; ``False`` if a digit was still needed."""
+    while i < len(source):
+        if source[i] == "_":
+            need = True
+        elif source[i] in digits:
+            need = False
+        else:
+            break
+        i += 1
+    return i, not need
+
+
+def _name_end(source: str, i: int) -> tuple[int, str | None]:
+    """Index past the name starting at ``i`` (``identFnAux``: ``«...»`` or plain parts joined by ``.``),
+    and a risk: an unterminated ``«``, or a ``'`` in a name whose other characters older Lean versions
+    do not read as a name's (there, that ``'`` could start a character literal)."""
+    start, n = i, len(source)
+    while True:
+        if source[i] == "«":
+            close = source.find("»", i + 1)
+            if close < 0:
+                return n, "an unterminated «name»"
+            i = close + 1
+        else:
+            i = _ID_REST_RUN.match(source, i + 1).end()
+        if i + 1 < n and source[i] == "." and (source[i + 1] == "«" or _ID_FIRST_CHAR.match(source[i + 1])):
+            i += 1
+            continue
+        plain = re.sub("«[^»]*»", "", source[start:i])
+        if "'" in plain and _VERSION_DEPENDENT.search(plain):
+            return i, f"a name mixing ' with letters older Lean versions do not take for a name's ({plain})"
+        return i, None
+
+
+def _context(source: str, i: int) -> str:
+    return repr(source[max(0, i - 12):i + 12])
+
+
+def _blank(text: str) -> str:
+    return "".join(c if c == "\n" else " " for c in text)
