@@ -237,6 +237,21 @@ def test_reference_rows_count_steps_as_the_search_does():
         ("constructor", 3), ("exact hp", 1), ("constructor", 2), ("exact hq", 1), ("exact hr", 1)]
 
 
+def test_init_starts_self_play_from_an_sft_net(tmp_path):
+    """sft --out, then train --init: the usual way from supervised data (Mathlib transitions) into RL."""
+    from agents.alphaproof.policy import PolicyValueNet
+    from agents.alphaproof.train import train
+
+    sft_net = PolicyValueNet.create("tiny", seed=11)
+    sft_net.save(str(tmp_path / "sft.pt"))
+    out = train(tiny_args(tmp_path, "rl", init=str(tmp_path / "sft.pt"), iterations=0, warmup_steps=0, sft_mix=0.0))
+    assert all(torch.equal(v, _weights(sft_net)[k]) for k, v in _weights(out["net"]).items())
+    with pytest.raises(ValueError, match="exclude each other"):
+        train(tiny_args(tmp_path, "rl", init=str(tmp_path / "sft.pt"), resume=str(tmp_path / "rl" / "ck")))
+    with pytest.raises(ValueError, match="--init"):
+        train(tiny_args(tmp_path, "x", init=str(tmp_path / "missing.pt")))
+
+
 def test_the_warm_start_replays_on_the_kernel_the_run_searches():
     """`train --no-factorized` searches states holding every open goal: its warm-start rows must too."""
     from agents.alphaproof.train import reference_rows
@@ -253,6 +268,32 @@ def test_the_warm_start_replays_on_the_kernel_the_run_searches():
     for factorized, goals in ((True, 1), (False, 2)):
         rows = reference_rows(Source(), Args(factorized=factorized))
         assert rows[1]["tactic"] == "exact hp" and rows[1]["state"].count("⊢") == goals, rows[1]["state"]
+
+
+def test_the_warm_start_replays_on_the_runs_server_and_skips_what_lean_refuses(sim_server, capsys):
+    """With --server, reference proofs are replayed there (a theorem file for real Lean holds statements the
+    simulator cannot start): the rows hold the server's states, a refused statement only costs its rows."""
+    from agents.alphaproof.train import reference_rows
+    from agents.alphaproof.train_args import Args
+    from leangym.backends.leantree import LeanTreeClient
+    from leangym.sim.generator import PropTheorem
+    from leangym.theorem import Theorem
+
+    good = PropTheorem(Theorem("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"),
+                       ("constructor", "exact hp", "exact hq"), 2, 2)
+    real = PropTheorem(Theorem("theorem r (x : ℝ) : x = x := by sorry"), ("rfl",), 1, 1)
+
+    class Source:
+        def reference(self, n, seed):
+            return [real, good]
+
+    srv = sim_server(factorized=False, max_processes=2)  # the run's own --factorized is True
+    rows = reference_rows(Source(), Args(server=srv.url, actors=2))
+    assert [r["tactic"] for r in rows] == ["constructor", "exact hp", "exact hq"]
+    assert rows[1]["state"].count("⊢") == 2  # the server's state: both goals in one branch
+    assert "1 of 2 reference proofs could not start on the server" in capsys.readouterr().err
+    assert LeanTreeClient(srv.url).status()["used_processes"] == 0  # every lease given back
+    assert len(reference_rows(Source(), Args())) == 3  # the simulator: the same warning, no error
 
 
 def test_a_crashing_worker_is_counted_and_training_goes_on(tmp_path, monkeypatch):

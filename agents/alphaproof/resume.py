@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 # What a resumed run takes from its checkpoint whatever the command line says (its network is the
 # checkpoint's), and what only changes how the run goes on from here.
 _FIXED_BY_CHECKPOINT = ("model_size", "max_tactic_tokens", "device")
-_NOT_SETTINGS = ("resume", "overwrite", "progress", "iterations", "max_minutes", "logdir", "checkpoint_dir",
+_NOT_SETTINGS = ("resume", "init", "overwrite", "progress", "iterations", "max_minutes", "logdir", "checkpoint_dir",
                  "threads", "read_timeout")
 # Flags that choose the held-out split: on resume the checkpoint's split is kept (see held_out_of).
 _SPLIT = ("seed", "eval_size", "theorems")

@@ -54,16 +54,19 @@ from agents.alphaproof import checkpoint, cli_checks
 from agents.alphaproof.resume import (checkpoint_dir_of, held_out_of, interrupted_message, logdir_of,
                                       refuse_to_overwrite, restore, save_checkpoint, say_if_split_differs,
                                       say_where_the_run_goes_on)
-from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, describe, evaluate, process_factory,
-                                      run_searches, search_stats, server_lost, server_warning)
+from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, describe, evaluate, give_back,
+                                      process_factory, run_searches, search_stats, server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
+from agents.alphaproof.data import Row
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.search import SearchResult, gives_verdict
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.theorem_source import make_source
 from agents.alphaproof.train_args import Args, parse_args
+from leangym.backends.types import LeanError
 from leangym.cli import run_cli
+from leangym.daemon_pool import DaemonPool
 from leangym.datasets import check_spec
 
 
@@ -89,10 +92,39 @@ def rows_from_result(result: SearchResult, min_unsolved_visits: int) -> list[dic
     return rows
 
 
-def reference_rows(source, args: Args) -> list[dict[str, Any]]:
-    """Rows from reference proofs, replayed on the simulator (held-out theorems excluded by the source)."""
+def reference_rows(source, args: Args) -> list[Row]:
+    """Rows from reference proofs (held-out theorems excluded by the source), replayed on the run's own
+    Lean, so that their states are the texts the search will see: the simulator (``--factorized`` as
+    searched), or ``--server``, each theorem on a lease of its own (``--actors`` at once). A statement
+    that Lean refuses to start gives no rows, and a warning says how many did so."""
     refs = source.reference(args.warmup_theorems, seed=args.seed + 1)
-    return rows_from_reference_proofs(refs, factorized=args.factorized) if refs else []  # states as searched
+    if not refs:
+        return []
+    new_process = process_factory(args)
+
+    def replay(ref) -> list[Row] | str:
+        process = new_process()
+        try:
+            return rows_from_reference_proofs([ref], process)
+        except LeanError as e:
+            return f"{ref.theorem.name}: {e}"
+        finally:
+            give_back([process])
+
+    if args.server:
+        pool = DaemonPool(min(args.actors, len(refs)), name="warmup-lean")
+        try:
+            got = pool.map(replay, refs)
+        finally:
+            pool.close()
+    else:
+        got = [replay(ref) for ref in refs]
+    refused = [g for g in got if isinstance(g, str)]
+    if refused:
+        print(f"[train] warm start: {len(refused)} of {len(refs)} reference proofs could not start on "
+              f"{'the server' if args.server else 'the simulator'} and give no rows (first: {refused[0]})",
+              file=sys.stderr, flush=True)
+    return [row for g in got if not isinstance(g, str) for row in g]
 
 
 # ============================================================================ learning
@@ -128,6 +160,10 @@ def check_args(args: Args) -> None:
                         read_timeout=args.read_timeout, max_minutes=args.max_minutes)
     cli_checks.fraction(sft_mix=args.sft_mix)
     cli_checks.seed(args.seed)
+    if args.init is not None:
+        if args.resume:
+            raise ValueError("--init and --resume exclude each other: a resumed run goes on with its own net")
+        cli_checks.input_file("--init", args.init, "a net to start from: an sft --out file or a train checkpoint")
     if args.theorems is not None:
         try:
             check_spec(args.theorems)
@@ -254,8 +290,13 @@ def train(args: Args) -> dict[str, Any]:
               file=sys.stderr)
     heldout = source.heldout(args.eval_size)
     new_process = process_factory(args, deadline)
-    net = PolicyValueNet.create(args.model_size, device=args.device, seed=args.seed,
-                                max_tactic_tokens=args.max_tactic_tokens)
+    if args.init:
+        net = PolicyValueNet.load(args.init, args.device, max_tactic_tokens=args.max_tactic_tokens)
+        print(f"starting from the net in {args.init} ({net.model.cfg.n_params() / 1e6:.2f}M parameters)",
+              file=sys.stderr)
+    else:
+        net = PolicyValueNet.create(args.model_size, device=args.device, seed=args.seed,
+                                    max_tactic_tokens=args.max_tactic_tokens)
     opt = make_optimizer(net, args.lr)
     replay = ReplayBuffer(args.replay_size)
     curriculum = Curriculum(source.levels)

@@ -27,6 +27,7 @@ class Args:
     read_timeout: float = 120.0  # seconds to wait for a server's answer; a search whose call waits longer stops
     num_tactics: int = 4  # tactics asked of the policy per new node
     model_size: str = "tiny"
+    init: str | None = None  # a net to start from (sft --out, or a train checkpoint's net): replaces --model-size
     max_tactic_tokens: int = 24  # decoding cap: PropLogic tactics are <= 15 tokens; raise it for real Lean (48+)
     factorized: bool = True  # simulator: one branch per goal, so AND nodes split into independent subgoals
     batch_size: int = 16
@@ -69,6 +70,10 @@ _HELP = {
     "read_timeout": "seconds to wait for a server's answer; a search whose call waits longer stops",
     "num_tactics": "tactics asked of the policy per new node",
     "model_size": "size of the policy/value transformer",
+    "init": ("start from this net's weights instead of a fresh net: an sft --out file (e.g. supervised on "
+             "Mathlib transitions) or a train checkpoint; its size and tokenizer replace --model-size, and the "
+             "optimizer, replay buffer and counters start fresh. Add --warmup-steps 0 to skip the PropLogic "
+             "warm start (default: a fresh net)"),
     "max_tactic_tokens": "decoding cap per tactic: PropLogic tactics are at most 15 tokens; raise it for real "
                          "Lean (48+)",
     "factorized": "simulator: one branch per goal, so AND nodes split into independent subgoals",
@@ -102,7 +107,7 @@ _HELP = {
                     "as one run without the limit"),
     "progress": "progress bars (tqdm)",
 }
-_METAVAR = {"resume": "DIR"}
+_METAVAR = {"resume": "DIR", "init": "NET"}
 
 
 def build_parser() -> argparse.ArgumentParser:
