@@ -74,12 +74,12 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=str(RESULTS / "learning_curve"), help="output path without extension")
     a = p.parse_args(argv)
 
-    workdir = Path(tempfile.mkdtemp(prefix="learning_curve_"))
-    args = Args(iterations=10**6, max_minutes=a.minutes, eval_every=a.eval_every, eval_size=a.eval_size,
-                lean_calls=a.lean_calls, sims=a.sims, actors=a.actors, model_size=a.model_size, seed=a.seed,
-                logdir=str(workdir / "tb"), checkpoint_dir=str(workdir / "ck"))
     t0 = time.monotonic()
-    run = train(args)
+    with tempfile.TemporaryDirectory(prefix="learning_curve_") as tmp:  # (the run's checkpoints and logs)
+        workdir = Path(tmp)
+        run = train(Args(iterations=10**6, max_minutes=a.minutes, eval_every=a.eval_every, eval_size=a.eval_size,
+                         lean_calls=a.lean_calls, sims=a.sims, actors=a.actors, model_size=a.model_size,
+                         seed=a.seed, logdir=str(workdir / "tb"), checkpoint_dir=str(workdir / "ck")))
     train_minutes = (time.monotonic() - t0) / 60
     evals = run["evals"]
     tasks = PropLogicSource().heldout(a.eval_size)
@@ -133,6 +133,11 @@ def main(argv=None) -> int:
     fig.savefig(out.with_suffix(".png"), dpi=120)
 
     history = run["history"]
+    last = (f"Last iteration: loss {history[-1].get('loss', float('nan')):.3f}, replay "
+            f"{int(history[-1]['replay_size'])} rows, {history[-1]['simulations_per_s']:.1f} simulations/s, "
+            f"{history[-1]['lean_calls_per_s']:.0f} Lean calls/s, tactic error rate "
+            f"{history[-1]['tactic_error_rate']:.2f}." if history else
+            "No self-play iteration ran: the warm start took the whole budget (raise --minutes).")
     md = f"""# AlphaProof agent: learning curve on PropLogic-v0
 
 ```
@@ -149,9 +154,7 @@ last row searches with the net this run trained.
 
 {table}
 
-Last iteration: loss {history[-1].get('loss', float('nan')):.3f}, replay {int(history[-1]['replay_size'])} rows,
-{history[-1]['simulations_per_s']:.1f} simulations/s, {history[-1]['lean_calls_per_s']:.0f} Lean calls/s,
-tactic error rate {history[-1]['tactic_error_rate']:.2f}.
+{last}
 
 Held-out evaluations during training ({len(tasks)} theorems: one theorem moves an evaluation by
 {100 / len(tasks):.1f} points, so read the trend; mean of the last {len(evals[-5:])}:
