@@ -224,6 +224,25 @@ def test_resume_is_exact_when_the_first_run_ended_with_an_evaluation(tmp_path):
     assert torch.equal(*rng)  # the evaluation drew on a fork of torch's RNG
 
 
+def test_resume_with_only_resume_goes_on_as_the_run_was_configured(tmp_path, capsys):
+    """`train --resume DIR` alone: the flags it does not give are the resumed run's (its budgets, seed,
+    server ...), not the command line's defaults, so it still continues exactly."""
+    from agents.alphaproof.policy import PolicyValueNet
+    from agents.alphaproof.train import main, train
+
+    straight = train(tiny_args(tmp_path, "straight", iterations=2))
+    train(tiny_args(tmp_path, "split", iterations=1))
+    main(["--resume", str(tmp_path / "split" / "ck"), "--iterations", "2", "--no-progress"])
+    err = capsys.readouterr().err
+    assert "as the resumed run" in err and "--lean-calls 8" in err and "the run no longer continues exactly" not in err
+    resumed = PolicyValueNet.load(str(tmp_path / "split" / "ck" / "latest.pt"))
+    for k, v in _weights(straight["net"]).items():
+        assert torch.equal(v, _weights(resumed)[k]), k
+    # a flag given on the command line still wins, and says the run no longer continues exactly
+    main(["--resume", str(tmp_path / "split" / "ck"), "--iterations", "3", "--lean-calls", "9", "--no-progress"])
+    assert "--lean-calls is 9, the checkpoint's run had 8" in capsys.readouterr().err
+
+
 def test_reference_rows_count_steps_as_the_search_does():
     """An AND node is as far from a proof as its hardest branch, not the tactics left in the script."""
     from agents.alphaproof.sft import rows_from_reference_proofs

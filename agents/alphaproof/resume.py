@@ -15,7 +15,7 @@ import dataclasses
 import random
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Collection
 
 from agents.alphaproof import checkpoint
 from agents.alphaproof.curriculum import Curriculum
@@ -34,6 +34,23 @@ _NOT_SETTINGS = ("resume", "init", "overwrite", "progress", "iterations", "max_m
                  "threads", "read_timeout")
 # Flags that choose the held-out split: on resume the checkpoint's split is kept (see held_out_of).
 _SPLIT = ("seed", "eval_size", "theorems")
+# What a command line sets for itself only: a resumed run does not take these from its checkpoint.
+_PER_INVOCATION = ("resume", "init", "overwrite", "progress", "logdir", "checkpoint_dir", "threads")
+
+
+def inherit_settings(args: "Args", saved: Any, explicit: Collection[str]) -> "Args":
+    """``args`` with every setting the command line did not give (``explicit``: the field names it gave)
+    taken from the resumed run's (``saved``: its checkpoint's args), so that ``--resume DIR`` alone goes
+    on as that run was configured (its server, theorems, budgets, ``--iterations``); one line says which."""
+    if not isinstance(saved, dict):
+        return args
+    taken = {f.name: saved[f.name] for f in dataclasses.fields(args)
+             if f.name in saved and f.name not in explicit and f.name not in _PER_INVOCATION
+             and saved[f.name] != getattr(args, f.name)}
+    if taken:
+        print("--resume: as the resumed run (flags given on the command line would override): "
+              + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in taken.items()), file=sys.stderr)
+    return dataclasses.replace(args, **taken)
 
 
 def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dict, args: "Args",

@@ -45,14 +45,14 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 import torch
 
 from agents.alphaproof import checkpoint, cli_checks
-from agents.alphaproof.resume import (checkpoint_dir_of, held_out_of, interrupted_message, logdir_of,
-                                      refuse_to_overwrite, restore, save_checkpoint, say_if_split_differs,
+from agents.alphaproof.resume import (checkpoint_dir_of, held_out_of, inherit_settings, interrupted_message,
+                                      logdir_of, refuse_to_overwrite, restore, save_checkpoint, say_if_split_differs,
                                       say_where_the_run_goes_on)
 from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, describe, evaluate, give_back,
                                       process_factory, run_searches, search_stats, server_lost, server_warning)
@@ -63,7 +63,7 @@ from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.search import SearchResult, gives_verdict
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.theorem_source import make_source
-from agents.alphaproof.train_args import Args, parse_args
+from agents.alphaproof.train_args import Args, explicit_fields, parse_args
 from leangym.backends.types import LeanError
 from leangym.cli import run_cli
 from leangym.daemon_pool import DaemonPool
@@ -257,9 +257,12 @@ def drop_rejected(rejected: list, source, curriculum: Curriculum, step: int) -> 
                          "rejections are printed above")
 
 
-def train(args: Args) -> dict[str, Any]:
+def train(args: Args, explicit: Collection[str] | None = None) -> dict[str, Any]:
     """Run (or resume) training; returns the progress record (also stored in every checkpoint), with the
     net and ``checkpoint_dir`` (where the run saved, resolved as :func:`resume.checkpoint_dir_of` says).
+
+    ``explicit``: the fields of ``args`` the caller chose (a command line's flags); a resumed run takes
+    the others from its checkpoint (:func:`resume.inherit_settings`). ``None``: all of them.
 
     On Ctrl-C / SIGTERM (KeyboardInterrupt, re-raised) it says where to go on from, if anywhere.
     """
@@ -281,6 +284,9 @@ def train(args: Args) -> dict[str, Any]:
     deadline = None if args.max_minutes is None else started + 60 * args.max_minutes
     _seed_everything(args.seed)
     state = checkpoint.load(resume_path, map_location=args.device) if resume_path else None
+    if state is not None and explicit is not None:
+        args = inherit_settings(args, state.get("args"), explicit)
+        check_args(args)
     args = dataclasses.replace(args, logdir=logdir_of(args, state, resume_path))  # (before any writer)
     # a resumed run keeps its checkpoint's held-out theorems, whatever --seed / --eval-size / --theorems say
     source = make_source(args.theorems, args.eval_size, args.seed,
@@ -424,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
-    progress = train(args)  # (on Ctrl-C / SIGTERM it says where to go on from, then re-raises)
+    progress = train(args, explicit_fields(argv))  # (on Ctrl-C / SIGTERM it says where to go on from, then re-raises)
     evals = [e for e in progress["evals"] if "solve_rate" in e]  # (an evaluation during an outage has none)
     if evals:
         first, last = evals[0], evals[-1]

@@ -94,7 +94,8 @@ _HELP = {
                        f"checkpoint's directory, else {DEFAULT_CHECKPOINT_DIR})"),
     "resume": ("continue a run: DIR is its --checkpoint-dir (the latest.pt in it) or a checkpoint file; "
                "the run goes on exactly from the checkpoint, up to --iterations in all, with the "
-               "checkpoint's held-out theorems, saving and logging where that run did (default: a new run)"),
+               "checkpoint's held-out theorems, saving and logging where that run did; a flag not given is "
+               "that run's (its server, theorems, budgets, --iterations) (default: a new run)"),
     "overwrite": "start afresh even where --checkpoint-dir holds another run's latest.pt",
     "seed": "seeds the network, the theorems drawn and the held-out split",
     "device": cli_checks.DEVICES,
@@ -110,16 +111,17 @@ _HELP = {
 _METAVAR = {"resume": "DIR", "init": "NET"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only_given: bool = False) -> argparse.ArgumentParser:
+    """The command line of :class:`Args`; ``only_given``: a flag not given is left out of the result."""
     p = ArgumentParser(prog="python -m agents.alphaproof.train", description=_DESCRIPTION,
-                                formatter_class=HelpFormatter)
+                       formatter_class=HelpFormatter)
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
-        default = f.default
-        if isinstance(default, bool):
+        default = argparse.SUPPRESS if only_given else f.default
+        if isinstance(f.default, bool):
             p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=_HELP[f.name])
         else:
-            kind = {int: int, float: float}.get(type(default), str)
+            kind = {int: int, float: float}.get(type(f.default), str)
             if f.name in ("time_per_theorem", "max_minutes"):
                 kind = float
             p.add_argument(flag, type=kind, default=default, choices=_CHOICES.get(f.name),
@@ -129,3 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
     return Args(**vars(build_parser().parse_args(argv)))
+
+
+def explicit_fields(argv: Sequence[str] | None = None) -> frozenset[str]:
+    """The :class:`Args` fields the command line gives (a resumed run takes the others from its checkpoint)."""
+    return frozenset(vars(build_parser(only_given=True).parse_args(argv)))
