@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -229,7 +230,17 @@ class MeteredProcess:
     _SHOWN = frozenset({"process_id", "in_process", "identity", "close"})
 
     def __init__(self, process: LeanProcess, session: ProofSession) -> None:
-        self._process, self._session = process, session
+        # A weak reference: session <-> meter would be a cycle, and a lease in a cycle goes back to
+        # its server only when the cycle collector runs (an env dropped without close() kept its
+        # process while the next one waited for a free one).
+        self._process, self._session_ref = process, weakref.ref(session)
+
+    @property
+    def _session(self) -> ProofSession:
+        session = self._session_ref()
+        if session is None:
+            raise RuntimeError("session.process outlived its ProofSession; keep the session while you use it")
+        return session
 
     def apply_tactic(self, state: ProofState, tactic: str, timeout_ms: int = 1000) -> TacticResult:
         return self._session.apply(state, tactic)

@@ -209,3 +209,20 @@ def test_a_kept_lease_is_recycled_every_n_episodes():
     env.close()
     with pytest.raises(ValueError, match="episodes_per_lease"):
         LeanProofEnv(ONE, process_factory=factory, episodes_per_lease=0)
+
+
+def test_an_env_dropped_without_close_gives_its_lease_back_at_once(sim_server):
+    """No reference cycle holds the lease (session <-> its metered process was one): dropping the env
+    returns it by reference counting, not at the cycle collector's next pass, which a loop waiting for
+    a free process never triggers."""
+    srv = sim_server(max_processes=1)
+    gc.disable()
+    try:
+        for _ in range(3):  # on a pool of one: each env needs the one before it gone
+            env = make(srv, theorem=ONE, lease_timeout_s=2.0)
+            env.reset(seed=0)
+            env.step("constructor")
+            del env
+            assert used(srv) == 0
+    finally:
+        gc.enable()

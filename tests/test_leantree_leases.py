@@ -212,8 +212,11 @@ def test_lease_returned_when_interpreter_exits(scripted_srv, scripted_client):
     assert used(scripted_client) == 0
 
 
-def test_sigterm_gives_the_leases_back(sim_server):
-    """``kill`` / ``timeout`` / a batch scheduler stop a client with SIGTERM: its leases still go back."""
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_sigterm_gives_the_leases_back(sim_server, sig):
+    """``kill`` / ``timeout`` / a batch scheduler stop a client with SIGTERM, a closed terminal or ssh
+    session with SIGHUP: its leases still go back."""
+    sig = getattr(signal, sig)
     srv = sim_server(max_processes=2)
     script = ("import sys, time\nfrom leangym.backends.leantree import LeanTreeClient\n"
               "lease = LeanTreeClient(sys.argv[1]).lease()\nprint('leased', flush=True)\ntime.sleep(60)\n")
@@ -222,8 +225,8 @@ def test_sigterm_gives_the_leases_back(sim_server):
     try:
         assert proc.stdout.readline().strip() == "leased"
         assert LeanTreeClient(srv.url).status()["used_processes"] == 1
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+        proc.send_signal(sig)
+        assert proc.wait(timeout=30) == 128 + sig
     finally:
         proc.kill()
     assert LeanTreeClient(srv.url).status()["used_processes"] == 0

@@ -55,17 +55,20 @@ def live_leases() -> list["HttpLease"]:
 
 
 def _exit_on_sigterm() -> None:
-    """Make SIGTERM (``kill``, ``timeout``, batch schedulers) exit through the atexit hook below.
+    """Make SIGTERM (``kill``, ``timeout``, batch schedulers) and SIGHUP (a closed terminal or ssh
+    session) exit through the atexit hook below.
 
-    Python's default SIGTERM ends the process without running ``atexit``, so every lease it held
-    would stay taken until the server restarts. Only a default handler is replaced, and only
-    from the main thread; a program that handles SIGTERM itself keeps its handler.
+    Python's default handling of both ends the process without running ``atexit``, so every lease it
+    held would stay taken until the server restarts. Only a default handler is replaced, and only
+    from the main thread; a program that handles these signals itself keeps its handlers.
     """
-    try:
-        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    except ValueError:  # not the main thread
-        pass
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)  # (no SIGHUP on Windows)
+        try:
+            if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+                signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
+        except ValueError:  # not the main thread
+            return
 
 
 @atexit.register
