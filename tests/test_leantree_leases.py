@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -277,3 +278,37 @@ def test_a_state_of_another_process_is_refused_not_sent(sim_server):
             new.apply(old.root, "constructor")
         assert new.stats.lean_calls == 0  # nothing was sent or charged
         assert new.apply(new.root, "omega").outcome is Outcome.PROVED  # the session goes on
+
+
+def test_ctrl_c_while_a_lease_request_is_out_leaks_no_process(sim_server):
+    """The server leases a process while the client is interrupted: the answer must not be dropped with
+    the interrupt (nobody else knows the id), so the client gives that process back."""
+    srv = sim_server(max_processes=1)
+    client = LeanTreeClient(srv.url)
+    holder = client.lease()  # the pool is empty: the next request waits for this one
+    main = threading.get_ident()
+    threading.Timer(0.3, lambda: signal.pthread_kill(main, signal.SIGINT)).start()
+    threading.Timer(0.8, holder.close).start()  # frees the process, which the waiting request then gets
+    with pytest.raises(KeyboardInterrupt):
+        client.lease(timeout=10)
+    _until_settled(srv, client)
+    assert used(client) == 0
+    # a slow server (no wait for a free process): it leases, then answers a client that left
+    real_lease = srv.server.lease
+
+    def slow_lease(*args, **kw):
+        time.sleep(0.6)
+        return real_lease(*args, **kw)
+
+    srv.server.lease = slow_lease
+    threading.Timer(0.2, lambda: signal.pthread_kill(main, signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        client.lease(timeout=10)
+    _until_settled(srv, client)
+    assert used(client) == 0
+
+
+def _until_settled(srv, client) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (used(client) or srv.server.status()["active_requests"]):
+        time.sleep(0.05)

@@ -381,3 +381,21 @@ def test_a_connection_registered_after_the_sweep_of_a_stopping_server_is_shut():
         handle.stop()
         ours.close()
         peer.close()
+
+
+def test_a_lease_answered_late_to_a_client_that_left_is_returned(sim_server):
+    """A server that woke from a hang (or was slow) leases for a request whose client has gone: nobody
+    knows that lease's id, so the server gives it back instead of keeping it taken for good."""
+    srv = sim_server(process_factory=scripted, max_processes=1)
+    real_lease = srv.server.lease
+
+    def slow_lease(*args, **kw):
+        time.sleep(1.3)  # past the server's "late" mark
+        return real_lease(*args, **kw)
+
+    srv.server.lease = slow_lease
+    s = _connect(srv)
+    s.sendall(_request("POST", "/process/get", b'{"blocking": false}'))
+    s.close()  # nothing unread yet: an orderly close, no reset
+    time.sleep(1.6)
+    _until(lambda: srv.server.status()["used_processes"] == 0, "the lease nobody read is returned")

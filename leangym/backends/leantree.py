@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from typing import Any, Mapping
 from urllib.parse import urlparse
@@ -322,8 +323,44 @@ class LeanTreeClient:
                             time.perf_counter() - t0)
 
     def lease(self, blocking: bool = True, timeout: float = 60.0) -> "HttpLease":
-        """Lease a process as an :class:`HttpLease` (context manager; returned on close/GC/exit)."""
-        return HttpLease(self, self.get_process(blocking=blocking, timeout=timeout))
+        """Lease a process as an :class:`HttpLease` (context manager; returned on close/GC/exit).
+
+        The request runs on a helper thread while the caller waits in short slices: a Ctrl-C (or
+        SIGTERM) that lands while it is out would otherwise drop the answer, and with it the only
+        record of a process the server has just leased. The helper then gives that process back.
+        """
+        got: dict[str, Any] = {}
+        done = threading.Event()  # (not Thread.join: a join that Ctrl-C interrupts can return early later)
+
+        def request() -> None:
+            try:
+                got["pid"] = self.get_process(blocking=blocking, timeout=timeout)
+            except BaseException as e:  # noqa: BLE001 -- handed to the caller below
+                got["error"] = e
+            finally:
+                done.set()
+
+        threading.Thread(target=request, name="leangym-lease", daemon=True).start()
+        answered = False
+        try:
+            while not done.wait(0.1):
+                pass
+            answered = True
+        finally:
+            if not answered:  # interrupted: whatever the server leases now goes straight back
+                threading.Thread(target=self._give_back_when_leased, args=(done, got), daemon=True,
+                                 name="leangym-lease-return").start()
+        if "error" in got:
+            raise got.pop("error")
+        return HttpLease(self, got["pid"])
+
+    def _give_back_when_leased(self, done: threading.Event, got: dict[str, Any]) -> None:
+        done.wait()
+        if "pid" in got:
+            try:
+                self.return_process(got["pid"], timeout=(1.0, 5.0), retry=False)
+            except Exception as e:  # noqa: BLE001 -- a daemon thread: log, never raise
+                log.warning("could not return LeanTree process %s to %s: %r", got["pid"], self.url, e)
 
     # ------------------------------------------------------------------ identity
 

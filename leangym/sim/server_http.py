@@ -298,9 +298,11 @@ class _Handler(BaseHTTPRequestHandler):
                 if not isinstance(blocking, bool):  # bool("false") is True
                     raise _BadField(f"'blocking' must be true or false, got {blocking!r}")
                 leased, waited = sim.lease(blocking, b.get("timeout", 60.0))
-                # A client can only have given up on a get that made it wait: one that half-closed
-                # (sent its request, then shut its sending side) after an immediate answer still reads.
-                if leased is not None and waited and _peer_gone(self.connection):
+                # A client can only have given up on a get that made it wait, or that was answered late
+                # (a server hung, then woke): one that half-closed (sent its request, then shut its
+                # sending side) and gets an immediate answer still reads.
+                late = time.monotonic() - self.arrived > _LATE_S
+                if leased is not None and (waited or late) and _peer_gone(self.connection):
                     # The client gave up waiting and left: nobody would ever return this lease.
                     sim.return_process(leased)
                     raise Drop()
@@ -435,6 +437,9 @@ def _fitting_descriptors(wanted: int) -> int:
     if soft == resource.RLIM_INFINITY:
         return wanted
     return max(1, min(wanted, soft - min(64, soft // 2)))
+
+
+_LATE_S = 1.0  # a /process/get answered this long after it came in may have no one left to read it
 
 
 def _peer_gone(conn: socket.socket) -> bool:
