@@ -7,12 +7,13 @@ import errno
 import gc
 import socket
 import threading
+import time
 from typing import Iterator
 
 import gymnasium as gym
 import pytest
 
-from leangym.backends.types import ServerError, ServerUnavailable
+from leangym.backends.types import ServerError, ServerTimeout, ServerUnavailable
 from leangym.envs.lean_proof import LeanProofEnv
 from leangym.sim.local import LocalProcess
 
@@ -226,3 +227,36 @@ def test_an_env_dropped_without_close_gives_its_lease_back_at_once(sim_server):
             assert used(srv) == 0
     finally:
         gc.enable()
+
+
+def test_after_a_hang_reset_asks_the_server_before_it_leases(sim_server):
+    """A step the server did not answer truncates; the next reset first checks that the server answers
+    (briefly) and raises ServerTimeout while it is still hung, without a lease request it could grant
+    after the client gave up (a process nobody would ever return). Once it answers, resets work."""
+    srv = sim_server(max_processes=2)
+    env = make(srv, theorem=ONE, read_timeout_s=0.5, lease_timeout_s=1.0)
+    env.reset(seed=0)
+    hung, paths = threading.Event(), []
+    real_begin = srv.server.begin_request
+
+    def begin(path, *args, **kw):
+        if hung.is_set():
+            paths.append(path)
+            time.sleep(1.0)  # longer than the client's read timeout
+        return real_begin(path, *args, **kw)
+
+    srv.server.begin_request = begin
+    hung.set()
+    _, _, terminated, truncated, info = env.step("constructor")
+    assert truncated and not terminated and "server failure" in info["error"]
+    with pytest.raises(ServerTimeout):
+        env.reset(seed=0)
+    hung.clear()
+    assert "/process/get" not in paths
+    obs, _ = env.reset(seed=0)
+    assert obs == ONE_OBS
+    env.close()
+    deadline = time.monotonic() + 10
+    while used(srv) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert used(srv) == 0

@@ -87,6 +87,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+_HUNG_RECENTLY_S = 600.0  # after a read timeout, a lease request first checks the server answers at all
 
 def start_hint(url: str) -> str:
     """How to start a server where ``url`` points (its port, 8000 if it names none)."""
@@ -152,6 +153,8 @@ class LeanTreeClient:
         # When nothing last listened at the URL (connection refused). A lease older than
         # that may belong to a server that has restarted since; see _give_back.
         self.last_refused = float("-inf")
+        # When a request last went unanswered within its read timeout (the server hung).
+        self.last_timed_out = float("-inf")
 
     # ------------------------------------------------------------------ transport
 
@@ -187,6 +190,7 @@ class LeanTreeClient:
         try:
             status, content = self._transport.exchange(method, path, data, timeout[0], timeout[1])
         except ReadTimedOut:
+            self.last_timed_out = time.monotonic()
             raise ServerTimeout(f"LeanTree server at {self.url} did not answer {path} within {timeout[1]:g} s "
                                 "(read timeout)") from None
         except ConnectFailed as e:
@@ -232,7 +236,15 @@ class LeanTreeClient:
         return pool_size(self.status())
 
     def get_process(self, blocking: bool = True, timeout: float = 60.0) -> int:
-        """Lease a process; :class:`NoProcessAvailable` when none became free in time."""
+        """Lease a process; :class:`NoProcessAvailable` when none became free in time.
+
+        After a request of this client went unanswered (the server hung), the server is asked for its
+        ``/status`` first, with a short timeout: a server still hung then gives :class:`ServerTimeout`
+        at once, and is not sent a lease request that it might grant after the client gave up on it.
+        """
+        if time.monotonic() - self.last_timed_out < _HUNG_RECENTLY_S:
+            self._request("GET", "/status", retry=False, timeout=(self.connect_timeout, min(5.0, self.read_timeout)))
+            self.last_timed_out = float("-inf")  # it answers again
         read = self.read_timeout + (max(0.0, float(timeout)) if blocking else 0.0)
         body = self._request("POST", "/process/get", {"blocking": bool(blocking), "timeout": float(timeout)},
                              retry=False, timeout=(self.connect_timeout, read))
