@@ -399,3 +399,17 @@ def test_a_lease_answered_late_to_a_client_that_left_is_returned(sim_server):
     s.close()  # nothing unread yet: an orderly close, no reset
     time.sleep(1.6)
     _until(lambda: srv.server.status()["used_processes"] == 0, "the lease nobody read is returned")
+
+
+def test_a_waiting_lease_request_whose_client_left_ends_its_wait(sim_server):
+    """An abandoned blocking /process/get (the client gave up: a Ctrl-C, a timeout) stops waiting once
+    the server sees its client gone, instead of holding a thread and a connection for its whole timeout."""
+    srv = sim_server(process_factory=scripted, max_processes=1)
+    r = requests.post(srv.url + "/process/get", json={"blocking": False}, timeout=T)  # the pool is empty now
+    assert r.json()["process_id"] is not None
+    s = _connect(srv)
+    s.sendall(_request("POST", "/process/get", b'{"blocking": true, "timeout": 60}'))
+    _until(lambda: srv.server.status()["active_requests"], "the request waits")
+    s.close()
+    _until(lambda: not srv.server.status()["active_requests"], "the abandoned request stops waiting")
+    assert srv.server.status()["used_processes"] == 1

@@ -297,7 +297,8 @@ class _Handler(BaseHTTPRequestHandler):
                 blocking = b.get("blocking", True)
                 if not isinstance(blocking, bool):  # bool("false") is True
                     raise _BadField(f"'blocking' must be true or false, got {blocking!r}")
-                leased, waited = sim.lease(blocking, b.get("timeout", 60.0))
+                leased, waited = sim.lease(blocking, b.get("timeout", 60.0),
+                                           gone=lambda: _peer_gone(self.connection))
                 # A client can only have given up on a get that made it wait, or that was answered late
                 # (a server hung, then woke): one that half-closed (sent its request, then shut its
                 # sending side) and gets an immediate answer still reads.

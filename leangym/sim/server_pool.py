@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 VERSION = "0.1.0"
 
 INJECTED_ERROR_TEXT = "Simulated server failure (injected fault)"
+_WAIT_SLICE_S = 0.5  # a /process/get waiting for a free process checks this often whether its client left
 
 
 @dataclass
@@ -247,8 +248,13 @@ class SimLeanServer:
     def get_process(self, blocking: bool, timeout: float | None) -> int | None:
         return self.lease(blocking, timeout)[0]
 
-    def lease(self, blocking: bool, timeout: float | None) -> tuple[int | None, bool]:
-        """``/process/get``: (the lease id or None, whether it had to wait for a process)."""
+    def lease(self, blocking: bool, timeout: float | None,
+              gone: Callable[[], bool] | None = None) -> tuple[int | None, bool]:
+        """``/process/get``: (the lease id or None, whether it had to wait for a process).
+
+        ``gone``: asked every half second while waiting; when it says the client has left, the wait
+        ends with None (an abandoned request would otherwise hold a thread and a connection to the end).
+        """
         timeout = _seconds(timeout, "timeout", None)
         deadline = None if timeout is None else time.monotonic() + timeout
         waited = False
@@ -259,9 +265,11 @@ class SimLeanServer:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return None, waited
+                if waited and gone is not None and gone():
+                    return None, waited
                 waited = True
-                # Longer waits overflow (OverflowError); the loop waits again.
-                self._cond.wait(None if remaining is None else min(remaining, threading.TIMEOUT_MAX))
+                # In slices: the client may leave (see ``gone``); longer waits overflow (OverflowError).
+                self._cond.wait(_WAIT_SLICE_S if remaining is None else min(remaining, _WAIT_SLICE_S))
             slot = self._free.pop()
             self._next_lease += 1
             slot.lease_id = self._next_lease
