@@ -235,6 +235,13 @@ class MeteredProcess:
         # process while the next one waited for a free one).
         self._process, self._session_ref = process, weakref.ref(session)
 
+    # copies (copy.deepcopy, pickle of an env) hold the session itself, and point back at the copy of it
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_process": self._process, "session": self._session}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._process, self._session_ref = state["_process"], weakref.ref(state["session"])
+
     @property
     def _session(self) -> ProofSession:
         session = self._session_ref()

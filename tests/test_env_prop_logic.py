@@ -353,3 +353,26 @@ def test_a_seeded_reset_that_fails_before_seeding_leaves_the_stream_alone():
         return [env.reset()[1]["theorem"].formal_statement for _ in range(3)]
 
     assert run(True) == run(False)
+
+
+def test_a_training_stream_that_runs_out_starts_again(monkeypatch):
+    """At difficulty 1 the generator has about 22,000 distinct statements: once they are drawn, reset()
+    goes on with them in another order instead of raising StopIteration."""
+    from leangym.envs import prop_logic
+    from leangym.sim import generator
+
+    few = generator.generate(2, 0, 1)
+    monkeypatch.setattr(prop_logic.generator, "training_stream", lambda seed, *a, **kw: iter(few))
+    env = gym.make("PropLogic-v0", difficulty=1)
+    names = [env.reset(seed=0)[1]["theorem"].name] + [env.reset()[1]["theorem"].name for _ in range(4)]
+    assert set(names) == {t.theorem.name for t in few}
+    env.close()
+
+
+def test_an_endless_stream_remembers_a_bounded_number_of_statements():
+    from leangym.sim import generator
+
+    stream = generator._stream(0, 1, set(), 0.1, 0.4, "p", "train", remember=50)
+    drawn = [generator.statement_key(next(stream).theorem) for _ in range(300)]
+    assert all(len(set(drawn[i:i + 50])) == 50 for i in range(len(drawn) - 50))  # no repeat within 50
+    assert len(stream.gi_frame.f_locals["drawn"]) == 50

@@ -95,12 +95,19 @@ class PropLogicEnv(LeanProofEnv):
                 raise ValueError("reset(options={'index': i}) picks a held-out theorem: use split='heldout', or "
                                  "options={'theorem': ...} for a statement of your own")
             if self._stream is None or self._reseeded:
-                self._stream_at = (int(self.np_random.integers(2**31 - 1)), 0)
-                self._stream = self._training_stream(self._stream_at[0])
+                self._new_stream()
                 self._reseeded = False
-            self._current = next(self._stream)
+            try:
+                self._current = next(self._stream)
+            except StopIteration:  # every distinct theorem of these levels drawn: again, in another order
+                self._new_stream()
+                self._current = next(self._stream)
             self._stream_at = (self._stream_at[0], self._stream_at[1] + 1)
         return self._current.theorem
+
+    def _new_stream(self) -> None:
+        self._stream_at = (int(self.np_random.integers(2**31 - 1)), 0)
+        self._stream = self._training_stream(self._stream_at[0])
 
     def _training_stream(self, seed: int):
         return generator.training_stream(seed, self.difficulty, exclude=generator.heldout_set(self.heldout_size))

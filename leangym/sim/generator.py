@@ -105,6 +105,7 @@ MAX_DIFFICULTY = max(LEVELS)
 HELDOUT_SEED = 0x5EED_0F_1E  # fixed forever: changing it changes the evaluation set
 HELDOUT_SIZE = 200
 
+STREAM_MEMORY = 200_000  # statements a training stream remembers to avoid repeats (about 15 MB)
 _MAX_TRIES = 2000  # consecutive failures before a level counts as exhausted
 
 # --------------------------------------------------------------------------- theorems
@@ -219,10 +220,14 @@ def _stream(
     classical: float,
     prefix: str,
     split: str | None,
+    remember: int | None = None,
 ) -> Iterator[PropTheorem]:
+    """Distinct theorems, none in ``exclude``. ``remember``: how many of the statements drawn are kept to
+    tell a repeat (hashes, oldest forgotten first), so that an endless stream's memory stays bounded;
+    ``None``: all of them. ``exclude`` is always kept whole."""
     lo, hi = levels(difficulty)
     src = _Source(seed, arith, classical)
-    seen = set(exclude)
+    drawn: dict[int, None] = {}  # hashes of the statements drawn, oldest first (an ordered set)
     index = 0
     active = list(range(lo, hi + 1))
     while active:
@@ -233,9 +238,11 @@ def _stream(
                     continue
                 body, tactics, d = got
                 key = statement_key("theorem _ " + body)
-                if key in seen:
+                if key in exclude or hash(key) in drawn:
                     continue
-                seen.add(key)
+                drawn[hash(key)] = None
+                if remember is not None and len(drawn) > remember:
+                    del drawn[next(iter(drawn))]
                 yield _make(body, tactics, level, d, f"{prefix}_d{level}_{index:05d}", split)
                 index += 1
                 break
@@ -304,10 +311,11 @@ def training_stream(
     ``exclude`` defaults to :func:`heldout_set` (its default size); pass a larger
     held-out set, or extra statements, to exclude more. A level whose theorems
     run out (only the easiest can) drops out of the cycle; the stream ends when
-    every level has.
+    every level has. Distinct means among the last :data:`STREAM_MEMORY` statements
+    drawn: an endless stream remembers no more (its memory stays bounded).
     """
     keys = _exclusion_keys(heldout_set() if exclude is None else exclude)
-    return _stream(seed, difficulty, keys, arith, classical, prefix, "train")
+    return _stream(seed, difficulty, keys, arith, classical, prefix, "train", remember=STREAM_MEMORY)
 
 
 # --------------------------------------------------------------------------- JSONL
