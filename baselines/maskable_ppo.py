@@ -26,7 +26,7 @@ import gymnasium as gym
 from baselines.menu_env import TacticMenuEnv, allowed
 from baselines.tactic_menu import TacticMenu
 from baselines.text_tokens import GoalCodec
-from leangym.cli import ArgumentParser, run_cli
+from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 from leangym.proof import LinearWalk
 from leangym.session import Budget, BudgetExhausted, ProofSession
 from leangym.theorem import Theorem
@@ -143,21 +143,42 @@ def evaluate(prover: Any, n: int = 100, calls: int = 64) -> tuple[int, int]:
     return solved, n
 
 
+def _save_path(save: str, overwrite: bool) -> str:
+    """Where SB3 will write the model (it adds ``.zip``), checked before training: not a directory, in
+    one that exists, not over an earlier model unless ``overwrite``."""
+    if os.path.isdir(save):
+        raise ValueError(f"--save {save} is a directory; pass a file name in it, e.g. {os.path.join(save, 'ppo.zip')}")
+    path = save if save.endswith(".zip") else save + ".zip"
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ValueError(f"--save {path}: no directory {parent}; create it first")
+    if os.path.exists(path) and not overwrite:
+        raise ValueError(f"{path} exists; choose another --save, or pass --overwrite to replace it")
+    return path
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    p = ArgumentParser(prog="python -m baselines.maskable_ppo",
+    p = ArgumentParser(prog="python -m baselines.maskable_ppo", formatter_class=HelpFormatter,
                        description="Train MaskablePPO on PropLogic-v0 through the tactic menu.")
-    p.add_argument("--timesteps", type=int, default=50_000)
-    p.add_argument("--save", required=True, help="where to write the SB3 zip")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--n-envs", type=int, default=8)
+    p.add_argument("--timesteps", type=int, default=50_000, help="environment steps to train for")
+    p.add_argument("--save", required=True, help="where to write the trained model (an SB3 zip; '.zip' is added "
+                                                 "when the name lacks it)")
+    p.add_argument("--overwrite", action="store_true", help="replace --save if it exists (default: refuse)")
+    p.add_argument("--seed", type=int, default=0, help="seeds the policy and the theorem streams")
+    p.add_argument("--n-envs", type=int, default=8, help="PropLogic theorem streams trained on at once")
     p.add_argument("--eval", type=int, default=0, help="then score it on heldout_set(N) (0: skip)")
     p.add_argument("--eval-calls", type=int, default=64, help="Lean-call budget per held-out theorem")
-    p.add_argument("--verbose", type=int, default=0)
+    p.add_argument("--verbose", type=int, default=0, help="SB3's output: 0 none, 1 training progress, 2 debug")
     a = p.parse_args(argv)
+    for flag, value, lo in (("--timesteps", a.timesteps, 1), ("--n-envs", a.n_envs, 1), ("--eval", a.eval, 0),
+                            ("--eval-calls", a.eval_calls, 1)):
+        if value < lo:
+            raise ValueError(f"{flag} must be at least {lo}, got {value}")
+    save = _save_path(a.save, a.overwrite)
     t0 = time.monotonic()
-    model = train(a.timesteps, a.save, seed=a.seed, n_envs=a.n_envs, verbose=a.verbose,
+    model = train(a.timesteps, save, seed=a.seed, n_envs=a.n_envs, verbose=a.verbose,
                   env_kwargs=heldout_excluded(a.eval))
-    print(f"trained {a.timesteps} steps in {time.monotonic() - t0:.0f}s -> {a.save}")
+    print(f"trained {a.timesteps} steps in {time.monotonic() - t0:.0f}s -> {save}")
     if a.eval:
         solved, n = evaluate(MaskablePPOProver(model=model), a.eval, a.eval_calls)
         print(f"held-out: {solved}/{n} solved at {a.eval_calls} Lean calls each")

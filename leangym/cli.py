@@ -28,7 +28,12 @@ USER_ERRORS = (OSError, ValueError, LeanError, ServerError, pickle.UnpicklingErr
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse, with a bad flag reported as one ``error: ...`` line and exit status 2, like every user error."""
+    """argparse, with a bad flag reported as one ``error: ...`` line and exit status 2, like every user error,
+    and no abbreviated flags: ``--theorem`` (prove's flag) must not quietly mean train's ``--theorems``."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(2, f"error: {message} (see: {self.prog} --help)\n")

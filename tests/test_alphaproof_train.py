@@ -1,6 +1,7 @@
 """The AlphaProof training loop: replay buffer, curriculum, checkpoints, a short run, resume, prove CLI."""
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -241,6 +242,26 @@ def test_resume_with_only_resume_goes_on_as_the_run_was_configured(tmp_path, cap
     # a flag given on the command line still wins, and says the run no longer continues exactly
     main(["--resume", str(tmp_path / "split" / "ck"), "--iterations", "3", "--lean-calls", "9", "--no-progress"])
     assert "--lean-calls is 9, the checkpoint's run had 8" in capsys.readouterr().err
+
+
+def test_what_a_run_says_when_there_was_nothing_to_learn_or_evaluate(tmp_path, monkeypatch, capsys):
+    from agents.alphaproof import train as train_mod
+    from leangym.sim.generator import generate
+
+    # a theorems file without reference proofs: the warm start says it is skipped
+    rows = [{"name": t.name, "formal_statement": t.theorem.formal_statement, "header": t.theorem.header}
+            for t in generate(6, 0, (1, 2))]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    train_mod.train(tiny_args(tmp_path, "noref", theorems=str(path), iterations=0))
+    assert "warm start: skipped, no reference proofs" in capsys.readouterr().err
+    # a final evaluation that could not run is reported as such, not as the last one that did
+    progress = {"evals": [{"iteration": 0, "solve_rate": 0.5, "evaluated": 4, "not_evaluated": 0},
+                          {"iteration": 3, "evaluated": 0, "not_evaluated": 4}], "checkpoint_dir": ""}
+    monkeypatch.setattr(train_mod, "train", lambda args, explicit=None: progress)
+    train_mod.main(["--no-progress"])
+    out = capsys.readouterr().out
+    assert "final evaluation (iteration 3): nothing evaluated (none of 4 theorems could be searched)" in out
 
 
 def test_reference_rows_count_steps_as_the_search_does():

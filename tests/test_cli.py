@@ -129,3 +129,27 @@ def test_a_bad_value_names_its_flag(capsys, tmp_path):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and says in err, err
     assert not (tmp_path / "g.jsonl").exists()
+
+
+def test_maskable_ppo_checks_its_flags_and_save_path_before_training(tmp_path):
+    from baselines import maskable_ppo
+
+    def refused(*argv):
+        with pytest.raises(ValueError) as e:
+            maskable_ppo.main(list(argv))
+        return str(e.value)
+
+    assert "--n-envs must be at least 1" in refused("--save", str(tmp_path / "m"), "--n-envs", "0")
+    assert "--timesteps must be at least 1" in refused("--save", str(tmp_path / "m"), "--timesteps", "0")
+    assert "is a directory" in refused("--save", str(tmp_path))  # SB3 would write tmp_path.zip beside it
+    assert "no directory" in refused("--save", str(tmp_path / "nowhere" / "m"))
+    (tmp_path / "m.zip").write_bytes(b"an earlier model")
+    assert "pass --overwrite" in refused("--save", str(tmp_path / "m"))
+
+
+def test_flags_are_not_abbreviated(capsys):
+    from agents.alphaproof import train
+
+    with pytest.raises(SystemExit):
+        train.main(["--actor", "4"])  # not --actors
+    assert "unrecognized arguments: --actor" in capsys.readouterr().err

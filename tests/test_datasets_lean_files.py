@@ -43,6 +43,9 @@ def test_lean_directory(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(DatasetError, match="no .lean files"):
         load_theorems(tmp_path / "empty")
+    (tmp_path / "empty" / "minif2f_lean4.jsonl").write_text("")  # a miniF2F folder ($LEANGYM_MINIF2F takes it)
+    with pytest.raises(DatasetError, match="pass the file itself: .*minif2f_lean4.jsonl"):
+        load_theorems(tmp_path / "empty")
 
 
 def test_lean_files_comments_and_project_files(tmp_path: Path) -> None:

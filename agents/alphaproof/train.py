@@ -218,6 +218,9 @@ def warm_start(net: PolicyValueNet, sft_rows: list, args: Args, deadline: float 
                   file=sys.stderr)
         else:
             print(f"warm start: {args.warmup_steps} steps on {len(sft_rows)} reference rows{loss}", file=sys.stderr)
+    elif args.warmup_steps > 0:
+        print("warm start: skipped, no reference proofs to learn from (--theorems rows have no 'proof' list, or "
+              "none of them replayed); self-play starts from the net as it is", file=sys.stderr)
     progress["warm_started"] = True
 
 
@@ -313,6 +316,9 @@ def train(args: Args, explicit: Collection[str] | None = None) -> dict[str, Any]
         net, opt, progress = restore(state, resume_path, args, replay, curriculum, rng)
         say_if_split_differs(source, args)
         say_where_the_run_goes_on(args, given, state)
+        if progress["iteration"] >= args.iterations:
+            print(f"--resume: the run is at iteration {progress['iteration']} of --iterations {args.iterations}: "
+                  "nothing to run (pass a larger --iterations to go on)", file=sys.stderr)
         del state  # (the replay buffer and weights live on in their objects)
 
     # Reference rows are rebuilt (deterministically) rather than stored: they are a pure function of the seed.
@@ -437,6 +443,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"held-out solve rate: {solve_rate_text(first)} "
               f"({'after warm start' if first['iteration'] == 0 else 'iteration %d' % first['iteration']}) -> "
               f"{solve_rate_text(last)} (iteration {last['iteration']})")
+    final = progress["evals"][-1] if progress["evals"] else None
+    if final is not None and "solve_rate" not in final:
+        print(f"final evaluation (iteration {final['iteration']}): {solve_rate_text(final)}"
+              + ("; the last evaluation that ran is the one above" if evals else ""))
     if progress["checkpoint_dir"]:
         print(f"checkpoint: {Path(progress['checkpoint_dir']) / 'latest.pt'}")
 

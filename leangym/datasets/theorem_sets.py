@@ -276,7 +276,9 @@ def read_lean_dir(root: Path) -> list[Theorem]:
     """Every ``.lean`` file under ``root`` (see :func:`lean_files`) holding a theorem; names must be unique."""
     files = lean_files(root)
     if not files:
-        raise DatasetError(f"{root}: no .lean files")
+        jsonl = sorted(p.name for p in root.glob("*.jsonl")) if root.is_dir() else []
+        hint = f"; for theorems in JSONL pass the file itself: {root / jsonl[0]}" if jsonl else ""
+        raise DatasetError(f"{root}: no .lean files{hint}")
     theorems: list[Theorem] = []
     seen: dict[str, Path] = {}
     for f in files:
