@@ -29,8 +29,12 @@ def texts_from_file(path: str) -> Iterator[str]:
     """The text of a corpus file: each line of a text file; of a JSONL file, each row's Lean text fields
     (``state``, ``tactic``, ``formal_statement``; else every string field). Errors name ``path:line``."""
     if not path.endswith((".jsonl", ".json")):
-        with open(path, encoding="utf-8") as f:
-            yield from (line.rstrip("\n") for line in f)
+        with open(path, "rb") as f:  # bytes: a decoding error can then name its line
+            for lineno, raw in enumerate(f, 1):
+                try:
+                    yield raw.decode("utf-8").rstrip("\n")
+                except UnicodeDecodeError:
+                    raise ValueError(f"{path}:{lineno}: not UTF-8 text; a corpus is UTF-8 text or JSONL") from None
         return
     for _, row in iter_json_lines(path):
         if not isinstance(row, dict):
@@ -194,19 +198,31 @@ def builtin_corpus(n: int = 20000, seed: int = 0) -> Iterator[str]:
     yield " ".join(LEAN_SYMBOLS)
 
 
+def _nonempty(texts: Iterable[str]) -> Iterator[str]:
+    """``texts``, and a ValueError at the end if none held any text: a tokenizer of an empty corpus knows
+    only its seed symbols, a mistake to report rather than save."""
+    seen = False
+    for t in texts:
+        seen = seen or bool(t.strip())
+        yield t
+    if not seen:
+        raise ValueError("--input holds no text to learn from (empty files, or JSONL rows without strings)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = ArgumentParser(prog="python scripts/train_tokenizer.py", description=__doc__,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--input", nargs="*", default=[], help="JSONL or text files (default: the built-in corpus)")
-    ap.add_argument("--vocab-size", type=int, default=1024)
+    ap.add_argument("--vocab-size", type=int, default=1024, help="tokens in the vocabulary (default: 1024)")
     ap.add_argument("--output", default=None, help=f"tokenizer json (default with no --input: {DEFAULT_PATH})")
-    ap.add_argument("--builtin", type=int, default=20000, help="examples of each kind in the built-in corpus")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--builtin", type=int, default=20000,
+                    help="examples of each kind in the built-in corpus (default: 20000)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the built-in corpus (default: 0)")
     args = ap.parse_args(argv)
     if args.input:
         if args.output is None:
             ap.error("--output is required with --input (the default asset is built from the built-in corpus)")
-        texts: Iterable[str] = (t for path in args.input for t in texts_from_file(path))
+        texts: Iterable[str] = _nonempty(t for path in args.input for t in texts_from_file(path))
     else:
         texts = builtin_corpus(args.builtin, args.seed)
     out = args.output or DEFAULT_PATH

@@ -69,3 +69,14 @@ def test_train_tokenizer_names_the_smallest_vocab_it_accepts():
         with pytest.raises(ValueError, match=rf"^vocab_size must be at least {smallest}$"):
             train_tokenizer(["p"], vocab_size=too_small)
     assert train_tokenizer(["p ∧ q → p"], vocab_size=smallest).vocab_size == smallest
+
+
+def test_train_tokenizer_refuses_an_empty_or_binary_corpus(tmp_path):
+    from scripts import train_tokenizer as tool
+
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "x.png").write_bytes(b"\x89PNG\r\n")
+    for name, says in (("empty.jsonl", "holds no text"), ("x.png", "x.png:1: not UTF-8 text")):
+        with pytest.raises(ValueError, match=says):
+            tool.main(["--input", str(tmp_path / name), "--output", str(tmp_path / "t.json")])
+    assert not (tmp_path / "t.json").exists()
