@@ -13,12 +13,19 @@ that same one line (with a pointer to ``--help``), not argparse's usage block.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import pickle
 import signal
 import sys
 import traceback
-from typing import Callable
+from pathlib import Path
+from typing import Callable, Iterator
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
 
 from leangym.backends.types import LeanError, ServerError
 
@@ -49,6 +56,34 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefau
         if action.default in (None, "") or action.required or "default" in text:
             return text
         return super()._get_help_string(action)
+
+
+@contextlib.contextmanager
+def exclusive(lock: Path | None, what: str, flag: str) -> Iterator[None]:
+    """Hold the lock file ``lock`` (created if missing) for this run alone, so that a second run given
+    the same output (``what``, chosen with ``flag``) stops with one error line instead of writing into
+    it at the same time. The lock is the OS's (``flock``): it goes with the process, however that ends.
+    ``None``: no lock (and none where the platform has no ``fcntl``)."""
+    if lock is None or fcntl is None:
+        yield
+        return
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a+", encoding="utf-8") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            raise ValueError(f"{what} is in use by another run ({holder}); wait for it to end, or choose "
+                             f"another {flag}") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 class Terminated(KeyboardInterrupt):

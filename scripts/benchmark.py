@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlparse
 
-from leangym.cli import ArgumentParser, HelpFormatter, run_cli
+from leangym.cli import ArgumentParser, HelpFormatter, exclusive, run_cli
 from leangym.datasets import DatasetError, load_theorems
 from leangym.datasets.download import file_url_path
 from leangym.envs.server_lease import SERVER_ENV_VAR
@@ -309,6 +309,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     budget = Budget(args.budget_calls or None, args.budget_seconds)
 
     with ExitStack() as stack:
+        # one run at a time per --out (two would write every attempt twice): a hidden lock file beside it
+        stack.enter_context(exclusive(args.out.parent / f".{args.out.name}.lock", f"--out {args.out}", "--out"))
         # with a time budget, an abandoned attempt (an agent that never returned) keeps its
         # process until it does: spare ones let the workers go on meanwhile
         spare = args.workers if args.budget_seconds else 0

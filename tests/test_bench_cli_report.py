@@ -345,3 +345,20 @@ def test_theorems_of_another_split_say_which_split_to_pass(tmp_path: Path, capsy
             "splits 'test' and 'valid')") in capsys.readouterr().err
     assert not (tmp_path / "r.jsonl").exists()
     assert run(tmp_path / "r.jsonl", data, "--split", "valid", "--theorems", "t_or") == 0
+
+
+def test_a_second_run_into_the_same_out_or_checkpoint_dir_is_refused_while_the_first_runs(tmp_path):
+    """Two benchmark runs into one --out wrote every attempt twice; two trainings into one --checkpoint-dir
+    overwrote each other. A run holds its output (an OS lock, gone with the process) while it runs."""
+    from agents.alphaproof.train import Args, train
+    from leangym.cli import exclusive
+
+    data, out = write_dataset(tmp_path / "d.jsonl"), tmp_path / "r.jsonl"
+    with exclusive(tmp_path / ".r.jsonl.lock", "a first run", "--out"):  # as a first run holds it
+        with pytest.raises(ValueError, match=r"--out .*r\.jsonl is in use by another run \(pid \d+\)"):
+            run(out, data)
+    assert run(out, data) == 0 and result_rows(out)  # once it is free
+    ck = tmp_path / "ck"
+    with exclusive(ck / ".lock", "a first run", "--checkpoint-dir"):
+        with pytest.raises(ValueError, match="--checkpoint-dir .*ck is in use by another run"):
+            train(Args(checkpoint_dir=str(ck), logdir="", iterations=0, warmup_steps=0, progress=False))

@@ -65,7 +65,7 @@ from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, tr
 from agents.alphaproof.theorem_source import make_source
 from agents.alphaproof.train_args import Args, explicit_fields, parse_args
 from leangym.backends.types import LeanError
-from leangym.cli import run_cli
+from leangym.cli import exclusive, run_cli
 from leangym.daemon_pool import DaemonPool
 from leangym.datasets import check_spec
 
@@ -268,9 +268,8 @@ def train(args: Args, explicit: Collection[str] | None = None) -> dict[str, Any]
     the others from its checkpoint (:func:`resume.inherit_settings`). ``None``: all of them.
 
     On Ctrl-C / SIGTERM (KeyboardInterrupt, re-raised) it says where to go on from, if anywhere.
+    A second run into the same ``--checkpoint-dir`` at the same time is refused.
     """
-    from tqdm import tqdm
-
     if args.server and args.env == "PropLogic-v0":
         args = dataclasses.replace(args, env="LeanProof-v0")
     if args.env == "LeanProof-v0" and not args.server:
@@ -283,6 +282,15 @@ def train(args: Args, explicit: Collection[str] | None = None) -> dict[str, Any]
     args = dataclasses.replace(args, checkpoint_dir=checkpoint_dir_of(args, resume_path))
     ckpt_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else None
     refuse_to_overwrite(ckpt_dir, resume_path, args)
+    with exclusive(ckpt_dir / ".lock" if ckpt_dir else None, f"--checkpoint-dir {ckpt_dir}", "--checkpoint-dir"):
+        return _run(args, explicit, given, resume_path, ckpt_dir)
+
+
+def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path: Path | None,
+         ckpt_dir: Path | None) -> dict[str, Any]:
+    """The run :func:`train` set up, while it holds ``ckpt_dir``."""
+    from tqdm import tqdm
+
     started = time.monotonic()
     deadline = None if args.max_minutes is None else started + 60 * args.max_minutes
     _seed_everything(args.seed)
