@@ -263,6 +263,22 @@ def plot_refusal(plot_arg: str | None) -> str | None:
         return f"--plot {plot_arg}: no directory {path.parent}; create it or choose another --plot (or --plot none)"
     if not os.access(path.parent, os.W_OK):
         return f"--plot {plot_arg}: cannot write in {path.parent}; choose another --plot (or --plot none)"
+    if path.suffix and path.suffix.lower().lstrip(".") not in PLOT_FORMATS:  # (none: .png is added)
+        return (f"--plot {plot_arg}: not an image file name; end it in one of "
+                f"{', '.join('.' + f for f in PLOT_FORMATS)} (or --plot none)")
+    return None
+
+
+PLOT_FORMATS = ("png", "pdf", "svg", "jpg", "jpeg", "webp", "eps", "tif", "tiff")  # what matplotlib writes
+
+
+def default_plot_refusal(out: Path) -> str | None:
+    """``--plot`` was not given, so the plot goes to OUT.png: refuse when a fresh run (no results at
+    ``out`` yet) would replace an image that is there already (not one this run's results drew)."""
+    png = out.with_suffix(".png")
+    if png.exists() and not (out.exists() and out.stat().st_size > 0):
+        return (f"{png} exists and this new run would replace it with its plot: pass --plot PATH for the "
+                "plot (or --plot none), or move the file")
     return None
 
 
@@ -293,7 +309,8 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"{', '.join(AGENT_ALIASES)}; or name your own as module:Name or path/to/file.py:Name",
               file=sys.stderr)
         return 2
-    refusal = out_refusal(args.out, args.dataset) or plot_refusal(args.plot)
+    refusal = (out_refusal(args.out, args.dataset) or plot_refusal(args.plot)
+               or (default_plot_refusal(args.out) if args.plot is None and not args.restart else None))
     if refusal:
         print(f"error: {refusal}", file=sys.stderr)
         return 2

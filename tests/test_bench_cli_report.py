@@ -313,6 +313,8 @@ def test_a_bad_plot_path_is_refused_before_the_run_and_a_plot_failure_keeps_the_
     assert (f"error: --plot {missing}: no directory {missing.parent}; create it or choose another --plot "
             "(or --plot none)") in capsys.readouterr().err
     assert not out.exists()  # nothing ran
+    assert run(out, data, "--plot", str(tmp_path / "p.xyz")) == 2  # a format matplotlib does not write
+    assert "not an image file name" in capsys.readouterr().err and not out.exists()
 
     def broken_plot(runs, path):  # noqa: ANN001, ANN202 - e.g. a format matplotlib does not know, a full disk
         raise ValueError("Format 'xyz' is not supported")
@@ -325,12 +327,12 @@ def test_a_bad_plot_path_is_refused_before_the_run_and_a_plot_failure_keeps_the_
         raise KeyboardInterrupt
 
     monkeypatch.setattr(benchmark, "run_tasks", interrupted_after_one)
-    assert run(out, data, "--plot", str(tmp_path / "p.xyz")) == 130  # was: 2, from the plot
+    assert run(out, data, "--plot", str(tmp_path / "p.png")) == 130  # was: 2, from the plot
     err = capsys.readouterr().err
     assert "warning: could not write the plot (--plot): Format 'xyz' is not supported" in err
     assert "interrupted; rerun the same command to resume" in err
     monkeypatch.setattr(benchmark, "run_tasks", real_run_tasks)
-    assert run(out, data, "--plot", str(tmp_path / "p.xyz")) == 0
+    assert run(out, data, "--plot", str(tmp_path / "p.png")) == 0
 
 
 # --------------------------------------------------------------------------- --theorems and --split
@@ -362,3 +364,16 @@ def test_a_second_run_into_the_same_out_or_checkpoint_dir_is_refused_while_the_f
     with exclusive(ck / ".lock", "a first run", "--checkpoint-dir"):
         with pytest.raises(ValueError, match="--checkpoint-dir .*ck is in use by another run"):
             train(Args(checkpoint_dir=str(ck), logdir="", iterations=0, warmup_steps=0, progress=False))
+
+
+def test_a_new_run_does_not_replace_an_image_it_did_not_draw(tmp_path: Path, capsys) -> None:
+    """Without --plot the plot goes to OUT.png: a fresh run refuses to replace a file already there;
+    a resumed run redraws its own."""
+    data, out = write_dataset(tmp_path / "d.jsonl"), tmp_path / "my.jsonl"
+    (tmp_path / "my.png").write_bytes(b"my precious figure")
+    args = ["--agent", "hammer", "--dataset", str(data), "--sim", "--out", str(out), "--quiet", "--budget-calls", "30"]
+    assert benchmark.main(args) == 2
+    assert "my.png exists and this new run would replace it" in capsys.readouterr().err and not out.exists()
+    (tmp_path / "my.png").unlink()
+    assert benchmark.main(args) == 0 and (tmp_path / "my.png").read_bytes().startswith(b"\x89PNG")
+    assert benchmark.main(args) == 0  # its own plot, on a rerun
