@@ -16,6 +16,7 @@ moments persist between learner steps.
 from __future__ import annotations
 
 import math
+import argparse
 import os
 import time
 from contextlib import closing
@@ -228,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="seeds the fresh net and the order of the rows")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default); "
                     "1 is often fastest for small models on a shared machine")
+    ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                    help="a progress bar (tqdm); --no-progress for logs written to a file")
     args = ap.parse_args(argv)
     # values that cannot work are refused before anything is read, trained or written
     cli_checks.at_least(1, steps=args.steps, batch_size=args.batch_size)
@@ -260,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     history = train_supervised(net, rows, args.steps, args.batch_size, args.lr, warmup=args.warmup,
                                weight_decay=args.weight_decay, writer=writer, ckpt_path=args.out,
-                               ckpt_every=args.ckpt_every, progress=True, seed=args.seed)
+                               ckpt_every=args.ckpt_every, progress=args.progress, seed=args.seed)
     net.save(args.out)
     if writer is not None:
         writer.close()

@@ -376,7 +376,7 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
         # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
         bar = tqdm(desc="self-play", disable=not args.progress, initial=progress["iteration"],
                    total=args.iterations if args.max_minutes is None else None, postfix=time_left() or None)
-        backoff, tasks, down = Backoff(), None, None
+        backoff, tasks, down, said_down = Backoff(), None, None, None
         while progress["iteration"] < args.iterations and not out_of_time():
             step, iteration_started = progress["iteration"] + 1, time.monotonic()
             # after an outage the same theorems again: the run draws nothing for an iteration that did not count
@@ -391,11 +391,13 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
                 break  # the time limit came before any search did anything: nothing to count
             if down:  # nothing was searched: no learning on the old buffer, no step, no (zero) statistics
                 wait = backoff.delay() if deadline is None else min(backoff.delay(), deadline - time.monotonic())
-                print(f"[iteration {step}] server unavailable ({down}); "
-                      + (f"retrying in {wait:.3g}s" if wait > 0 else "no time left to retry"), file=sys.stderr)
+                why = f"server unavailable ({down})" if down != said_down else "server still unavailable"
+                said_down = down  # (the reason, with its how-to-start hint, once per outage)
+                print(f"[iteration {step}] {why}; " + (f"retrying in {wait:.3g}s" if wait > 0 else
+                                                       "no time left to retry"), file=sys.stderr)
                 time.sleep(max(0.0, wait))
                 continue
-            tasks = None
+            tasks, said_down = None, None
             backoff.reset()
             new_rows = absorb(out, curriculum, replay, args)
             progress["crashes"] += out.crashed

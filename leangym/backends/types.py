@@ -157,7 +157,7 @@ class CommandResult:
 class ServerIdentity:
     url: str
     generation: str = "unknown"  # "single-branch" | "factorized" | "unknown"
-    info: Mapping[str, Any] = field(default_factory=dict)
+    info: Mapping[str, Any] = field(default_factory=dict, repr=False)  # the whole /status: long, not printed
 
 
 # --------------------------------------------------------------------------- parsers
@@ -207,6 +207,9 @@ def parse_tactic_reply(process_id: int, tactic: str, payload: Any, elapsed_s: fl
         if "error" in payload:
             err = str(payload["error"])
             outcome = Outcome.TIMEOUT if err.startswith(TIMEOUT_TEXT) else Outcome.REJECTED
+            lean = reported_lean_errors(err) if outcome is Outcome.REJECTED else None
+            if lean is not None:  # `REPL returned error messages: [{...}]`: Lean's own messages, as Lean says them
+                err = "; ".join(m.text for m in lean.errors)
             return TacticResult(tactic, outcome, (), err, elapsed_s)
         branches = payload.get("value")
         _require(isinstance(branches, list), "a branch list in 'value'", payload)
