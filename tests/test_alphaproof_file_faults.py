@@ -133,6 +133,8 @@ GOOD_ROW = json.dumps({"state": "⊢ p", "tactic": "exact hp", "steps_to_go": 1}
     ('{"state": "⊢ p", "value": "high"}', "'value' must be a finite number"),
     ('{"state": "⊢ p", "value": NaN}', "'value' must be a finite number"),
     ('{"tactic": "exact hp"}', "expected an object with a string 'state'"),
+    ('{"state": "⊢ p"}', "the row teaches nothing"),  # no tactic, no steps_to_go, no value
+    ('{"state": "⊢ p", "tactic": ""}', "the row teaches nothing"),
     ('{"state": "⊢ p", ', "not JSON"),
     (b'{"state": "\xff p"}', "not UTF-8"),
 ])

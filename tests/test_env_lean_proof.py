@@ -480,3 +480,10 @@ def test_copying_an_env_over_a_server_says_what_to_do_instead(sim_server):
     local = LeanProofEnv(AND, process_factory=LocalProcess)  # in process: copies as before
     local.reset(seed=0)
     assert copy.deepcopy(local).theorem.name == "t_and"
+
+
+def test_open_session_takes_exactly_one_theorem():
+    for theorem, says in ((None, "needs a theorem"), ([ONE, AND], "takes one theorem, got 2")):
+        with pytest.raises(ValueError, match=says):
+            with leangym.open_session(theorem, process=LocalProcess()):
+                pass

@@ -74,6 +74,9 @@ def row_problem(row: Any) -> str | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                               or not math.isfinite(value)):
         return f"'value' must be a finite number (a target in [0, 1]), got {value!r}"
+    if not tactic and "steps_to_go" not in row and value is None:
+        return ("the row teaches nothing: give it a 'tactic' (the policy's target), or 'steps_to_go' / 'value' "
+                "(the value head's; 'steps_to_go': null means not provable)")
     return None
 
 

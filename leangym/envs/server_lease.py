@@ -53,7 +53,12 @@ def open_session(theorem: TheoremSpec, *, server: str | None = None, process: Le
         with leangym.open_session("theorem t : 1 + 1 = 2 := by sorry") as s:
             r = s.apply(s.root, "norm_num")
     """
-    (thm,) = resolve_theorems(theorem, header)[:1]
+    if theorem is None:
+        raise ValueError("open_session needs a theorem: a 'theorem ... := by sorry' statement or a Theorem")
+    theorems = resolve_theorems(theorem, header)
+    if len(theorems) != 1:
+        raise ValueError(f"open_session takes one theorem, got {len(theorems)}: open one session per theorem")
+    (thm,) = theorems
     owned = process is None
     proc = ServerLeaser(server or default_server_url(), lease_timeout_s)() if owned else process
     try:
