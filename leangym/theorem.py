@@ -201,6 +201,7 @@ class Theorem:
     header: str = ""
     split: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    decl_name: str = field(init=False, default="", repr=False, compare=False)  # set from the statement
 
     def __post_init__(self) -> None:
         stmt = self.formal_statement.strip()

@@ -145,6 +145,6 @@ def cmd_recheck(args: argparse.Namespace) -> int:
         bar = tqdm(total=proofs, unit="proof", disable=args.quiet, file=sys.stderr, dynamic_ncols=True)
         stack.callback(bar.close)
         rec = recheck(rs, theorems, lambda: client.lease(timeout=args.lease_timeout),
-                                    on_result=lambda: bar.update(1))
+                      on_result=lambda: bar.update(1))
     print(report(rec, proofs))
     return 0 if not rec.failed and not rec.unchecked else 1

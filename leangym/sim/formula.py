@@ -79,11 +79,6 @@ def _show(f, need: int, ren) -> str:
     return f"({s})" if need > prec else s
 
 
-def show_arg(f) -> str:
-    """``f`` as an application argument (parenthesized unless atomic or ``¬``)."""
-    return _show(f, MAX, None)
-
-
 def show_term(t, need: int = 0, ren=None) -> str:
     k = t[0]
     if k == "num":

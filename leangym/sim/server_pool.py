@@ -123,7 +123,6 @@ class SimLeanServer:
         self.peak_active = 0  # highest number of requests in flight at once
         self.connections_opened = 0  # TCP connections accepted (keep-alive reuse keeps this low)
         self.crashed = False
-        self.started_at = time.time()
         self.on_crash: Callable[[], None] | None = None  # set by the handle: close the transport
         self._closed = threading.Event()
         if config.lease_idle_timeout is not None:
