@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import math
 import os
 import platform
 import subprocess
@@ -56,7 +55,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlparse
 
-from leangym.cli import ArgumentParser, HelpFormatter, exclusive, run_cli
+from leangym.cli import ArgumentParser, HelpFormatter, exclusive, integer, number, run_cli
 from leangym.datasets import DatasetError, load_theorems
 from leangym.datasets.download import file_url_path
 from leangym.envs.server_lease import SERVER_ENV_VAR
@@ -81,31 +80,7 @@ COMMANDS = ("run", "summary", "compare", "recheck")
 
 # --------------------------------------------------------------------------- command-line values
 
-def _int_at_least(low: int, rule: str) -> Callable[[str], int]:
-    """An argparse type: a whole number >= ``low`` (``--limit -1`` would silently slice off the last theorem)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{rule}, got {value}")
-        return value
-    return parse
-
-
-positive_int = _int_at_least(1, "must be at least 1")
-non_negative_int = _int_at_least(0, "must be 0 (unlimited) or more")
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text}")
-    return value
+positive_int, non_negative_int, positive_float = integer(1), integer(0), number(positive=True)
 
 
 def theorem_names(text: str) -> list[str]:

@@ -81,14 +81,13 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import math
 import signal
 import sys
 import threading
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
-from leangym.cli import ArgumentParser
+from leangym.cli import ArgumentParser, integer, number
 from leangym.sim.server_http import HTTPServer
 from leangym.sim.server_pool import INJECTED_ERROR_TEXT, VERSION, SimFault, SimLeanServer, SimServerConfig
 
@@ -192,34 +191,6 @@ def start_server(config: SimServerConfig | None = None, **overrides: Any) -> Sim
     return SimServerHandle(config)
 
 
-def _integer(low: int, high: int | None = None) -> Callable[[str], int]:
-    """An argparse type: an integer in [low, high]."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < low or (high is not None and value > high):
-            bound = f">= {low}" if high is None else f"in [{low}, {high}]"
-            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
-        return value
-    return parse
-
-
-def _number(low: float = 0.0, high: float = math.inf, *, positive: bool = False) -> Callable[[str], float]:
-    """An argparse type: a finite number in [low, high] (> low if ``positive``)."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not math.isfinite(value) or value < low or value > high or (positive and value == low):
-            bound = f"> {low:g}" if positive else f">= {low:g}" if high == math.inf else f"in [{low:g}, {high:g}]"
-            raise argparse.ArgumentTypeError(f"must be a finite number {bound}, got {text!r}")
-        return value
-    return parse
-
-
 def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="python -m leangym.sim.server",
@@ -228,30 +199,30 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1; 0.0.0.0 or :: for every interface, which exposes an "
                         "unauthenticated server whose errors carry tracebacks; IPv6 addresses such as ::1 work)")
-    p.add_argument("--port", type=_integer(0, 65535), default=8000,
+    p.add_argument("--port", type=integer(0, 65535), default=8000,
                    help="port to listen on (default 8000; 0 = any free port)")
-    p.add_argument("--max-processes", type=_integer(1), default=8, help="size of the simulated process pool (default 8)")
+    p.add_argument("--max-processes", type=integer(1), default=8, help="size of the simulated process pool (default 8)")
     p.add_argument("--factorized", action="store_true",
                    help="behave like the newer server generation: one branch per independent goal and "
                         "{\"value\": []} when a tactic closes the goal (default: older single-branch servers)")
-    p.add_argument("--latency-ms", type=_number(), default=0.0,
+    p.add_argument("--latency-ms", type=number(), default=0.0,
                    help="fixed latency added to command/proof_from_sorry/apply_tactic endpoints (ms)")
-    p.add_argument("--jitter-ms", type=_number(), default=0.0,
+    p.add_argument("--jitter-ms", type=number(), default=0.0,
                    help="extra uniform random latency in [0, JITTER] on the same endpoints (ms)")
-    p.add_argument("--error-rate", type=_number(0.0, 1.0), default=0.0,
+    p.add_argument("--error-rate", type=number(0.0, 1.0), default=0.0,
                    help="probability that a Lean endpoint answers HTTP 500 with an `exception` pickle field")
-    p.add_argument("--drop-rate", type=_number(0.0, 1.0), default=0.0,
+    p.add_argument("--drop-rate", type=number(0.0, 1.0), default=0.0,
                    help="probability that a Lean endpoint closes the connection without answering")
-    p.add_argument("--crash-after", type=_integer(0), default=None, metavar="N",
+    p.add_argument("--crash-after", type=integer(0), default=None, metavar="N",
                    help="answer N requests (any endpoint), then crash: close the listening socket and every "
                         "connection")
     p.add_argument("--seed", type=int, default=None, help="seed of the latency/fault RNG (reproducible faults)")
-    p.add_argument("--idle-timeout", type=_number(positive=True), default=300.0, metavar="SECONDS",
+    p.add_argument("--idle-timeout", type=number(positive=True), default=300.0, metavar="SECONDS",
                    help="close a connection on which nothing arrives for this long (default 300)")
-    p.add_argument("--max-connections", type=_integer(1), default=1024, metavar="N",
+    p.add_argument("--max-connections", type=integer(1), default=1024, metavar="N",
                    help="serve at most N connections at once (default 1024, lowered to fit the open-file "
                         "limit); a connection beyond them is closed unanswered")
-    p.add_argument("--lease-idle-timeout", type=_number(positive=True), default=None, metavar="SECONDS",
+    p.add_argument("--lease-idle-timeout", type=number(positive=True), default=None, metavar="SECONDS",
                    help="SIM ONLY, unlike the real server: return a lease that has had no request for this "
                         "long (a dead client's), as if its client had (default: never, as the real server)")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
