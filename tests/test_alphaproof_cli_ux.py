@@ -91,7 +91,8 @@ def test_an_older_checkpoint_without_its_logdir_logs_to_the_default_and_says_so(
     notes = [line for line in capsys.readouterr().err.splitlines() if "does not record where its run logged" in line]
     assert len(notes) == 1 and train_args.DEFAULT_LOGDIR in notes[0] and "--logdir" in notes[0]
     assert _iteration(ck) == 2  # the checkpoint still goes on where it lives
-    assert _events(elsewhere / train_args.DEFAULT_LOGDIR) == 1 and _events(tb) == 1
+    runs = list((elsewhere / train_args.DEFAULT_LOGDIR).iterdir())  # a folder of its own
+    assert len(runs) == 1 and _events(runs[0]) == 1 and _events(tb) == 1
 
 
 def test_the_interrupt_message_has_its_own_line_and_its_advice_works(tmp_path, monkeypatch, capsys):
@@ -147,6 +148,9 @@ def test_sft_reports_a_missing_data_file_before_an_existing_out(tmp_path, capsys
     code, _, err = _cli(sft_mod.main, ["--data", str(_rows_file(tmp_path)), "--out", str(out), "--steps", "1",
                                        "--init", str(missing)], capsys)
     assert code == 2 and f"--init {missing}: no such file" in err, err
+    code, _, err = _cli(sft_mod.main, ["--data", str(_rows_file(tmp_path)), "--out", str(out), "--steps", "1",
+                                       "--init", str(out), "--size", "small"], capsys)
+    assert code == 2 and "--init's net keeps its own size and tokenizer" in err, err  # was: --size ignored
 
 
 def test_train_reports_a_missing_theorem_file_before_an_existing_checkpoint(tmp_path, capsys):

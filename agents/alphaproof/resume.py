@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection
 
@@ -85,14 +86,25 @@ def logdir_of(args: "Args", state: dict[str, Any] | None, path: Path | None) -> 
     if args.logdir is not None:
         return args.logdir
     if state is None:
-        return DEFAULT_LOGDIR
+        return default_logdir()
     if isinstance(state.get("logdir"), str):
         return state["logdir"]
     was = state.get("args", {}).get("logdir") if isinstance(state.get("args"), dict) else None
     print(f"--resume: {path} does not record where its run logged (written by an older version"
           + (f"; its --logdir was {was!r}" if was else "") + f"): TensorBoard logs go "
-          f"to {DEFAULT_LOGDIR} (pass --logdir to choose)", file=sys.stderr)
-    return DEFAULT_LOGDIR
+          f"to a new folder in {DEFAULT_LOGDIR} (pass --logdir to choose)", file=sys.stderr)
+    return default_logdir()
+
+
+def default_logdir() -> str:
+    """A folder of its own in ``DEFAULT_LOGDIR`` for a run's TensorBoard logs (its start time), so that runs
+    do not interleave their curves and ``tensorboard --logdir runs/alphaproof`` shows each one apart."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path, n = Path(DEFAULT_LOGDIR) / stamp, 1
+    while path.exists():
+        n += 1
+        path = Path(DEFAULT_LOGDIR) / f"{stamp}-{n}"
+    return str(path)
 
 
 def say_where_the_run_goes_on(args: "Args", given: "Args", state: dict[str, Any]) -> None:

@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
                                  description="Supervised training of the AlphaProof policy-value net.")
     ap.add_argument("--data", required=True, help='JSONL rows {"state": ..., "tactic": ...[, "steps_to_go": n]}, '
                     "or the output of python -m leangym.sim.generator -o FILE (replayed into rows)")
-    ap.add_argument("--size", default="tiny", choices=tuple(SIZES), help="model size for a fresh net")
+    ap.add_argument("--size", default="tiny", choices=tuple(SIZES), help="model size for a fresh net (not with --init)")
     ap.add_argument("--init", default=None, help="start from this checkpoint instead of a fresh net")
     ap.add_argument("--tokenizer", default=None, help="tokenizer json for a fresh net (default: the shipped one)")
     ap.add_argument("--steps", type=int, default=1000, help="optimizer steps (at least 1)")
@@ -246,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     # the inputs before the output: a missing --data is the error to fix first, not the existing --out
     cli_checks.input_file("--data", args.data, "a JSONL file of rows, or python -m leangym.sim.generator's output")
     cli_checks.input_file("--init", args.init, "a net to start from: an sft --out file or a train checkpoint")
+    if args.init and (args.tokenizer or args.size != "tiny"):
+        raise ValueError("--size and --tokenizer choose a fresh net; --init's net keeps its own size and tokenizer "
+                         "(leave them out, or drop --init)")
     tokenizer = None if args.init else load_tokenizer(args.tokenizer)  # (small: read now, as the inputs above)
     if os.path.exists(args.out) and not args.overwrite:  # before any training step
         raise ValueError(f"{args.out} exists and this run would overwrite it (from its first --ckpt-every "

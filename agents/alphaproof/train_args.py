@@ -89,7 +89,8 @@ _HELP = {
     "eval_every": "evaluate on the held-out theorems every this many iterations, and at the end (0: never)",
     "eval_size": "held-out theorems per evaluation (a --theorems file without split \"test\" rows holds out at "
                  "most half its statements)",
-    "logdir": f"TensorBoard directory ('': none) (default: with --resume the resumed run's, else {DEFAULT_LOGDIR})",
+    "logdir": (f"TensorBoard directory ('': none) (default: with --resume the resumed run's, else a new folder "
+               f"{DEFAULT_LOGDIR}/DATE-TIME, one per run)"),
     "checkpoint_dir": ("where the run saves latest.pt ('': nowhere) (default: with --resume the resumed "
                        f"checkpoint's directory, else {DEFAULT_CHECKPOINT_DIR})"),
     "resume": ("continue a run: DIR is its --checkpoint-dir (the latest.pt in it) or a checkpoint file; "
