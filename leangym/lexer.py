@@ -45,6 +45,7 @@ _CHAR_LITERAL = re.compile(r"""'(\\(?:[\\"'rnt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})
 _STRING_ESCAPE = re.compile(r"""\\(?:[\\"'rnt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|\n[ \t\r]*)""")
 # Mathlib's notations ending in ' (`∑' n, f n`, `f ⁻¹' s`, `f '' s`): one symbol token each
 _QUOTE_SYMBOLS = ("∑'", "∏'", "⁻¹'", "''")
+_WHITESPACE = re.compile(r"[ \t\r\n]*")
 _DIGITS = {"b": "01", "o": "01234567", "x": "0123456789abcdefABCDEF"}
 
 
@@ -56,17 +57,36 @@ def strip_comments(source: str, *, strings: bool = False) -> str:
     return scan(source, strings=strings)[0]
 
 
-def scan(source: str, *, strings: bool = False) -> tuple[str, str | None]:
+def scan(source: str, *, strings: bool = False, docs_are_comments: bool = True) -> tuple[str, str | None]:
     """``(blanked, risk)``: :func:`strip_comments`'s text, and ``None`` when every comment and literal
-    in ``source`` is one Lean reads the same way, else what could make Lean read it otherwise."""
+    in ``source`` is one Lean reads the same way, else what could make Lean read it otherwise.
+
+    ``docs_are_comments=False`` reads a doc comment's body (``/-- ... -/``, ``/-! ... -/``) as code.
+    To Lean it is code where the grammar takes no doc comment: its opener is a token there, the
+    parse fails, and the command loop reads on right after it. What a doc comment may hide must
+    therefore pass the checks in that reading too.
+    """
     out: list[str] = []
     risk: str | None = None
     i, n = 0, len(source)
     while i < n:
         c = source[i]
-        if source.startswith("/-", i):  # doc comments `/--`, `/-!` are tokens to Lean, of the same extent
-            j = _block_comment_end(source, i)
+        if c in "-/" and source.startswith(("--", "/-"), i) and i and not source[i - 1].isspace():
+            # Lean looks for comments between tokens only and reads the longest symbol it knows: `<--x`
+            # is `<-` then `-x`, `//-n` is `//` then `-n`. Glued to what precedes it, this may be no comment.
+            risk = risk or f"a comment opener glued to the text before it (at {_context(source, i)})"
+        if not docs_are_comments and source.startswith(("/--", "/-!"), i):
+            j = i + 3  # the opener token; what follows is read on as code
+            out.append(source[i:j])
+        elif source.startswith("/-", i):
+            after = _WHITESPACE.match(source, i + 3).group() if source.startswith(("/--", "/-!"), i) else ""
+            if "\t" in after or "\r" in after:
+                # a doc comment's opener is a token: Lean's whitespace after it refuses tabs and CRs
+                risk = risk or f"a tab or carriage return after a doc comment opener (at {_context(source, i)})"
+            j, closed = _block_comment_end(source, i)
             out.append(_blank(source[i:j]))
+            if not closed:
+                risk = risk or "an unterminated comment"
         elif source.startswith("--", i):
             j = source.find("\n", i)
             j = n if j < 0 else j
@@ -86,6 +106,8 @@ def scan(source: str, *, strings: bool = False) -> tuple[str, str | None]:
                 out.append(source[i:j])
                 if j == i + 1:
                     risk = risk or f"a ' that begins no character literal (at {_context(source, i)})"
+                elif j < n and source[j] in "'\"\\":  # (Mathlib's `''`; without Mathlib, quotes pair otherwise)
+                    risk = risk or f"a quote right after '' (at {_context(source, i)})"
         elif c == "r" and _raw_string_start(source, i + 1):
             j = _raw_string_end(source, i)
             out.append(source[i:j])
@@ -98,30 +120,52 @@ def scan(source: str, *, strings: bool = False) -> tuple[str, str | None]:
             j, why = _name_end(source, i)
             out.append(source[i:j])
             risk = risk or why
+        elif c in "\t\r":  # Lean's whitespace refuses both: an error, then a read from somewhere else
+            j = i + 1
+            out.append(c)
+            risk = risk or ("a tab" if c == "\t" else "a carriage return not followed by a line feed"
+                            if not source.startswith("\r\n", i) else "a carriage return (CRLF line ends)")
+        elif c == "#" and _hash_word_risk(source, i):
+            # `#check'"'` is the token `#check` then a character literal to Lean, `#evalr"x"` is `#eval`
+            # then a raw string (if `#check`, `#eval` are tokens): not the name this module would read
+            j = i + 1
+            out.append(c)
+            risk = risk or f"a #word followed by a quote (at {_context(source, i)})"
         else:
             sym = next((s for s in _QUOTE_SYMBOLS if source.startswith(s, i)), c)
             j = i + len(sym)
             out.append(sym)
+            if sym != c and j < n and source[j] in "'\"\\":
+                # Mathlib's notation tokens; without Mathlib (or after them) a quote could pair otherwise
+                risk = risk or f"a quote right after {sym!r} (at {_context(source, i)})"
         i = j
     return "".join(out), risk
 
 
-def _block_comment_end(source: str, i: int) -> int:
-    """Index past the ``-/`` closing the comment opening at ``i`` (nesting counts), or ``len(source)``."""
-    depth, i = 1, i + 2
+def _hash_word_risk(source: str, i: int) -> bool:
+    run = _ID_REST_RUN.match(source, i + 1).group()
+    after = source[i + 1 + len(run):i + 2 + len(run)]
+    return "'" in run or (run.endswith("r") and after in ('"', "#"))
+
+
+def _block_comment_end(source: str, i: int) -> tuple[int, bool]:
+    """Index past the ``-/`` closing the comment opening at ``i`` (else ``len(source)``), and whether it
+    closes: nested ``/-`` count, and the character right after the opener is skipped, as Lean's
+    ``whitespace`` does (so ``/-/- c -/`` is one comment, closed at its first ``-/``)."""
+    depth, i = 1, i + 3
     while i < len(source):
         two = source[i:i + 2]
         if two == "-/":
             depth -= 1
             i += 2
             if not depth:
-                return i
+                return i, True
         elif two == "/-":
             depth += 1
             i += 2
         else:
             i += 1
-    return len(source)
+    return len(source), False
 
 
 def _string_end(source: str, start: int) -> tuple[int, str | None]:
@@ -132,6 +176,9 @@ def _string_end(source: str, start: int) -> tuple[int, str | None]:
             m = _STRING_ESCAPE.match(source, i)
             if m is None:
                 return len(source), f"an escape Lean does not know in a string (at {_context(source, i)})"
+            if m.group().startswith("\\\n") and source.startswith("\n", m.end()):
+                # a string gap holds exactly one line break: Lean stops at a second one
+                return len(source), f"a string gap over two lines (at {_context(source, i)})"
             i = m.end()
         elif source[i] == '"':
             return i + 1, None
@@ -163,7 +210,9 @@ def _number_end(source: str, i: int) -> tuple[int, str | None]:
     if source[i] == "0" and i + 1 < n and source[i + 1].lower() in _DIGITS:
         j, ok = _digits(source, i + 2, _DIGITS[source[i + 1].lower()], need=True)
         return j, None if ok else f"a numeral Lean cannot read (at {_context(source, i)})"
-    j, _ = _digits(source, i, "0123456789", need=False)
+    j, ok = _digits(source, i, "0123456789", need=False)
+    if not ok:  # `1_`: a separator needs a digit after it
+        return j, f"a numeral Lean cannot read (at {_context(source, i)})"
     if j < n and source[j] == ".":
         j += 1
         if j < n and "0" <= source[j] <= "9":

@@ -73,7 +73,7 @@ _SCOPED_PREFIX = re.compile(
 # the next character, and its error recovery may then read `- x` as code). A tactic has no use for
 # strings or «names» either: with any `"` or `«`, or a risk the scanner finds, nothing is blanked
 # (a rare tactic; every word then counts, comments included).
-_LITERAL_RISK = re.compile('["«]')
+_LITERAL_RISK = re.compile('["«]|/--|/-!')  # (a doc comment has no place in a proof: read as code)
 # Lean looks for a comment only between tokens, and reads the longest symbol it can: `<--x` is `<-`
 # then `-x`, `//-n` is `//` then `-n`. A comment opener glued to what precedes it may be no comment,
 # so with one, nothing is blanked either.

@@ -94,7 +94,23 @@ def _unescaped(code: str) -> str:
 # Header commands that change how Lean reads later commands or run code: not in a header.
 _HEADER_META = re.compile(NOT_NAME_BEFORE + r"(?:macro|macro_rules|elab|elab_rules|syntax|command_elab|term_elab|"
                           r"initialize|builtin_initialize|run_cmd|run_elab|run_meta|simproc|dsimproc|simproc_decl|"
-                          r"dsimproc_decl)" + NOT_NAME_AFTER + r"|#eval\b|@\[[^\]]*\btactic\b")  # (`@[tactic x] def`)
+                          r"dsimproc_decl)" + NOT_NAME_AFTER
+                          + r"|#[A-Za-z]\w*|@\[[^\]]*\btactic\b")  # (`@[tactic x] def`)
+# `#eval`, `#guard` ... run code; `#exit` ends the file: no #command in a statement or a header (`#[1, 2]` is fine)
+HASH_COMMAND = re.compile(r"#[A-Za-z]\w*")  # (`# Title` in a module doc's markdown is no command)
+
+
+def _doc_comment_danger(text: str) -> str | None:
+    """What a doc comment in ``text`` would let Lean run if it is not where the grammar takes one (its body
+    is then code: see :func:`leangym.lexer.scan`), or None. Only what runs code or switches checks off
+    counts here: prose in a docstring that merely names a command (``the open interval``) parses as
+    nothing harmful in that reading."""
+    if "/--" not in text and "/-!" not in text:
+        return None
+    code, risk = scan(text, docs_are_comments=False)
+    code = text if risk else code  # (a reading it cannot be sure of: every word counts)
+    m = _UNSAFE_OPTION.search(_unescaped(code)) or _HEADER_META.search(code)
+    return m.group(0).strip() if m else None
 DECLARATION = re.compile(
     rf"^[ \t]*(?P<prefix>(?:{_IN_PREFIX}\s+)*(?:{_ATTRIBUTES}\s*)?(?:(?:private|protected)\s+)?"
     r"(?:noncomputable\s+)?(?:unsafe\s+)?(?:(?:partial|nonrec)\s+)?)"
@@ -170,6 +186,14 @@ def _parse(stmt: str) -> tuple[_Head, re.Match[str]]:
     # line above; `open`/`set_option` lines may stay), and no command word after it.
     if _UNSAFE_OPTION.search(_unescaped(code)):
         raise TheoremError(f"the statement sets a debug option, which would switch the final check off: {stmt[:120]!r}")
+    if danger := _doc_comment_danger(stmt):
+        raise TheoremError(f"the statement holds {danger!r} in a doc comment, which Lean reads as code where no "
+                           f"doc comment belongs: {stmt[:120]!r}")
+    if m := HASH_COMMAND.search(code):
+        # Lean reads `#eval` (and `#` + any word that starts with a command's name) as a command of its
+        # own wherever it stands: it ends the theorem, and runs
+        raise TheoremError(f"the statement holds {m.group(0)!r}, which Lean runs as a command of its own; a "
+                           f"statement holds one theorem and no #commands: {stmt[:120]!r}")
     if (_DECLARING.search(code, 0, decl.start("kind")) or "#" in code[:decl.start("kind")]
             or DECLARATION.search(code, decl.end(), tail.start())
             or _OTHER_DECL.search(code) or _COMMAND_WORD.search(code, decl.end(), tail.start())):
@@ -216,6 +240,9 @@ class Theorem:
                                "every proof when it uses sorry; for a PutnamBench-style solution stub "
                                "(`abbrev solution : ℕ := sorry`), fill in the solution first")
         header = strip_comments(self.header)
+        if danger := _doc_comment_danger(self.header):
+            raise TheoremError(f"the header holds {danger!r} in a doc comment, which Lean reads as code where no doc "
+                               "comment belongs; a header may not run code or switch Lean's checks off")
         if m := (_UNSAFE_OPTION.search(_unescaped(header)) or _HEADER_META.search(header)):
             # the final check runs the header: it must not switch the check off, nor change how Lean
             # reads the check's own commands (a macro or elaborator for `#print axioms` can forge its answer)

@@ -27,6 +27,7 @@ from leangym.theorem import Theorem, TheoremError
     ("2h'\"' -- \"#eval", "2h'\"     \"#eval"),  # `2` then the name `h'`: the `"` opens a string
     ("1_000 + 0x1F + 2.5e-3 -- c", "1_000 + 0x1F + 2.5e-3     "),
     ("/- a /- b -/ c -/ d", "                  d"),
+    ("/-/- c -/ d", "          d"),  # Lean skips the character after `/-`: one comment, closed at its first -/
     ("/-- doc -/ theorem", "           theorem"),
 ])
 def test_comments_and_literals_end_where_lean_ends_them(source, blanked):
@@ -48,6 +49,18 @@ def test_comments_and_literals_end_where_lean_ends_them(source, blanked):
     ('"unterminated', "unterminated string"),
     ("«open", "unterminated «name»"),
     ("hé' -- x", "older Lean"),  # `é` is a name's letter to recent Lean only
+    # red-team round eight, second part (a review and a differential fuzz against a model of Lean's lexer)
+    ("x <-- #eval", "glued"),  # `<-` then `-x` to Lean: no comment
+    ("{x : ℕ //- \n#eval\n-- -/", "glued"),  # `//` then `-`
+    ("p \\/-q-/ r", "glued"),
+    ("trivial\n/-!\t#eval 1\n-- -/", "a tab"),  # after a doc opener Lean's whitespace refuses the tab
+    ("/--\r#eval 1 -/", "carriage return"),
+    ('"\\\n\n#eval 1\n-- " = ""', "string gap over two lines"),
+    ("#check'\"' -- x", "#word followed by a quote"),
+    ('#evalr"x" -- y', "#word followed by a quote"),
+    ("''\"' #eval 1 --\"", "quote right after ''"),  # without Mathlib, '' is no token
+    ("/- a", "unterminated comment"),
+    ("1_ -- x", "numeral"),
 ])
 def test_what_lean_could_read_otherwise_is_reported(source, risk):
     assert risk in (scan(source)[1] or "")
@@ -78,7 +91,7 @@ def test_a_broken_char_literal_cannot_hide_a_command_from_the_final_check(script
 def test_a_char_literal_cannot_hide_a_second_theorem_in_a_statement():
     stmt = ("theorem t : (!'\"' == 'a') = true := by rfl\n#eval IO.Process.exit 7\naxiom boom : False\n"
             "theorem u : (!'\"' == 'a') = true := by sorry")
-    with pytest.raises(TheoremError, match="exactly one theorem"):
+    with pytest.raises(TheoremError, match="exactly one theorem|#commands"):
         Theorem(stmt)
 
 
@@ -108,3 +121,35 @@ def test_text_lean_could_read_otherwise_is_refused_in_statements_headers_and_fil
 def test_mathlibs_variables_is_a_command_word():
     assert "starts a Lean command" in SoundnessPolicy().check_script("exact hp\nvariables (x : Nat) [inst : Fact False]")
     assert SoundnessPolicy().check_script("exact hp -- the variables are fine in a comment") is None
+
+
+@pytest.mark.parametrize("statement, header", [
+    ("theorem t : True /-/- c -/ #eval (IO.Process.exit 7 : IO Unit) -- -/\n := by sorry", ""),
+    ("theorem t (h : Nonempty {x : Nat //- \n#eval (IO.Process.exit 7 : IO Unit) -- -/\n x = x}) : True := by sorry",
+     ""),
+    ("theorem t : True <-- #eval (IO.Process.exit 7 : IO Unit)\n := by sorry", ""),
+    ("theorem t : True := by sorry", "open Nat <-- #eval (IO.Process.exit 7 : IO Unit)"),
+    ("theorem t : True := by sorry", "/-/- c -/ #eval (IO.Process.exit 7 : IO Unit)\nopen Nat"),
+    ("/-!\t#eval 1\n-- -/\ntheorem foo : True := by sorry", ""),
+    ("theorem t : True := by sorry", "import Mathlib\n/-!\taxiom ax : False\n-- -/\nopen Nat"),
+    ('theorem t (h : "\\\n\n#eval 1\n-- " = "") : True := by sorry', ""),
+    ("theorem t : True := by sorry", "/-- a \" -/ #eval x \"\ndef y := 1"),
+    ("/-- #eval (IO.Process.exit 7 : IO Unit) -/\ntheorem t : True := by sorry", ""),  # code after a bad header
+    ("theorem t : True := by sorry", "def x : Nat :=\n/-! macro \"t\" : tactic => `(tactic| sorry) -/\n1"),
+    ("theorem t : True := by sorry", "/-!\tset_option debug.skipKernelTC true\n-- -/"),
+])
+def test_comment_tricks_cannot_hide_a_command_in_statements_and_headers(statement, header):
+    """Each hides `#eval`/`axiom` where leangym used to see a comment and Lean (by its source) sees code."""
+    with pytest.raises(TheoremError):
+        Theorem(statement, header=header)
+
+
+def test_a_doc_comment_tab_cannot_hide_a_command_in_a_proof():
+    assert SoundnessPolicy().check_script("trivial\n/-!\t#eval 1\n-- -/") is not None
+    assert SoundnessPolicy().check_script("exact hp /-- #eval 1 -/") is not None  # (a doc comment in a proof)
+
+
+def test_docstrings_before_a_theorem_still_load():
+    t = Theorem("/-- The sum of two evens is even; the open interval is open. -/\n"
+                "theorem t (a b : ℕ) (h : a = b) : b = a := by sorry", header="/-! # Problems\nfrom a book -/\nopen Nat")
+    assert t.decl_name == "t"
