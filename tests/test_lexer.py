@@ -125,6 +125,7 @@ def test_mathlibs_variables_is_a_command_word():
 
 @pytest.mark.parametrize("statement, header", [
     ("theorem t : True /-/- c -/ #eval (IO.Process.exit 7 : IO Unit) -- -/\n := by sorry", ""),
+    ("theorem t : True #eval (IO.Process.exit 7 : IO Unit) := by sorry", ""),  # no comment needed at all
     ("theorem t (h : Nonempty {x : Nat //- \n#eval (IO.Process.exit 7 : IO Unit) -- -/\n x = x}) : True := by sorry",
      ""),
     ("theorem t : True <-- #eval (IO.Process.exit 7 : IO Unit)\n := by sorry", ""),
