@@ -264,6 +264,36 @@ def test_what_a_run_says_when_there_was_nothing_to_learn_or_evaluate(tmp_path, m
     assert "final evaluation (iteration 3): nothing evaluated (none of 4 theorems could be searched)" in out
 
 
+def test_time_limits_hold_for_the_warm_start_replay_and_for_a_resumed_run(tmp_path, monkeypatch, capsys):
+    import time
+
+    from agents.alphaproof import train as train_mod
+    from leangym.sim.generator import generate
+
+    class Source:
+        def reference(self, n, seed):
+            return generate(3, 0, (1, 2))
+
+    # out of time before the replay: no proof is replayed (on a server each costs a lease and Lean's time)
+    assert train_mod.reference_rows(Source(), train_mod.Args(), deadline=time.monotonic() - 1) == []
+    assert "3 of 3 reference proofs give no rows" in capsys.readouterr().err
+    # `--resume DIR` takes the run's --max-minutes: the resumed run's deadline is set from it
+    train_mod.train(tiny_args(tmp_path, "r", iterations=1, max_minutes=30.0))
+    deadlines = []
+
+    class Stop(Exception):
+        pass
+
+    def factory(args, deadline=None):
+        deadlines.append(deadline)
+        raise Stop
+
+    monkeypatch.setattr(train_mod, "process_factory", factory)
+    with pytest.raises(Stop):
+        train_mod.main(["--resume", str(tmp_path / "r" / "ck"), "--iterations", "5", "--no-progress"])
+    assert deadlines and deadlines[0] is not None  # (without the inherited limit there is none)
+
+
 def test_reference_rows_count_steps_as_the_search_does():
     """An AND node is as far from a proof as its hardest branch, not the tactics left in the script."""
     from agents.alphaproof.sft import rows_from_reference_proofs
@@ -331,7 +361,7 @@ def test_the_warm_start_replays_on_the_runs_server_and_skips_what_lean_refuses(s
     rows = reference_rows(Source(), Args(server=srv.url, actors=2))
     assert [r["tactic"] for r in rows] == ["constructor", "exact hp", "exact hq"]
     assert rows[1]["state"].count("⊢") == 2  # the server's state: both goals in one branch
-    assert "1 of 2 reference proofs could not start on the server" in capsys.readouterr().err
+    assert "1 of 2 reference proofs give no rows" in capsys.readouterr().err
     assert LeanTreeClient(srv.url).status()["used_processes"] == 0  # every lease given back
     assert len(reference_rows(Source(), Args())) == 3  # the simulator: the same warning, no error
 

@@ -64,7 +64,7 @@ from agents.alphaproof.search import SearchResult, gives_verdict
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.theorem_source import make_source
 from agents.alphaproof.train_args import Args, explicit_fields, parse_args
-from leangym.backends.types import LeanError
+from leangym.backends.types import LeanError, ServerError
 from leangym.cli import exclusive, run_cli
 from leangym.daemon_pool import DaemonPool
 from leangym.datasets import check_spec
@@ -92,22 +92,28 @@ def rows_from_result(result: SearchResult, min_unsolved_visits: int) -> list[dic
     return rows
 
 
-def reference_rows(source, args: Args) -> list[Row]:
+def reference_rows(source, args: Args, deadline: float | None = None) -> list[Row]:
     """Rows from reference proofs (held-out theorems excluded by the source), replayed on the run's own
     Lean, so that their states are the texts the search will see: the simulator (``--factorized`` as
     searched), or ``--server``, each theorem on a lease of its own (``--actors`` at once). A statement
-    that Lean refuses to start gives no rows, and a warning says how many did so."""
+    that Lean refuses to start, a server failure, or ``deadline`` (``--max-minutes``) costs that proof
+    its rows, and a warning says how many gave none."""
     refs = source.reference(args.warmup_theorems, seed=args.seed + 1)
     if not refs:
         return []
-    new_process = process_factory(args)
+    new_process = process_factory(args, deadline)
 
     def replay(ref) -> list[Row] | str:
-        process = new_process()
+        if deadline is not None and time.monotonic() >= deadline:
+            return f"{ref.theorem.name}: --max-minutes reached"
+        try:
+            process = new_process()
+        except ServerError as e:
+            return f"{ref.theorem.name}: {type(e).__name__}: {e}"
         try:
             return rows_from_reference_proofs([ref], process)
-        except LeanError as e:
-            return f"{ref.theorem.name}: {e}"
+        except (LeanError, ServerError) as e:
+            return f"{ref.theorem.name}: {type(e).__name__}: {e}"
         finally:
             give_back([process])
 
@@ -121,8 +127,8 @@ def reference_rows(source, args: Args) -> list[Row]:
         got = [replay(ref) for ref in refs]
     refused = [g for g in got if isinstance(g, str)]
     if refused:
-        print(f"[train] warm start: {len(refused)} of {len(refs)} reference proofs could not start on "
-              f"{'the server' if args.server else 'the simulator'} and give no rows (first: {refused[0]})",
+        print(f"[train] warm start: {len(refused)} of {len(refs)} reference proofs give no rows: they could not "
+              f"be replayed on {'the server' if args.server else 'the simulator'} (first: {refused[0]})",
               file=sys.stderr, flush=True)
     return [row for g in got if not isinstance(g, str) for row in g]
 
@@ -292,12 +298,12 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
     from tqdm import tqdm
 
     started = time.monotonic()
-    deadline = None if args.max_minutes is None else started + 60 * args.max_minutes
-    _seed_everything(args.seed)
     state = checkpoint.load(resume_path, map_location=args.device) if resume_path else None
     if state is not None and explicit is not None:
         args = inherit_settings(args, state.get("args"), explicit)
         check_args(args)
+    deadline = None if args.max_minutes is None else started + 60 * args.max_minutes  # (the settings in force)
+    _seed_everything(args.seed)
     args = dataclasses.replace(args, logdir=logdir_of(args, state, resume_path))  # (before any writer)
     # a resumed run keeps its checkpoint's held-out theorems, whatever --seed / --eval-size / --theorems say
     source = make_source(args.theorems, args.eval_size, args.seed,
@@ -330,7 +336,7 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
         del state  # (the replay buffer and weights live on in their objects)
 
     # Reference rows are rebuilt (deterministically) rather than stored: they are a pure function of the seed.
-    sft_rows = reference_rows(source, args) if (args.warmup_steps > 0 or args.sft_mix > 0) else []
+    sft_rows = reference_rows(source, args, deadline) if (args.warmup_steps > 0 or args.sft_mix > 0) else []
     # A resumed run hides what a crashed run logged after its last checkpoint: steps > that iteration.
     writer = _writer(args.logdir, progress["iteration"] + 1 if resume_path else None)
 
