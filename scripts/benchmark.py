@@ -244,7 +244,8 @@ def plot_refusal(plot_arg: str | None) -> str | None:
     return None
 
 
-PLOT_FORMATS = ("png", "pdf", "svg", "jpg", "jpeg", "webp", "eps", "tif", "tiff")  # what matplotlib writes
+PLOT_FORMATS = ("png", "pdf", "svg", "svgz", "jpg", "jpeg", "webp", "eps", "ps", "pgf", "tif", "tiff", "raw",
+                "rgba")  # what matplotlib writes
 
 
 def default_plot_refusal(out: Path) -> str | None:

@@ -312,3 +312,26 @@ def _until_settled(srv, client) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and (used(client) or srv.server.status()["active_requests"]):
         time.sleep(0.05)
+
+
+def test_a_program_that_exits_on_ctrl_c_during_a_lease_request_gives_the_process_back(sim_server):
+    """The give-back of an interrupted lease request runs on a daemon thread: the exit hook waits for it."""
+    srv = sim_server(max_processes=1)
+    real_lease = srv.server.lease
+
+    def slow_lease(*args, **kw):  # answered after the client's Ctrl-C, and not late enough for the server
+        time.sleep(0.5)           # to take it back by itself
+        return real_lease(*args, **kw)
+
+    srv.server.lease = slow_lease
+    script = ("import os, signal, sys, threading\nfrom leangym.backends.leantree import LeanTreeClient\n"
+              "client = LeanTreeClient(sys.argv[1])\n"
+              "threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+              "client.lease(timeout=10)\n")
+    proc = subprocess.run([sys.executable, "-c", script, srv.url], capture_output=True, text=True, timeout=60,
+                          env=child_env(), cwd=REPO)
+    assert "KeyboardInterrupt" in proc.stderr
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (used(LeanTreeClient(srv.url)) or srv.server.status()["active_requests"]):
+        time.sleep(0.05)
+    assert used(LeanTreeClient(srv.url)) == 0

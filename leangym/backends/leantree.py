@@ -59,7 +59,7 @@ from urllib.parse import urlparse
 import requests
 from requests.adapters import HTTPAdapter
 
-from leangym.backends.lease import HttpLease, live_leases
+from leangym.backends.lease import PENDING_RETURNS, HttpLease, live_leases
 from leangym.backends.transport import ConnectFailed, Dropped, ReadTimedOut, Transport
 from leangym.backends.types import (
     CommandResult,
@@ -153,8 +153,10 @@ class LeanTreeClient:
         # When nothing last listened at the URL (connection refused). A lease older than
         # that may belong to a server that has restarted since; see _give_back.
         self.last_refused = float("-inf")
-        # When a request last went unanswered within its read timeout (the server hung).
+        # When a request last went unanswered within its read timeout (the server hung); and when the
+        # server last answered a /status probe after that (see get_process).
         self.last_timed_out = float("-inf")
+        self._probed_at = float("-inf")
 
     # ------------------------------------------------------------------ transport
 
@@ -242,9 +244,10 @@ class LeanTreeClient:
         ``/status`` first, with a short timeout: a server still hung then gives :class:`ServerTimeout`
         at once, and is not sent a lease request that it might grant after the client gave up on it.
         """
-        if time.monotonic() - self.last_timed_out < _HUNG_RECENTLY_S:
+        if self.last_timed_out > self._probed_at and time.monotonic() - self.last_timed_out < _HUNG_RECENTLY_S:
             self._request("GET", "/status", retry=False, timeout=(self.connect_timeout, min(5.0, self.read_timeout)))
-            self.last_timed_out = float("-inf")  # it answers again
+            self._probed_at = time.monotonic()  # it answers again (last_timed_out stays: leases held through
+            #                                     the hang still go back with one short try)
         read = self.read_timeout + (max(0.0, float(timeout)) if blocking else 0.0)
         body = self._request("POST", "/process/get", {"blocking": bool(blocking), "timeout": float(timeout)},
                              retry=False, timeout=(self.connect_timeout, read))
@@ -360,19 +363,23 @@ class LeanTreeClient:
             answered = True
         finally:
             if not answered:  # interrupted: whatever the server leases now goes straight back
-                threading.Thread(target=self._give_back_when_leased, args=(done, got), daemon=True,
-                                 name="leangym-lease-return").start()
+                returner = threading.Thread(target=self._give_back_when_leased, args=(done, got), daemon=True,
+                                            name="leangym-lease-return")
+                PENDING_RETURNS.add(returner)  # (the exit hook waits for it a little)
+                returner.start()
         if "error" in got:
             raise got.pop("error")
         return HttpLease(self, got["pid"])
 
     def _give_back_when_leased(self, done: threading.Event, got: dict[str, Any]) -> None:
-        done.wait()
-        if "pid" in got:
-            try:
+        try:
+            done.wait()
+            if "pid" in got:
                 self.return_process(got["pid"], timeout=(1.0, 5.0), retry=False)
-            except Exception as e:  # noqa: BLE001 -- a daemon thread: log, never raise
-                log.warning("could not return LeanTree process %s to %s: %r", got["pid"], self.url, e)
+        except Exception as e:  # noqa: BLE001 -- a daemon thread: log, never raise
+            log.warning("could not return LeanTree process %s to %s: %r", got.get("pid"), self.url, e)
+        finally:
+            PENDING_RETURNS.discard(threading.current_thread())
 
     # ------------------------------------------------------------------ identity
 

@@ -27,6 +27,9 @@ __all__ = ["HttpLease", "live_leases"]
 log = logging.getLogger("leangym.backends.leantree")  # the client's logger: where users look for lease messages
 
 _LIVE_LEASES: "weakref.WeakSet[HttpLease]" = weakref.WeakSet()
+# Threads giving back a process whose lease request an interrupt cut short (LeanTreeClient.lease): the
+# exit hook waits for them as for the leases, a few seconds at most.
+PENDING_RETURNS: set[threading.Thread] = set()
 _EXIT_TIMEOUT = (1.0, 5.0)
 
 
@@ -89,7 +92,7 @@ def _return_all_leases() -> None:
             continue
         threads.append(t)
     deadline = time.monotonic() + sum(_EXIT_TIMEOUT) + 1.0
-    for t in threads:
+    for t in threads + list(PENDING_RETURNS):
         t.join(max(0.0, deadline - time.monotonic()))
 
 
