@@ -59,7 +59,7 @@ from urllib.parse import urlparse
 import requests
 from requests.adapters import HTTPAdapter
 
-from leangym.backends.lease import PENDING_RETURNS, HttpLease, live_leases
+from leangym.backends.lease import PENDING_RETURNS, HttpLease, exit_through_atexit, live_leases
 from leangym.backends.transport import ConnectFailed, Dropped, ReadTimedOut, Transport
 from leangym.backends.types import (
     CommandResult,
@@ -344,6 +344,7 @@ class LeanTreeClient:
         SIGTERM) that lands while it is out would otherwise drop the answer, and with it the only
         record of a process the server has just leased. The helper then gives that process back.
         """
+        exit_through_atexit()  # before the request: a SIGTERM while it is out must reach the exit hook too
         got: dict[str, Any] = {}
         done = threading.Event()  # (not Thread.join: a join that Ctrl-C interrupts can return early later)
 

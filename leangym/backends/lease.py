@@ -61,7 +61,7 @@ def live_leases() -> list["HttpLease"]:
     return [x for x in list(_LIVE_LEASES) if not x.closed]
 
 
-def _exit_on_sigterm() -> None:
+def exit_through_atexit() -> None:
     """Make SIGTERM (``kill``, ``timeout``, batch schedulers) and SIGHUP (a closed terminal or ssh
     session) exit through the atexit hook below.
 
@@ -117,7 +117,7 @@ class HttpLease:
         # The finalizer must not reference self: it holds the client, the pid and a shared dict.
         self._finalizer = weakref.finalize(self, _give_back, client, self.process_id, self._state)
         _LIVE_LEASES.add(self)
-        _exit_on_sigterm()
+        exit_through_atexit()
 
     @property
     def closed(self) -> bool:

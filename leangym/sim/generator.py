@@ -46,6 +46,7 @@ Everything is deterministic for a seed, across processes and hash seeds: only
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import numbers
 import random
@@ -227,7 +228,7 @@ def _stream(
     ``None``: all of them. ``exclude`` is always kept whole."""
     lo, hi = levels(difficulty)
     src = _Source(seed, arith, classical)
-    drawn: dict[int, None] = {}  # hashes of the statements drawn, oldest first (an ordered set)
+    drawn: dict[bytes, None] = {}  # hashes of the statements drawn, oldest first (an ordered set)
     index = 0
     active = list(range(lo, hi + 1))
     while active:
@@ -238,9 +239,10 @@ def _stream(
                     continue
                 body, tactics, d = got
                 key = statement_key("theorem _ " + body)
-                if key in exclude or hash(key) in drawn:
+                digest = hashlib.blake2b(key.encode(), digest_size=8).digest()  # (the same in every process)
+                if key in exclude or digest in drawn:
                     continue
-                drawn[hash(key)] = None
+                drawn[digest] = None
                 if remember is not None and len(drawn) > remember:
                     del drawn[next(iter(drawn))]
                 yield _make(body, tactics, level, d, f"{prefix}_d{level}_{index:05d}", split)
