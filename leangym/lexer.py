@@ -19,6 +19,7 @@ Callers then refuse the text or check it whole, comments included.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 # --------------------------------------------------------------------------- Lean identifiers
@@ -46,7 +47,45 @@ _STRING_ESCAPE = re.compile(r"""\\(?:[\\"'rnt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|\
 # Mathlib's notations ending in ' (`∑' n, f n`, `f ⁻¹' s`, `f '' s`): one symbol token each
 _QUOTE_SYMBOLS = ("∑'", "∏'", "⁻¹'", "''")
 _WHITESPACE = re.compile(r"[ \t\r\n]*")
+# What a comment opener may follow directly: whitespace, or the end of a name, a numeral or a bracket (no
+# symbol token goes on from these into `--` or `/-`; after other symbols one might: `<-` in `<--x`)
+_ENDS_A_TOKEN = re.compile(f"[\\s{ID_REST.replace('!?', '')})\\]}}⟩»]")
 _DIGITS = {"b": "01", "o": "01234567", "x": "0123456789abcdefABCDEF"}
+
+
+@functools.lru_cache(maxsize=32)
+def _banned_regex(words: tuple[str, ...]) -> re.Pattern[str]:
+    """The words as one alternation of literals, longest first (see :func:`banned_word`)."""
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+
+_NAME_CHAR = re.compile(r"[A-Za-z0-9_']")
+
+
+def banned_word(words: tuple[str, ...], code: str) -> str | None:
+    """The first of ``words`` in ``code`` as a word, not a substring: `sorry` is banned, `sorry_free_h`
+    and `mysorry` are fine names.
+
+    Only ASCII letters, `_` and `'` join it into a longer name: after a digit (`0sorry`), a
+    symbol (`ℕsorry`) or a dot (`_root_.sorryAx`) some tokenizer may still read the word, so
+    it is banned there too (a false alarm costs one rejected tactic, a miss costs soundness).
+    A tactic keyword that is also a name component (`trace`, `Matrix.trace`) counts only as a
+    token of its own: after a dot it is part of a name. (One search for all words; the
+    boundaries are checked on the rare match.)
+    """
+    for m in _banned_regex(words).finditer(code):
+        word, start, end = m.group(0), m.start(), m.end()
+        before = code[start - 1:start]
+        if before and (before.isascii() and (before.isalpha() or before in "_'")
+                       or before == "." and word in _TACTIC_WORDS):
+            continue
+        if word[-1].isalnum() and end < len(code) and _NAME_CHAR.match(code[end]):
+            continue
+        return word
+    return None
+
+
+_TACTIC_WORDS = frozenset({"trace", "dbg_trace", "native", "stop", "plausible", "slim_check"})
 
 
 def strip_comments(source: str, *, strings: bool = False) -> str:
@@ -71,7 +110,7 @@ def scan(source: str, *, strings: bool = False, docs_are_comments: bool = True) 
     i, n = 0, len(source)
     while i < n:
         c = source[i]
-        if c in "-/" and source.startswith(("--", "/-"), i) and i and not source[i - 1].isspace():
+        if c in "-/" and source.startswith(("--", "/-"), i) and i and not _ENDS_A_TOKEN.match(source[i - 1]):
             # Lean looks for comments between tokens only and reads the longest symbol it knows: `<--x`
             # is `<-` then `-x`, `//-n` is `//` then `-n`. Glued to what precedes it, this may be no comment.
             risk = risk or f"a comment opener glued to the text before it (at {_context(source, i)})"
@@ -79,8 +118,12 @@ def scan(source: str, *, strings: bool = False, docs_are_comments: bool = True) 
             j = i + 3  # the opener token; what follows is read on as code
             out.append(source[i:j])
         elif source.startswith("/-", i):
-            after = _WHITESPACE.match(source, i + 3).group() if source.startswith(("/--", "/-!"), i) else ""
-            if "\t" in after or "\r" in after:
+            after = _WHITESPACE.match(source, i + 3).group() if source.startswith(("/--", "/-!"), i) else None
+            if after is not None and source.startswith(("--", "/-"), i + 3 + len(after)):
+                # Lean's whitespace after the opener token reads this comment (a `/-X` skipping X): the
+                # doc comment's body, and so its end, is not what the nesting count from the opener gives
+                risk = risk or f"a comment right after a doc comment opener (at {_context(source, i)})"
+            if after and ("\t" in after or "\r" in after):
                 # a doc comment's opener is a token: Lean's whitespace after it refuses tabs and CRs
                 risk = risk or f"a tab or carriage return after a doc comment opener (at {_context(source, i)})"
             j, closed = _block_comment_end(source, i)

@@ -35,13 +35,12 @@ namespace-relative names it would see under the original name.
 """
 from __future__ import annotations
 
-import functools
 import re
 import textwrap
 from dataclasses import dataclass
 
 from leangym.backends.types import LeanProcess, ServerError
-from leangym.lexer import ID_FIRST_ALWAYS, ID_REST_ALWAYS, scan
+from leangym.lexer import ID_FIRST_ALWAYS, ID_REST_ALWAYS, banned_word, scan
 from leangym.theorem import COMMAND_KEYWORDS, NOT_NAME_AFTER, NOT_NAME_BEFORE, Theorem, open_in
 
 # Escape hatches, plus meta-programming that could forge messages or add declarations.
@@ -78,41 +77,6 @@ _LITERAL_RISK = re.compile('["«]|/--|/-!')  # (a doc comment has no place in a 
 # then `-x`, `//-n` is `//` then `-n`. A comment opener glued to what precedes it may be no comment,
 # so with one, nothing is blanked either.
 _GLUED_COMMENT = re.compile(r"(?<=\S)(?:--|/-)")
-
-
-@functools.lru_cache(maxsize=32)
-def _banned_regex(words: tuple[str, ...]) -> re.Pattern[str]:
-    """The words as one alternation of literals, longest first (see :func:`_banned_word`)."""
-    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
-
-
-_NAME_CHAR = re.compile(r"[A-Za-z0-9_']")
-
-
-def _banned_word(words: tuple[str, ...], code: str) -> str | None:
-    """The first of ``words`` in ``code`` as a word, not a substring: `sorry` is banned, `sorry_free_h`
-    and `mysorry` are fine names.
-
-    Only ASCII letters, `_` and `'` join it into a longer name: after a digit (`0sorry`), a
-    symbol (`ℕsorry`) or a dot (`_root_.sorryAx`) some tokenizer may still read the word, so
-    it is banned there too (a false alarm costs one rejected tactic, a miss costs soundness).
-    A tactic keyword that is also a name component (`trace`, `Matrix.trace`) counts only as a
-    token of its own: after a dot it is part of a name. (One search for all words; the
-    boundaries are checked on the rare match.)
-    """
-    for m in _banned_regex(words).finditer(code):
-        word, start, end = m.group(0), m.start(), m.end()
-        before = code[start - 1:start]
-        if before and (before.isascii() and (before.isalpha() or before in "_'")
-                       or before == "." and word in _TACTIC_WORDS):
-            continue
-        if word[-1].isalnum() and end < len(code) and _NAME_CHAR.match(code[end]):
-            continue
-        return word
-    return None
-
-
-_TACTIC_WORDS = frozenset({"trace", "dbg_trace", "native", "stop", "plausible", "slim_check"})
 
 
 _ODD_LINE_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -218,7 +182,7 @@ class SoundnessPolicy:
             # the tactics that ran
             return f"leangym: a tactic may break lines only with '\\n' (found {m.group(0)!r})"
         code = _code(script)
-        if self.banned and (word := _banned_word(tuple(self.banned), code)):
+        if self.banned and (word := banned_word(tuple(self.banned), code)):
             return f"leangym soundness policy: '{word}' is not allowed in a proof"
         if self.literal_named_arguments and (why := _named_argument_refusal(script)):
             return why

@@ -10,13 +10,12 @@ matched, so a ``--`` or ``theorem`` inside them changes nothing.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from leangym.lexer import ID_FIRST, ID_FIRST_ALWAYS, ID_REST, ID_REST_ALWAYS, scan, strip_comments
+from leangym.lexer import ID_FIRST, ID_FIRST_ALWAYS, ID_REST, ID_REST_ALWAYS, banned_word, scan, strip_comments
 
 # --------------------------------------------------------------------------- Lean identifiers
 _PLAIN = f"[{ID_FIRST}][{ID_REST}]*"
@@ -92,25 +91,29 @@ def _unescaped(code: str) -> str:
 
 
 # Header commands that change how Lean reads later commands or run code: not in a header.
+# A #command: `#` and a word (`# Title` in a module doc's markdown is none; nor is Mathlib's `#s`, the card of a
+# set named by one letter: no command's name is one letter)
+_HASH_WORD = r"#(?![A-Za-z](?![\w'!?]))[A-Za-z]\w*"
 _HEADER_META = re.compile(NOT_NAME_BEFORE + r"(?:macro|macro_rules|elab|elab_rules|syntax|command_elab|term_elab|"
                           r"initialize|builtin_initialize|run_cmd|run_elab|run_meta|simproc|dsimproc|simproc_decl|"
                           r"dsimproc_decl)" + NOT_NAME_AFTER
-                          + r"|#[A-Za-z]\w*|@\[[^\]]*\btactic\b")  # (`@[tactic x] def`)
+                          + r"|" + _HASH_WORD + r"|@\[[^\]]*\btactic\b")  # (`@[tactic x] def`)
 # `#eval`, `#guard` ... run code; `#exit` ends the file: no #command in a statement or a header (`#[1, 2]` is fine)
-HASH_COMMAND = re.compile(r"#[A-Za-z]\w*")  # (`# Title` in a module doc's markdown is no command)
+HASH_COMMAND = re.compile(_HASH_WORD)
 
 
 def _doc_comment_danger(text: str) -> str | None:
-    """What a doc comment in ``text`` would let Lean run if it is not where the grammar takes one (its body
-    is then code: see :func:`leangym.lexer.scan`), or None. Only what runs code or switches checks off
-    counts here: prose in a docstring that merely names a command (``the open interval``) parses as
-    nothing harmful in that reading."""
+    """What a doc comment in ``text`` would let Lean run if its body were read as code (see
+    :func:`leangym.lexer.scan`), or None. By Lean's parser a doc comment's body is never code once its
+    opener is read as one (leangym's lexer refuses what changes where it ends), so this is a second line
+    of defence, kept narrow: #commands, debug options and the words that run code; prose that merely
+    names a command (``the open interval``, ``the syntax of``) passes."""
     if "/--" not in text and "/-!" not in text:
         return None
     code, risk = scan(text, docs_are_comments=False)
     code = text if risk else code  # (a reading it cannot be sure of: every word counts)
-    m = _UNSAFE_OPTION.search(_unescaped(code)) or _HEADER_META.search(code)
-    return m.group(0).strip() if m else None
+    m = _UNSAFE_OPTION.search(_unescaped(code)) or HASH_COMMAND.search(code)
+    return m.group(0).strip() if m else banned_word(CODE_RUNNING_WORDS, code)
 DECLARATION = re.compile(
     rf"^[ \t]*(?P<prefix>(?:{_IN_PREFIX}\s+)*(?:{_ATTRIBUTES}\s*)?(?:(?:private|protected)\s+)?"
     r"(?:noncomputable\s+)?(?:unsafe\s+)?(?:(?:partial|nonrec)\s+)?)"
@@ -135,14 +138,17 @@ class TheoremError(ValueError):
     """A statement that leangym cannot turn into a proof goal."""
 
 
-@functools.lru_cache(maxsize=None)
-def _word(word: str) -> re.Pattern[str]:
-    # the same word match as leangym.soundness._banned_word: `sorry_free` is a fine name
-    return re.compile(r"(?<![A-Za-z_'])" + re.escape(word) + r"(?![A-Za-z0-9_'])")
-
-
 def _find_sorry(code: str) -> str | None:
-    return next((w for w in _SORRY_WORDS if _word(w).search(code)), None)
+    return banned_word(_SORRY_WORDS, code)
+
+
+# What runs code or switches a check off when Lean elaborates a statement or header: a `by` block in a
+# statement runs its tactics (`run_tac`), an attribute swaps a definition's code (`implemented_by`, `extern`
+# FFI), a term is compiled and run (`native_decide`, `eval%`) or does IO. (The proof's own tactics pass the
+# soundness policy; these are for the text a dataset supplies.)
+CODE_RUNNING_WORDS = ("native_decide", "+native", "ofReduceBool", "run_tac", "run_cmd", "run_elab", "run_meta",
+                      "by_elab", "command_elab", "eval%", "unsafeBaseIO", "unsafeIO", "unsafeEIO", "unsafeCast",
+                      "IO", "BaseIO", "EIO", "evalExpr", "addDecl", "implemented_by", "extern")
 
 
 def _spell(component: str) -> str:
@@ -186,6 +192,8 @@ def _parse(stmt: str) -> tuple[_Head, re.Match[str]]:
     # line above; `open`/`set_option` lines may stay), and no command word after it.
     if _UNSAFE_OPTION.search(_unescaped(code)):
         raise TheoremError(f"the statement sets a debug option, which would switch the final check off: {stmt[:120]!r}")
+    if word := banned_word(CODE_RUNNING_WORDS, code):
+        raise TheoremError(f"the statement holds '{word}', which runs code when Lean elaborates it: {stmt[:120]!r}")
     if danger := _doc_comment_danger(stmt):
         raise TheoremError(f"the statement holds {danger!r} in a doc comment, which Lean reads as code where no "
                            f"doc comment belongs: {stmt[:120]!r}")
@@ -228,7 +236,10 @@ class Theorem:
     decl_name: str = field(init=False, default="", repr=False, compare=False)  # set from the statement
 
     def __post_init__(self) -> None:
-        stmt = self.formal_statement.strip()
+        # CRLF line ends (a file saved on Windows) as Lean reads them: recent Lean normalises them, older
+        # Lean refuses a CR, and the lexer counts one as a risk
+        object.__setattr__(self, "header", self.header.replace("\r\n", "\n"))
+        stmt = self.formal_statement.replace("\r\n", "\n").strip()
         head, tail = _parse(stmt)
         bare, risk = scan(self.header, strings=True)
         if risk:
@@ -240,6 +251,9 @@ class Theorem:
                                "every proof when it uses sorry; for a PutnamBench-style solution stub "
                                "(`abbrev solution : ℕ := sorry`), fill in the solution first")
         header = strip_comments(self.header)
+        if word := banned_word(CODE_RUNNING_WORDS, bare):
+            raise TheoremError(f"the header holds '{word}', which runs code when Lean elaborates it; a header may "
+                               "not run code or switch Lean's checks off (the final check runs the header)")
         if danger := _doc_comment_danger(self.header):
             raise TheoremError(f"the header holds {danger!r} in a doc comment, which Lean reads as code where no doc "
                                "comment belongs; a header may not run code or switch Lean's checks off")

@@ -91,17 +91,17 @@ def test_a_broken_char_literal_cannot_hide_a_command_from_the_final_check(script
 def test_a_char_literal_cannot_hide_a_second_theorem_in_a_statement():
     stmt = ("theorem t : (!'\"' == 'a') = true := by rfl\n#eval IO.Process.exit 7\naxiom boom : False\n"
             "theorem u : (!'\"' == 'a') = true := by sorry")
-    with pytest.raises(TheoremError, match="exactly one theorem|#commands"):
+    with pytest.raises(TheoremError, match="exactly one theorem|#commands|runs code"):
         Theorem(stmt)
 
 
 def test_a_char_literal_cannot_hide_commands_in_a_header(tmp_path):
     header = ("def a : Bool := !'\"' == 'a'\ndef b : String := \"/-\"\n#eval (IO.Process.exit 7 : IO Unit)\n"
               "set_option debug.skipKernelTC true\ndef c : String := \"-/\"")
-    with pytest.raises(TheoremError, match="set_option debug|#eval"):
+    with pytest.raises(TheoremError, match="set_option debug|#eval|runs code"):
         Theorem("theorem t : True := by sorry", header=header)
     (tmp_path / "a.lean").write_text(header + "\n\ntheorem t : True := by sorry\n", encoding="utf-8")
-    with pytest.raises(DatasetError, match="set_option debug|#eval"):
+    with pytest.raises(DatasetError, match="set_option debug|#eval|runs code"):
         load_theorems(str(tmp_path / "a.lean"))
 
 
@@ -136,7 +136,12 @@ def test_mathlibs_variables_is_a_command_word():
     ('theorem t (h : "\\\n\n#eval 1\n-- " = "") : True := by sorry', ""),
     ("theorem t : True := by sorry", "/-- a \" -/ #eval x \"\ndef y := 1"),
     ("/-- #eval (IO.Process.exit 7 : IO Unit) -/\ntheorem t : True := by sorry", ""),  # code after a bad header
-    ("theorem t : True := by sorry", "def x : Nat :=\n/-! macro \"t\" : tactic => `(tactic| sorry) -/\n1"),
+    # a comment right after a doc opener: Lean's whitespace reads it, so the doc comment ends elsewhere
+    ("/-! /-/-/ x -- -/ #eval (IO.Process.exit 0 : IO Unit) -- -/ -/\ntheorem foo : True := by sorry", ""),
+    ("theorem t : True := by sorry", "/-! /-/-/ x -- -/ set_option debug.skipKernelTC true -- -/ -/"),
+    # a `by` block in a statement runs its tactics when Lean elaborates the statement
+    ('theorem foo : (by run_tac do IO.println "x"; exact True) := by sorry', ""),
+    ("theorem t : True := by sorry", '@[extern "system"] opaque sys : String → UInt32'),
     ("theorem t : True := by sorry", "/-!\tset_option debug.skipKernelTC true\n-- -/"),
 ])
 def test_comment_tricks_cannot_hide_a_command_in_statements_and_headers(statement, header):
@@ -148,6 +153,17 @@ def test_comment_tricks_cannot_hide_a_command_in_statements_and_headers(statemen
 def test_a_doc_comment_tab_cannot_hide_a_command_in_a_proof():
     assert SoundnessPolicy().check_script("trivial\n/-!\t#eval 1\n-- -/") is not None
     assert SoundnessPolicy().check_script("exact hp /-- #eval 1 -/") is not None  # (a doc comment in a proof)
+
+
+def test_what_real_statements_hold_still_loads():
+    for statement, header in (
+            ("theorem t (s : Finset ℕ) (p : ℕ → Prop) [DecidablePred p] : #(s.filter p) ≤ #s := by sorry", ""),
+            ("theorem t (A : Matrix (Fin 2) (Fin 2) ℝ) : Matrix.trace A = Matrix.trace A := by sorry", "open Matrix"),
+            ("theorem t (h : (2 : ℝ) > 0 := by norm_num) : True := by sorry", ""),
+            ("theorem t : True := by sorry\r\n", "open Nat\r\nset_option maxHeartbeats 400000\r\n"),  # CRLF
+            ("theorem t (x : ℕ) (h : x = 1)-- a note\n : x = 1 := by sorry", ""),
+            ("/-- The syntax of a macro, as Lean shows it -/\ntheorem t : True := by sorry", "")):
+        Theorem(statement, header=header)
 
 
 def test_docstrings_before_a_theorem_still_load():

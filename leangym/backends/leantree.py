@@ -233,6 +233,11 @@ class LeanTreeClient:
             raise ServerError(f"malformed server reply: expected a status object, got {str(body)[:200]!r}")
         return body
 
+    @property
+    def seems_hung(self) -> bool:
+        """A request went unanswered within its read timeout, and the server has not answered a probe since."""
+        return self.last_timed_out > self._probed_at
+
     def max_processes(self) -> int | None:
         """The server's pool size from ``/status`` (``None`` when it does not say)."""
         return pool_size(self.status())
@@ -244,10 +249,9 @@ class LeanTreeClient:
         ``/status`` first, with a short timeout: a server still hung then gives :class:`ServerTimeout`
         at once, and is not sent a lease request that it might grant after the client gave up on it.
         """
-        if self.last_timed_out > self._probed_at and time.monotonic() - self.last_timed_out < _HUNG_RECENTLY_S:
+        if self.seems_hung and time.monotonic() - self.last_timed_out < _HUNG_RECENTLY_S:
             self._request("GET", "/status", retry=False, timeout=(self.connect_timeout, min(5.0, self.read_timeout)))
-            self._probed_at = time.monotonic()  # it answers again (last_timed_out stays: leases held through
-            #                                     the hang still go back with one short try)
+            self._probed_at = time.monotonic()  # it answers again
         read = self.read_timeout + (max(0.0, float(timeout)) if blocking else 0.0)
         body = self._request("POST", "/process/get", {"blocking": bool(blocking), "timeout": float(timeout)},
                              retry=False, timeout=(self.connect_timeout, read))

@@ -44,9 +44,10 @@ def _give_back(client: LeanTreeClient, pid: int, state: dict) -> None:
         # server that stayed up; a restart this client never noticed goes unseen.)
         log.info("not returning LeanTree process %s: %s refused connections since it was leased", pid, client.url)
         return
-    if client.last_timed_out > state["since"] and state.get("timeout") is None:
-        # The server hung while we held this lease: one short try, not a whole read timeout (a reset
-        # after a hang would otherwise wait that long before it even asks for a new process).
+    if client.last_timed_out > state["since"] and client.seems_hung and state.get("timeout") is None:
+        # The server hung while we held this lease, and has not answered since: one short try, not a
+        # whole read timeout (a reset after a hang would otherwise wait that long before it even asks
+        # for a new process). Once it answers again, leases go back as usual, retries and all.
         state["timeout"], state["retry"] = _EXIT_TIMEOUT, False
     try:
         client.return_process(pid, timeout=state.get("timeout"), retry=state.get("retry", True))
