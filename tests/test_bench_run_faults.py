@@ -23,7 +23,7 @@ from leangym.backends.types import (
     CommandResult, Goal, Hypothesis, Outcome, ProofState, ReplMessage, ServerError, ServerIdentity, TacticResult,
 )
 from leangym.cli import run_cli
-from leangym.prover import AgentSpecError
+from leangym.prover import AgentSpecError, PolicyProver
 from leangym.session import Budget
 from leangym.theorem import Theorem
 from scripts.bench_records import AttemptResult
@@ -442,3 +442,15 @@ def test_ctrl_c_finishes_the_attempts_in_progress_and_a_second_ctrl_c_quits_at_o
         assert written == 1 and out[0].theorem == "t0" and not quit_while_blocked
     else:  # it did not wait for the prover
         assert written == 0 and quit_while_blocked
+
+
+def test_a_policys_indented_tactic_is_recorded_as_sent() -> None:
+    """The session sends a tactic normalised (no leading blank lines or indentation); the proof must hold
+    that text: an indented line recorded as written would continue the line before it in the script."""
+    from leangym.sim.local import LocalProcess
+    from scripts.bench_run import run_attempt
+
+    tactics = iter(["constructor", "\n  exact hp", "exact hq"])
+    task = Task(Theorem("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"), 0)
+    result = run_attempt(PolicyProver(lambda obs, info: next(tactics, None)), LocalProcess(), task, Budget(5))
+    assert result.status == "proved", result.verify_error

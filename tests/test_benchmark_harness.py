@@ -498,15 +498,3 @@ def test_the_results_header_names_the_generation_of_a_server_that_claims_none(si
         assert probe_generation(client) == expected
         assert _server_identity(client, simulated=False)["generation"] == expected
         assert client.status()["used_processes"] == 0  # the probe's lease went back
-
-
-def test_a_policys_indented_tactic_is_recorded_as_sent() -> None:
-    """The session sends a tactic normalised (no leading blank lines or indentation); the proof must hold
-    that text: an indented line recorded as written would continue the line before it in the script."""
-    from leangym.sim.local import LocalProcess
-    from scripts.bench_run import run_attempt
-
-    tactics = iter(["constructor", "\n  exact hp", "exact hq"])
-    task = Task(Theorem("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"), 0)
-    result = run_attempt(PolicyProver(lambda obs, info: next(tactics, None)), LocalProcess(), task, Budget(5))
-    assert result.status == "proved", result.verify_error

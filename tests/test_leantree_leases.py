@@ -335,3 +335,26 @@ def test_a_program_that_exits_on_ctrl_c_during_a_lease_request_gives_the_process
     while time.monotonic() < deadline and (used(LeanTreeClient(srv.url)) or srv.server.status()["active_requests"]):
         time.sleep(0.05)
     assert used(LeanTreeClient(srv.url)) == 0
+
+
+def test_pool_size_reads_only_a_positive_integer() -> None:
+    """The benchmark compares its worker count with it: a string or a bool there must read as unknown."""
+    from leangym.backends.leantree import pool_size
+
+    assert pool_size({"max_processes": 8}) == 8
+    for odd in ("8", True, 0, -1, 2.5, None, [8]):
+        assert pool_size({"max_processes": odd}) is None
+    assert pool_size({}) is None
+
+
+def test_a_rejected_tactic_carries_leans_own_message() -> None:
+    """LeanTree wraps Lean's messages as `REPL returned error messages: [...]` (JSON); info["error"] is
+    Lean's text, as the README says, which a policy reading its errors can use. Other texts stay whole."""
+    from leangym.backends.types import Outcome, parse_tactic_reply
+
+    wrapped = ('REPL returned error messages: [{"severity": "error", "pos": {"line": 1, "column": 6}, '
+               '"data": "unknown identifier \'hz\'"}]')
+    r = parse_tactic_reply(1, "exact hz", {"error": wrapped})
+    assert r.outcome is Outcome.REJECTED and r.error == "unknown identifier 'hz'"
+    r = parse_tactic_reply(1, "exact hz", {"error": "Step verification error: goals changed"})
+    assert r.outcome is Outcome.REJECTED and r.error == "Step verification error: goals changed"
