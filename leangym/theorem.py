@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from leangym.lexer import ID_FIRST, ID_FIRST_ALWAYS, ID_REST, ID_REST_ALWAYS, banned_word, scan, strip_comments
+from leangym.named_args import named_argument_refusal
 
 # --------------------------------------------------------------------------- Lean identifiers
 _PLAIN = f"[{ID_FIRST}][{ID_REST}]*"
@@ -148,7 +149,29 @@ def _find_sorry(code: str) -> str | None:
 # soundness policy; these are for the text a dataset supplies.)
 CODE_RUNNING_WORDS = ("native_decide", "+native", "ofReduceBool", "run_tac", "run_cmd", "run_elab", "run_meta",
                       "by_elab", "command_elab", "eval%", "unsafeBaseIO", "unsafeIO", "unsafeEIO", "unsafeCast",
-                      "IO", "BaseIO", "EIO", "evalExpr", "addDecl", "implemented_by", "extern")
+                      "IO", "BaseIO", "EIO", "evalExpr", "addDecl", "implemented_by", "extern", "plausible",
+                      "slim_check", "polyrith")
+# The attributes a header may give (`@[simp] lemma`, `attribute [local instance] foo`). An allow-list: many
+# attributes register code that Lean then compiles and runs (`@[delab]`, `@[app_unexpander]`, any
+# `@[..._parser]`, Mathlib's `@[norm_num ...]` and `@[positivity ...]` extensions).
+HEADER_ATTRIBUTES = frozenset(
+    "simp reducible irreducible semireducible instance inline noinline macro_inline specialize ext norm_cast "
+    "push_cast coe symm refl trans congr mono gcongr continuity measurability fun_prop simps to_additive nolint "
+    "deprecated elab_as_elim induction_eliminator cases_eliminator match_pattern class default_instance "
+    "local scoped nontriviality".split())
+_ATTRIBUTE_LISTS = re.compile(r"@\[([^\]]*)\]|" + NOT_NAME_BEFORE + r"attribute\s*\[([^\]]*)\]")
+
+
+def _code_attribute(code: str) -> str | None:
+    """The first attribute in ``code`` (``@[...]`` or ``attribute [...]``) not in :data:`HEADER_ATTRIBUTES`."""
+    for m in _ATTRIBUTE_LISTS.finditer(code):
+        for item in (m.group(1) if m.group(1) is not None else m.group(2)).split(","):
+            words = [w for w in re.split(r"[\s(]+", item.strip()) if w]
+            while words and words[0] in ("local", "scoped"):
+                words = words[1:]
+            if words and words[0].lstrip("-") not in HEADER_ATTRIBUTES:
+                return words[0]
+    return None
 
 
 def _spell(component: str) -> str:
@@ -241,27 +264,9 @@ class Theorem:
         object.__setattr__(self, "header", self.header.replace("\r\n", "\n"))
         stmt = self.formal_statement.replace("\r\n", "\n").strip()
         head, tail = _parse(stmt)
-        bare, risk = scan(self.header, strings=True)
-        if risk:
-            raise TheoremError(f"the header holds {risk}: leangym cannot be sure Lean reads its comments and "
-                               "literals as it does, and the final check runs the header; write it without")
-        word = _find_sorry(bare)
-        if word:
-            raise TheoremError(f"the header contains '{word}': the final check runs the header too and rejects "
-                               "every proof when it uses sorry; for a PutnamBench-style solution stub "
-                               "(`abbrev solution : ℕ := sorry`), fill in the solution first")
-        header = strip_comments(self.header)
-        if word := banned_word(CODE_RUNNING_WORDS, bare):
-            raise TheoremError(f"the header holds '{word}', which runs code when Lean elaborates it; a header may "
-                               "not run code or switch Lean's checks off (the final check runs the header)")
-        if danger := _doc_comment_danger(self.header):
-            raise TheoremError(f"the header holds {danger!r} in a doc comment, which Lean reads as code where no doc "
-                               "comment belongs; a header may not run code or switch Lean's checks off")
-        if m := (_UNSAFE_OPTION.search(_unescaped(header)) or _HEADER_META.search(header)):
-            # the final check runs the header: it must not switch the check off, nor change how Lean
-            # reads the check's own commands (a macro or elaborator for `#print axioms` can forge its answer)
-            raise TheoremError(f"the header contains {m.group(0).strip()!r}: a header may not switch Lean's checks off "
-                               "or define macros, elaborators or code to run (the final check runs the header)")
+        if why := named_argument_refusal(stmt):  # a configuration in a `by` block runs when Lean elaborates it
+            raise TheoremError(f"the statement holds {why.removeprefix('leangym soundness policy: ')}: {stmt[:120]!r}")
+        self._check_header()
         stmt = stmt[:tail.start()] + ":= by sorry"  # drops a trailing comment too
         name = head.name
         if name is None:  # `example`, or a theorem without a name
@@ -270,6 +275,39 @@ class Theorem:
         object.__setattr__(self, "formal_statement", stmt)
         object.__setattr__(self, "name", self.name or name)
         object.__setattr__(self, "decl_name", name)
+
+    def _check_header(self) -> None:
+        """Refuse a header that could run code, switch a check off or change how Lean reads the check. Read
+        is the text that reaches Lean (:attr:`preamble`: the header less its ``import`` lines), so that no
+        line dropped on the way can change what the rest means (a comment opened on one)."""
+        text = self.preamble
+        bare, risk = scan(text, strings=True)
+        if risk:
+            raise TheoremError(f"the header holds {risk}: leangym cannot be sure Lean reads its comments and "
+                               "literals as it does, and the final check runs the header; write it without")
+        word = _find_sorry(bare)
+        if word:
+            raise TheoremError(f"the header contains '{word}': the final check runs the header too and rejects "
+                               "every proof when it uses sorry; for a PutnamBench-style solution stub "
+                               "(`abbrev solution : ℕ := sorry`), fill in the solution first")
+        header = strip_comments(text)
+        if word := banned_word(CODE_RUNNING_WORDS, bare):
+            raise TheoremError(f"the header holds '{word}', which runs code when Lean elaborates it; a header may "
+                               "not run code or switch Lean's checks off (the final check runs the header)")
+        if danger := _doc_comment_danger(text):
+            raise TheoremError(f"the header holds {danger!r} in a doc comment, which Lean reads as code where no doc "
+                               "comment belongs; a header may not run code or switch Lean's checks off")
+        if m := (_UNSAFE_OPTION.search(_unescaped(header)) or _HEADER_META.search(header)):
+            # the final check runs the header: it must not switch the check off, nor change how Lean
+            # reads the check's own commands (a macro or elaborator for `#print axioms` can forge its answer)
+            raise TheoremError(f"the header contains {m.group(0).strip()!r}: a header may not switch Lean's checks off "
+                               "or define macros, elaborators or code to run (the final check runs the header)")
+        if attribute := _code_attribute(bare):
+            raise TheoremError(f"the header gives the attribute {attribute!r}, which leangym does not allow in a header: "
+                               "attributes that register code (delaborators, parsers, norm_num or positivity "
+                               "extensions ...) run it on the server; allowed: " + ", ".join(sorted(HEADER_ATTRIBUTES)))
+        if why := named_argument_refusal(text):
+            raise TheoremError(f"the header holds {why.removeprefix('leangym soundness policy: ')}")
 
     def check_name(self, suffix: str) -> str:
         """The name to declare this theorem under for a check of its own: ``decl_name`` with
@@ -328,8 +366,18 @@ class Theorem:
     def preamble(self) -> str:
         """The header without ``import`` lines: a leased process has run its imports already,
         and the REPL rejects ``import`` after the first command. Ends with a newline when not
-        empty, so that the statement after it starts a line of its own."""
-        text = "".join(l for l in self.header.splitlines(keepends=True) if not l.lstrip().startswith("import "))
+        empty, so that the statement after it starts a line of its own. An import line is one
+        whose code (comments and literals read as Lean does) starts with ``import``; one that
+        opens or closes a block comment is refused, as dropping it would change what follows."""
+        lines, code = self.header.splitlines(keepends=True), strip_comments(self.header).splitlines(keepends=True)
+        kept = []
+        for line, seen in zip(lines, code):
+            if not seen.lstrip().startswith("import "):
+                kept.append(line)
+            elif "/-" in line or "-/" in line:
+                raise TheoremError(f"an import line that opens or closes a block comment: {line.strip()[:80]!r}; "
+                                   "put the comment on a line of its own")
+        text = "".join(kept)
         return text if not text or text.endswith("\n") else text + "\n"
 
     @property

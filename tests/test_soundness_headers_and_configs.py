@@ -6,7 +6,7 @@ import pytest
 
 from leangym.sim.local import LocalProcess
 from leangym.soundness import SoundnessPolicy, verify
-from leangym.theorem import Theorem
+from leangym.theorem import Theorem, TheoremError
 
 def test_a_lease_that_ran_another_theorems_header_is_not_kept():
     """The env kept its lease whenever the *new* theorem's header declared nothing, so B's proof could cite
@@ -138,3 +138,51 @@ def test_a_comment_or_an_escaped_name_cannot_end_a_configuration_early(tactic):
 def test_a_deeply_nested_configuration_is_refused_not_a_crash(value):
     why = SoundnessPolicy().check_tactic(f"exact f (n := {value})")
     assert why is not None and "must be a literal" in why
+
+
+# ---------------------------------------------------------------------------- red team nine: datasets
+
+
+@pytest.mark.parametrize("header", [
+    # the header sent is the header less its import lines: a comment opened on one hid what follows
+    "import Mathlib /-\nimport Foo -/\n#eval (IO.Process.exit 7 : IO Unit)\naxiom cheat : False\nimport Bar /-\n-/",
+    # configurations run when Lean elaborates a header's proofs, as in a proof
+    "lemma l : True := by simp (config := (fun _ => {} : Unit → Lean.Meta.Simp.Config) ())",
+    # attributes that register code Lean compiles and runs (an allow-list decides)
+    "@[app_unexpander Foo] def u : Lean.PrettyPrinter.Unexpander := fun _ => pure default",
+    "@[norm_num _ + _] def ext : Mathlib.Meta.NormNum.NormNumExt := sorry_free_ext",
+    "attribute [delab app] foo",
+])
+def test_a_dataset_header_cannot_run_code_by_these_roads(header):
+    with pytest.raises(TheoremError):
+        Theorem("theorem t : True := by sorry", header=header)
+
+
+@pytest.mark.parametrize("statement", [
+    "theorem t (h : True := by decide (kernel := (fun _ => true) ())) : True := by sorry",
+    "theorem t (h : True := by plausible) : True := by sorry",
+])
+def test_a_dataset_statement_cannot_run_code_in_a_by_block(statement):
+    with pytest.raises(TheoremError):
+        Theorem(statement)
+
+
+def test_headers_with_ordinary_attributes_and_a_file_of_documented_theorems_load(tmp_path):
+    from leangym.datasets import load_theorems
+
+    for header in ("@[simp, norm_cast] lemma l : True := trivial", "attribute [local instance] Classical.propDecidable",
+                   '@[to_additive "doc"] lemma l2 : True := trivial', "import Mathlib -- the library\nopen Nat"):
+        Theorem("theorem t : True := by sorry", header=header)
+    (tmp_path / "a.lean").write_text("import Mathlib\n\n/-- first -/\ntheorem a : True := by sorry\n\n"
+                                     "/-- second -/\ntheorem b : True := by sorry\n", encoding="utf-8")
+    a, b = load_theorems(str(tmp_path / "a.lean"))
+    # each theorem's header ends with its own doc comment only (two in a row: Lean refuses the check)
+    assert "first" in a.header and "first" not in b.header and "second" in b.header
+
+
+def test_a_list_of_names_is_a_literal_and_an_application_in_it_is_not():
+    from leangym.named_args import named_argument_refusal
+
+    assert named_argument_refusal("@[aesop safe (rule_sets := [Foo, Bar])]") is None
+    for value in ("[f x]", "[Foo, g x]", "[Foo] x"):
+        assert named_argument_refusal(f"simp (config := {value})") is not None, value

@@ -183,6 +183,14 @@ def _statement_end(chunk: str, scopes: list[str]) -> int | None:
     return end if _BY_END.fullmatch(chunk, at, end) else None
 
 
+def _without_trailing_doc_comment(text: str) -> str:
+    """``text`` less the ``/-- ... -/`` doc comment it ends with, if it ends with one (then whitespace)."""
+    opener = text.rfind("/--")
+    if opener >= 0 and not scan(text[opener:])[0].strip() and scan(text[:opener])[1] is None:
+        return text[:opener]
+    return text
+
+
 def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = False) -> list[Theorem]:
     """The theorems of a ``.lean`` file: each declaration ending in ``:= by sorry`` (or ``:= sorry``).
 
@@ -212,6 +220,9 @@ def read_lean_file(path: Path, split: str | None = None, *, missing_ok: bool = F
             context.append(source[start:stop])
             continue
         statements.append((start, start + end, kind, "".join(context)))
+        # this statement's doc comment ends the piece before it: it documents this theorem, and left in the
+        # header of the next ones it would stand before another doc comment or command (Lean refuses that)
+        context[-1] = _without_trailing_doc_comment(context[-1])
         context.append(source[start + end:stop])  # commands after it (`open`, `end X`) hold for what follows
     if not statements:
         if missing_ok:

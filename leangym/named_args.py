@@ -1,0 +1,128 @@
+"""What a ``(NAME := VALUE)`` may hold in text that reaches Lean: a literal.
+
+A tactic's configuration (``simp (config := {...})``, ``decide (kernel := true)``) is compiled and
+run on the server when Lean elaborates it, wherever it stands: in a proof, in a lemma of a header,
+in a ``by`` block of a statement. So proofs (:mod:`leangym.soundness`), statements and headers
+(:mod:`leangym.theorem`) are read by the same rule.
+"""
+from __future__ import annotations
+
+import re
+
+from leangym.lexer import strip_comments
+
+__all__ = ["named_argument_refusal"]
+
+# `(NAME := VALUE)`: a tactic's configuration (`simp (config := {...})`, `decide (kernel := true)`), which
+# Lean compiles and runs (evalExpr) on the server, or a named argument of a term. An IO action needs
+# no word the banned list could know: `IO` unfolds to a function of the world token `()`, so any effect
+# (`Lean.writeModule ...`, `System.FilePath.pathExists ...`) runs from a config term applied to `()`.
+# So the value must be a literal: a numeral, a name (`true`, `.reducible`, `ℝ`, `norm_num`), a hole, those
+# combined by arithmetic (`2 * n + 1`), or a structure instance of literals (`{ decide := true, maxSteps := 10 }`):
+# nothing applied to anything (an IO action runs only when applied to the world token).
+_NAME_ONLY = re.compile(r"\s*(?:«[^»]*»|[^\W\d][\w.'?!]*)(?:\.(?:«[^»]*»|[^\W\d][\w.'?!]*))*\s*")
+# tokens of a literal: `:=`, brackets and `,`, arithmetic, then an atom (a numeral, a name, a hole `?_`)
+_LITERAL_TOKEN = re.compile(r"\s*(?:(:=)|([{},()\[\]])|([-+*/%^])|(\d+(?:\.\d+)?|\??\.?[^\W\d][\w.'?!]*|\?_))")
+_ARITHMETIC = frozenset("+-*/%^")
+_CLOSERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}
+
+
+def named_argument_refusal(script: str) -> str | None:
+    """Why a ``(NAME := VALUE)`` of ``script`` is refused: its value is not a literal (see above).
+
+    Read on the raw text, comments included: every ``:=`` after a ``(`` with only a name between
+    them is one (Lean allows comments there too: ``(config/- -/:= e)``, so a comment between them
+    is refused outright); a ``:=`` after anything else (``(by have h := e; ...)``) is not.
+    """
+    for m in re.finditer(":=", script):
+        opened = script.rfind("(", 0, m.start())
+        if opened < 0:
+            continue
+        head = script[opened + 1:m.start()]
+        if ")" in strip_comments(head):  # that `(` closed before the `:=` (`(h : p) -- c\n : q := by`)
+            continue
+        if "/-" in head or "--" in head:
+            return ("leangym soundness policy: a comment inside a '(name := value)' argument is not allowed "
+                    "(write the name and ':=' without one)")
+        if "»" in head and "«" not in head:  # the `(` found is inside an escaped name: `(«a(b» := …)`
+            return "leangym soundness policy: a '(' inside an escaped «name» of a named argument is not allowed"
+        if not _NAME_ONLY.fullmatch(head):
+            continue
+        value = _bracketed(script, m.end())
+        if value is None or not _is_literal(value):
+            shown = (value if value is not None else script[m.end():])[:60].strip()
+            return (f"leangym soundness policy: '({head.strip()} := {shown})': a named argument or tactic "
+                    "configuration must be a literal (a numeral, a name, or { field := literal, ... }): Lean "
+                    "compiles and runs configuration terms on the server")
+    return None
+
+
+def _bracketed(code: str, start: int) -> str | None:
+    """The text from ``start`` to the ``)`` that closes the parenthesis before it (None: unbalanced)."""
+    stack = [")"]
+    for i in range(start, len(code)):
+        c = code[i]
+        if c in _CLOSERS:
+            stack.append(_CLOSERS[c])
+        elif c in ")]}⟩":
+            if c != stack.pop():
+                return None
+            if not stack:
+                return code[start:i]
+    return None
+
+
+def _is_literal(text: str) -> bool:
+    """``text`` is a literal: names, numerals and holes (``?_``) combined by arithmetic (``2 * n + 1``),
+    in parentheses, or ``{ name := literal, ... }``; never one thing applied to another (see above)."""
+    if "--" in text or "/-" in text or "-/" in text:  # a comment: Lean reads the value otherwise than we would
+        return False
+    tokens, at = [], 0
+    while at < len(text.rstrip()):
+        m = _LITERAL_TOKEN.match(text, at)
+        if not m or m.end() == at:
+            return False
+        tokens.append("atom" if m.lastindex == 4 else m.group(m.lastindex))
+        at = m.end()
+        if len(tokens) > 200:  # a configuration is short; the parse below recurses per bracket
+            return False
+
+    def term(i: int) -> int:  # the index after one literal term starting at tokens[i], or -1
+        i = unit(i)
+        while i >= 0 and i < len(tokens) and tokens[i] in _ARITHMETIC:
+            i = unit(i + 1)
+        return i
+
+    def unit(i: int) -> int:
+        if i >= len(tokens):
+            return -1
+        if tokens[i] == "atom":
+            return i + 1
+        if tokens[i] == "-":  # a negative number
+            return unit(i + 1)
+        if tokens[i] == "(":
+            i = term(i + 1)
+            return i + 1 if 0 <= i < len(tokens) and tokens[i] == ")" else -1
+        if tokens[i] == "[":  # a list of literals (`(rule_sets := [Foo, Bar])`)
+            i += 1
+            while 0 <= i < len(tokens) and tokens[i] != "]":
+                i = term(i)
+                if 0 <= i < len(tokens) and tokens[i] == ",":
+                    i += 1
+                elif not (0 <= i < len(tokens) and tokens[i] == "]"):
+                    return -1  # two things side by side: one applied to the other
+            return i + 1 if 0 <= i < len(tokens) else -1
+        if tokens[i] == "{":
+            i += 1
+            while i < len(tokens) and tokens[i] != "}":
+                if tokens[i] != "atom" or i + 1 >= len(tokens) or tokens[i + 1] != ":=":
+                    return -1
+                i = term(i + 2)
+                if i < 0:
+                    return -1
+                if i < len(tokens) and tokens[i] == ",":
+                    i += 1
+            return i + 1 if i < len(tokens) else -1
+        return -1
+
+    return term(0) == len(tokens)
