@@ -50,6 +50,8 @@ DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofRed
                   # tactics that compile and run a term the proof wrote (code execution on the server):
                   # Mathlib's `trace e`, `eval% e`, and the counterexample searches
                   "trace", "dbg_trace", "eval%", "plausible", "slim_check",
+                  # Mathlib's polyrith sends the goal over the network (curl to a SageMath server)
+                  "polyrith",
                   "unsafeBaseIO", "unsafeIO", "unsafeEIO", "unsafeCast",
                   # a proof has no use for IO or for meta code that adds declarations: a term that an
                   # elaborator evaluates (a `(config := ...)`) could otherwise run it
