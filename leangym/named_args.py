@@ -22,12 +22,17 @@ __all__ = ["named_argument_refusal"]
 # nothing applied to anything (an IO action runs only when applied to the world token).
 _NAME_ONLY = re.compile(r"\s*(?:«[^»]*»|[^\W\d][\w.'?!]*)(?:\.(?:«[^»]*»|[^\W\d][\w.'?!]*))*\s*")
 # tokens of a literal: `:=`, brackets and `,`, arithmetic, then an atom (a numeral, a name, a hole `?_`)
-_LITERAL_TOKEN = re.compile(r"\s*(?:(:=)|([{},()\[\]])|([-+*/%^])|(\d+(?:\.\d+)?|\??\.?[^\W\d][\w.'?!]*|\?_))")
+_LITERAL_TOKEN = re.compile(r"\s*(?:(:=)|([{},()\[\]])|([-+*/%^])|(\d+(?:\.\d+)?|\??\.?[^\W\d][\w.'?!]*|\?_"
+                            r'|"(?:[^"\\\n]|\\.)*"))')
+# In text a dataset supplies (a statement, a header), a name may be one the header defines, whose code the
+# evaluation of the configuration then runs (`def evil : Simp.Config := ...; simp (config := evil)`): there
+# an atom must be a value in itself.
+_SELF_EVIDENT = re.compile(r'\d+(?:\.\d+)?|true|false|\?_|\.[^\W\d][\w\'?!]*|".*"', re.S)
 _ARITHMETIC = frozenset("+-*/%^")
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}
 
 
-def named_argument_refusal(script: str) -> str | None:
+def named_argument_refusal(script: str, *, strict: bool = False) -> str | None:
     """Why a ``(NAME := VALUE)`` of ``script`` is refused: its value is not a literal (see above).
 
     Read on the raw text, comments included: every ``:=`` after a ``(`` with only a name between
@@ -49,7 +54,7 @@ def named_argument_refusal(script: str) -> str | None:
         if not _NAME_ONLY.fullmatch(head):
             continue
         value = _bracketed(script, m.end())
-        if value is None or not _is_literal(value):
+        if value is None or not _is_literal(value, strict):
             shown = (value if value is not None else script[m.end():])[:60].strip()
             return (f"leangym soundness policy: '({head.strip()} := {shown})': a named argument or tactic "
                     "configuration must be a literal (a numeral, a name, or { field := literal, ... }): Lean "
@@ -72,20 +77,25 @@ def _bracketed(code: str, start: int) -> str | None:
     return None
 
 
-def _is_literal(text: str) -> bool:
+def _is_literal(text: str, strict: bool = False) -> bool:
     """``text`` is a literal: names, numerals and holes (``?_``) combined by arithmetic (``2 * n + 1``),
     in parentheses, or ``{ name := literal, ... }``; never one thing applied to another (see above)."""
     if "--" in text or "/-" in text or "-/" in text:  # a comment: Lean reads the value otherwise than we would
         return False
-    tokens, at = [], 0
+    tokens, texts, at = [], [], 0
     while at < len(text.rstrip()):
         m = _LITERAL_TOKEN.match(text, at)
         if not m or m.end() == at:
             return False
         tokens.append("atom" if m.lastindex == 4 else m.group(m.lastindex))
+        texts.append(m.group(m.lastindex))
         at = m.end()
         if len(tokens) > 200:  # a configuration is short; the parse below recurses per bracket
             return False
+    if strict and any(kind == "atom" and not _SELF_EVIDENT.fullmatch(text)
+                      and not (k + 1 < len(tokens) and tokens[k + 1] == ":=")  # (a field's name)
+                      for k, (kind, text) in enumerate(zip(tokens, texts))):
+        return False  # a name there may be the header's own definition
 
     def term(i: int) -> int:  # the index after one literal term starting at tokens[i], or -1
         i = unit(i)

@@ -58,9 +58,41 @@ COMMAND_KEYWORDS = (
     "run_cmd run_elab run_meta variables reset_grind_attrs%"
 ).split()
 NOT_NAME_BEFORE, NOT_NAME_AFTER = r"(?<![\w.'«])", r"(?![\w.'?!»])"  # a whole token, not part of a name
-_COMMAND_WORD = re.compile(NOT_NAME_BEFORE + "(?:" + "|".join(COMMAND_KEYWORDS) + ")" + NOT_NAME_AFTER)
+_ID_REST_CHAR = re.compile(f"[{ID_REST}]")
+_ID_FIRST_CHAR = re.compile(f"[{ID_FIRST}]")
+
+
+def _starts_token(code: str, i: int) -> bool:
+    """Whether the word at ``i`` is a token of its own to Lean, not the rest of a name: the run of name
+    characters before it (if any) must not start like a name (`x5def` is one name; `0syntax` is `0` then
+    `syntax`; `'a'macro` a character literal then `macro`), and a `.` before it must not follow a name
+    (`x.elab` is a field; `.elab_rules` at the start of a command is the keyword)."""
+    if not _ID_FIRST_CHAR.match(code[i:i + 1]):
+        return True  # `#eval`, `@[`: never the rest of a name
+    if i and code[i - 1] == "«":
+        return False
+    j = i
+    while j and _ID_REST_CHAR.match(code[j - 1]):
+        j -= 1
+    if j < i:
+        return not _ID_FIRST_CHAR.match(code[j])
+    if i and code[i - 1] == ".":
+        k = i - 1
+        while k and _ID_REST_CHAR.match(code[k - 1]):
+            k -= 1
+        return not (k < i - 1 and _ID_FIRST_CHAR.match(code[k])) and not (k == i - 1 and code[k - 1:k] == "»")
+    return True
+
+
+def _token_search(pattern: re.Pattern[str], code: str, pos: int = 0, endpos: int | None = None):
+    """The first match of ``pattern`` in ``code[pos:endpos]`` that starts a token (see :func:`_starts_token`)."""
+    for m in pattern.finditer(code, pos, len(code) if endpos is None else endpos):
+        if _starts_token(code, m.start()):
+            return m
+    return None
+_COMMAND_WORD = re.compile("(?:" + "|".join(COMMAND_KEYWORDS) + ")" + NOT_NAME_AFTER)
 # The command words that declare something (or change how later text is read).
-_DECLARING = re.compile(NOT_NAME_BEFORE + "(?:" + "|".join(
+_DECLARING = re.compile("(?:" + "|".join(
     w for w in COMMAND_KEYWORDS if w not in ("open", "set_option", "universe", "variable", "section", "namespace",
                                              "end", "import", "omit", "include", "private", "protected",
                                              "noncomputable", "partial", "unsafe", "local", "scoped", "export",
@@ -95,9 +127,9 @@ def _unescaped(code: str) -> str:
 # A #command: `#` and a word (`# Title` in a module doc's markdown is none; nor is Mathlib's `#s`, the card of a
 # set named by one letter: no command's name is one letter)
 _HASH_WORD = r"#(?![A-Za-z](?![\w'!?]))[A-Za-z]\w*"
-_HEADER_META = re.compile(NOT_NAME_BEFORE + r"(?:macro|macro_rules|elab|elab_rules|syntax|command_elab|term_elab|"
+_HEADER_META = re.compile(r"(?:macro|macro_rules|elab|elab_rules|syntax|command_elab|term_elab|"
                           r"initialize|builtin_initialize|run_cmd|run_elab|run_meta|simproc|dsimproc|simproc_decl|"
-                          r"dsimproc_decl)" + NOT_NAME_AFTER
+                          r"dsimproc_decl|add_aesop_rules|erase_aesop_rules|declare_aesop_rule_sets)" + NOT_NAME_AFTER
                           + r"|" + _HASH_WORD + r"|@\[[^\]]*\btactic\b")  # (`@[tactic x] def`)
 # `#eval`, `#guard` ... run code; `#exit` ends the file: no #command in a statement or a header (`#[1, 2]` is fine)
 HASH_COMMAND = re.compile(_HASH_WORD)
@@ -127,7 +159,7 @@ _OTHER_DECL = re.compile(r"^\s*(?:axiom|def|abbrev|instance|#\w+)\b", re.M)
 _SAFE_HEADER_LINE = re.compile(r"\s*(?:(?:open|set_option|namespace|section|end|noncomputable\s+section|variable)\b"
                                r"(?!.*\bin\s+\S).*)?$")
 # What lives in a scope (a REPL may or may not carry it between commands), or scopes the next line.
-_SCOPED_EFFECT = re.compile(NOT_NAME_BEFORE + r"(?:local|scoped|notation|infix|infixl|infixr|prefix|postfix|attribute|"
+_SCOPED_EFFECT = re.compile(r"(?:local|scoped|notation|infix|infixl|infixr|prefix|postfix|attribute|"
                             r"export)" + NOT_NAME_AFTER)
 _SCOPE_LINE = re.compile(r"\s*(?:namespace|section|end|noncomputable\s+section|variable|universe)(?![\w.'?!])")
 # What makes a statement unprovable under the final check (leangym.soundness.verify rejects
@@ -158,15 +190,41 @@ HEADER_ATTRIBUTES = frozenset(
     "simp reducible irreducible semireducible instance inline noinline macro_inline specialize ext norm_cast "
     "push_cast coe symm refl trans congr mono gcongr continuity measurability fun_prop simps to_additive nolint "
     "deprecated elab_as_elim induction_eliminator cases_eliminator match_pattern class default_instance "
-    "local scoped nontriviality".split())
-_ATTRIBUTE_LISTS = re.compile(r"@\[([^\]]*)\]|" + NOT_NAME_BEFORE + r"attribute\s*\[([^\]]*)\]")
+    "local scoped nontriviality inherit_doc reassoc pp_nodot mk_iff field_simps bound grind".split())
+_ATTRIBUTE_OPENER = re.compile(r"@\[|attribute\s*\[")
 
 
 def _code_attribute(code: str) -> str | None:
-    """The first attribute in ``code`` (``@[...]`` or ``attribute [...]``) not in :data:`HEADER_ATTRIBUTES`."""
-    for m in _ATTRIBUTE_LISTS.finditer(code):
-        for item in (m.group(1) if m.group(1) is not None else m.group(2)).split(","):
-            words = [w for w in re.split(r"[\s(]+", item.strip()) if w]
+    """The first attribute in ``code`` (``@[...]`` or ``attribute [...]``) not in :data:`HEADER_ATTRIBUTES`.
+    Brackets are matched and ``«escaped names»`` skipped (a `]` in `«x]»` ends no list)."""
+    for m in _ATTRIBUTE_OPENER.finditer(code):
+        if not _starts_token(code, m.start()):
+            continue
+        items, depth, current, i = [], 0, [], m.end()
+        while i < len(code):
+            c = code[i]
+            if c == "«":
+                close = code.find("»", i)
+                close = len(code) if close < 0 else close
+                current.append(code[i:close + 1])
+                i = close + 1
+                continue
+            if c in "[(⟨{":
+                depth += 1
+            elif c in "])⟩}":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif c == "," and depth == 0:
+                items.append("".join(current))
+                current = []
+                i += 1
+                continue
+            current.append(c)
+            i += 1
+        items.append("".join(current))
+        for item in items:
+            words = [w for w in re.split(r"[\s(\[]+", item.strip()) if w]
             while words and words[0] in ("local", "scoped"):
                 words = words[1:]
             if words and words[0].lstrip("-") not in HEADER_ATTRIBUTES:
@@ -225,9 +283,9 @@ def _parse(stmt: str) -> tuple[_Head, re.Match[str]]:
         # own wherever it stands: it ends the theorem, and runs
         raise TheoremError(f"the statement holds {m.group(0)!r}, which Lean runs as a command of its own; a "
                            f"statement holds one theorem and no #commands: {stmt[:120]!r}")
-    if (_DECLARING.search(code, 0, decl.start("kind")) or "#" in code[:decl.start("kind")]
+    if (_token_search(_DECLARING, code, 0, decl.start("kind")) or "#" in code[:decl.start("kind")]
             or DECLARATION.search(code, decl.end(), tail.start())
-            or _OTHER_DECL.search(code) or _COMMAND_WORD.search(code, decl.end(), tail.start())):
+            or _OTHER_DECL.search(code) or _token_search(_COMMAND_WORD, code, decl.end(), tail.start())):
         raise TheoremError("a statement holds exactly one theorem; put definitions and lemmas it needs "
                            f"in `header`: {stmt[:120]!r}")
     word = _find_sorry(code[:tail.start()])
@@ -264,7 +322,9 @@ class Theorem:
         object.__setattr__(self, "header", self.header.replace("\r\n", "\n"))
         stmt = self.formal_statement.replace("\r\n", "\n").strip()
         head, tail = _parse(stmt)
-        if why := named_argument_refusal(stmt):  # a configuration in a `by` block runs when Lean elaborates it
+        # a `by` block's configuration runs at elaboration (the theorem's own attributes before its keyword
+        # are read as attribute syntax: `@[aesop safe (rule_sets := [Foo])]`)
+        if why := named_argument_refusal(stmt[head.kind_span[0]:], strict=True):
             raise TheoremError(f"the statement holds {why.removeprefix('leangym soundness policy: ')}: {stmt[:120]!r}")
         self._check_header()
         stmt = stmt[:tail.start()] + ":= by sorry"  # drops a trailing comment too
@@ -297,7 +357,7 @@ class Theorem:
         if danger := _doc_comment_danger(text):
             raise TheoremError(f"the header holds {danger!r} in a doc comment, which Lean reads as code where no doc "
                                "comment belongs; a header may not run code or switch Lean's checks off")
-        if m := (_UNSAFE_OPTION.search(_unescaped(header)) or _HEADER_META.search(header)):
+        if m := (_UNSAFE_OPTION.search(_unescaped(header)) or _token_search(_HEADER_META, header)):
             # the final check runs the header: it must not switch the check off, nor change how Lean
             # reads the check's own commands (a macro or elaborator for `#print axioms` can forge its answer)
             raise TheoremError(f"the header contains {m.group(0).strip()!r}: a header may not switch Lean's checks off "
@@ -306,7 +366,7 @@ class Theorem:
             raise TheoremError(f"the header gives the attribute {attribute!r}, which leangym does not allow in a header: "
                                "attributes that register code (delaborators, parsers, norm_num or positivity "
                                "extensions ...) run it on the server; allowed: " + ", ".join(sorted(HEADER_ATTRIBUTES)))
-        if why := named_argument_refusal(text):
+        if why := named_argument_refusal(text, strict=True):
             raise TheoremError(f"the header holds {why.removeprefix('leangym soundness policy: ')}")
 
     def check_name(self, suffix: str) -> str:
@@ -336,7 +396,7 @@ class Theorem:
         """Whether the header may declare something: every check declares it again, which Lean refuses
         on a process that has it already. Conservative: any line but a plain ``open``, ``set_option``,
         ``namespace``/``section``/``end`` or ``variable`` line counts (a wrong "yes" costs a lease)."""
-        return not all(_SAFE_HEADER_LINE.match(line) and not _DECLARING.search(line) and "#" not in line
+        return not all(_SAFE_HEADER_LINE.match(line) and not _token_search(_DECLARING, line) and "#" not in line
                        and "@[" not in line  # Lean needs no line break: `namespace Foo theorem helper ...`
                        for line in strip_comments(self.preamble).splitlines())
 
@@ -355,9 +415,9 @@ class Theorem:
         names mean, nor when it has ``local``/``scoped`` declarations, notations, attributes or a line that
         scopes the next one (``open Nat in``): such a check must run on a clean process, with the whole header."""
         code = [line.strip() for line in strip_comments(self.preamble).splitlines() if line.strip()]
-        kept = [line for line in code if _SAFE_HEADER_LINE.match(line) and not _DECLARING.search(line)
+        kept = [line for line in code if _SAFE_HEADER_LINE.match(line) and not _token_search(_DECLARING, line)
                 and "#" not in line and "@[" not in line]
-        if any(_SCOPE_LINE.match(line) or line.endswith(" in") or (line not in kept and _SCOPED_EFFECT.search(line))
+        if any(_SCOPE_LINE.match(line) or line.endswith(" in") or (line not in kept and _token_search(_SCOPED_EFFECT, line))
                for line in code):
             return None
         return "".join(line + "\n" for line in kept)
@@ -367,17 +427,10 @@ class Theorem:
         """The header without ``import`` lines: a leased process has run its imports already,
         and the REPL rejects ``import`` after the first command. Ends with a newline when not
         empty, so that the statement after it starts a line of its own. An import line is one
-        whose code (comments and literals read as Lean does) starts with ``import``; one that
-        opens or closes a block comment is refused, as dropping it would change what follows."""
+        whose code (comments and literals read as Lean does) starts with ``import``. The header's
+        checks read this text, the one sent (dropping a line can change what the rest means)."""
         lines, code = self.header.splitlines(keepends=True), strip_comments(self.header).splitlines(keepends=True)
-        kept = []
-        for line, seen in zip(lines, code):
-            if not seen.lstrip().startswith("import "):
-                kept.append(line)
-            elif "/-" in line or "-/" in line:
-                raise TheoremError(f"an import line that opens or closes a block comment: {line.strip()[:80]!r}; "
-                                   "put the comment on a line of its own")
-        text = "".join(kept)
+        text = "".join(line for line, seen in zip(lines, code) if not seen.lstrip().startswith("import "))
         return text if not text or text.endswith("\n") else text + "\n"
 
     @property

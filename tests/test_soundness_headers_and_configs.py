@@ -186,3 +186,39 @@ def test_a_list_of_names_is_a_literal_and_an_application_in_it_is_not():
     assert named_argument_refusal("@[aesop safe (rule_sets := [Foo, Bar])]") is None
     for value in ("[f x]", "[Foo, g x]", "[Foo] x"):
         assert named_argument_refusal(f"simp (config := {value})") is not None, value
+
+
+@pytest.mark.parametrize("header", [
+    # a command word after a digit, a dot or a character literal is a token of its own to Lean
+    ".elab_rules : tactic | `(tactic| foo) => pure ()",
+    "'a'macro_rules | `(tactic| foo) => `(tactic| rfl)",
+    '0syntax "foo" : term',
+    ".attribute [delab app.foo] d",
+    # an escaped name holding `]` does not end an attribute list
+    "def «x]» := 0\n@[deprecated «x]», delab app.Nat.succ]\ndef d : Nat := 0",
+    # a configuration named by the header's own definition runs that definition's code
+    "def evil : Lean.Meta.Simp.Config := {}\ntheorem helper : True := by simp (config := evil)",
+    "add_aesop_rules safe tactic foo",
+])
+def test_review_four_roads_for_a_header_to_run_code(header):
+    with pytest.raises(TheoremError):
+        Theorem("theorem t : True := by sorry", header=header)
+
+
+def test_review_four_ordinary_headers_still_load():
+    for header in ('@[deprecated (since := "2024-01-01")] lemma l : True := trivial', "@[inherit_doc] def x := 1",
+                   "import Mathlib -- see /- below\nopen Nat", "lemma l (n : ℕ) : n = n := by simp (config := {})"):
+        Theorem("theorem t : True := by sorry", header=header)
+    with pytest.raises(TheoremError, match="exactly one theorem"):
+        Theorem("theorem s : 'a'macro \"zz\" : tactic => `(tactic| rfl) := by sorry")
+
+
+def test_a_keyword_inside_a_name_is_no_command():
+    """`x5def` is one name to Lean (a digit inside a name joins it): fresh check names end in random hex and
+    held `...5def` now and then; `x.syntax` is a field, `h'macro` a name."""
+    Theorem("theorem prop_d3_01070_leangym_09838229bfdb5def (p : Prop) (h : p) : p := by sorry")
+    for header in ("def x5def := 1", "def h'macro := 1", "abbrev y (x : Foo) := x.syntax"):
+        Theorem("theorem t : True := by sorry", header=header)
+    theorem = Theorem("theorem t (p : Prop) (h : p) : p := by sorry")
+    for _ in range(200):
+        Theorem(theorem.renamed(theorem.fresh_name()).formal_statement)
