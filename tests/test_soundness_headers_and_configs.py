@@ -152,6 +152,16 @@ def test_a_deeply_nested_configuration_is_refused_not_a_crash(value):
     "@[app_unexpander Foo] def u : Lean.PrettyPrinter.Unexpander := fun _ => pure default",
     "@[norm_num _ + _] def ext : Mathlib.Meta.NormNum.NormNumExt := sorry_free_ext",
     "attribute [delab app] foo",
+    # a command word after a digit, a dot or a character literal is a token of its own to Lean
+    ".elab_rules : tactic | `(tactic| foo) => pure ()",
+    "'a'macro_rules | `(tactic| foo) => `(tactic| rfl)",
+    '0syntax "foo" : term',
+    ".attribute [delab app.foo] d",
+    # an escaped name holding `]` does not end an attribute list
+    "def «x]» := 0\n@[deprecated «x]», delab app.Nat.succ]\ndef d : Nat := 0",
+    # a configuration named by the header's own definition runs that definition's code
+    "def evil : Lean.Meta.Simp.Config := {}\ntheorem helper : True := by simp (config := evil)",
+    "add_aesop_rules safe tactic foo",
 ])
 def test_a_dataset_header_cannot_run_code_by_these_roads(header):
     with pytest.raises(TheoremError):
@@ -186,23 +196,6 @@ def test_a_list_of_names_is_a_literal_and_an_application_in_it_is_not():
     assert named_argument_refusal("@[aesop safe (rule_sets := [Foo, Bar])]") is None
     for value in ("[f x]", "[Foo, g x]", "[Foo] x"):
         assert named_argument_refusal(f"simp (config := {value})") is not None, value
-
-
-@pytest.mark.parametrize("header", [
-    # a command word after a digit, a dot or a character literal is a token of its own to Lean
-    ".elab_rules : tactic | `(tactic| foo) => pure ()",
-    "'a'macro_rules | `(tactic| foo) => `(tactic| rfl)",
-    '0syntax "foo" : term',
-    ".attribute [delab app.foo] d",
-    # an escaped name holding `]` does not end an attribute list
-    "def «x]» := 0\n@[deprecated «x]», delab app.Nat.succ]\ndef d : Nat := 0",
-    # a configuration named by the header's own definition runs that definition's code
-    "def evil : Lean.Meta.Simp.Config := {}\ntheorem helper : True := by simp (config := evil)",
-    "add_aesop_rules safe tactic foo",
-])
-def test_review_four_roads_for_a_header_to_run_code(header):
-    with pytest.raises(TheoremError):
-        Theorem("theorem t : True := by sorry", header=header)
 
 
 def test_review_four_ordinary_headers_still_load():
