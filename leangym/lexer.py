@@ -39,6 +39,7 @@ ID_FIRST = f"A-Za-z_{_LETTER_LIKE}"
 ID_REST = f"A-Za-z0-9_'!?{_LETTER_LIKE}{_SUBSCRIPT}"
 _ID_FIRST_CHAR = re.compile(f"[{ID_FIRST}]")
 _ID_REST_RUN = re.compile(f"[{ID_REST}]*")
+_ID_REST_CHAR = re.compile(f"[{ID_REST}]")
 _VERSION_DEPENDENT = re.compile(f"[{_LATIN}\u2c7c]")  # name characters of recent Lean versions only
 
 # A character literal as ``charLitFnAux`` reads it: one character, or ``\\`` and one of Lean's escapes.
@@ -86,6 +87,28 @@ def banned_word(words: tuple[str, ...], code: str) -> str | None:
 
 
 _TACTIC_WORDS = frozenset({"trace", "dbg_trace", "native", "stop", "plausible", "slim_check"})
+
+
+def starts_token(code: str, i: int) -> bool:
+    """Whether the word at ``i`` is a token of its own to Lean, not the rest of a name: the run of name
+    characters before it (if any) must not start like a name (`x5def` is one name; `0syntax` is `0` then
+    `syntax`; `'a'macro` a character literal then `macro`), and a `.` before it must not follow a name
+    (`x.elab` is a field; `.elab_rules` at the start of a command is the keyword)."""
+    if not _ID_FIRST_CHAR.match(code[i:i + 1]):
+        return True  # `#eval`, `@[`: never the rest of a name
+    if i and code[i - 1] == "«":
+        return False
+    j = i
+    while j and _ID_REST_CHAR.match(code[j - 1]):
+        j -= 1
+    if j < i:
+        return not _ID_FIRST_CHAR.match(code[j])
+    if i and code[i - 1] == ".":
+        k = i - 1
+        while k and _ID_REST_CHAR.match(code[k - 1]):
+            k -= 1
+        return not (k < i - 1 and _ID_FIRST_CHAR.match(code[k])) and not (k == i - 1 and code[k - 1:k] == "»")
+    return True
 
 
 def strip_comments(source: str, *, strings: bool = False) -> str:

@@ -15,7 +15,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from leangym.lexer import ID_FIRST, ID_FIRST_ALWAYS, ID_REST, ID_REST_ALWAYS, banned_word, scan, strip_comments
+from leangym.lexer import (ID_FIRST, ID_FIRST_ALWAYS, ID_REST, ID_REST_ALWAYS, banned_word, scan, starts_token,
+                           strip_comments)
 from leangym.named_args import named_argument_refusal
 
 # --------------------------------------------------------------------------- Lean identifiers
@@ -58,36 +59,10 @@ COMMAND_KEYWORDS = (
     "run_cmd run_elab run_meta variables reset_grind_attrs%"
 ).split()
 NOT_NAME_BEFORE, NOT_NAME_AFTER = r"(?<![\w.'«])", r"(?![\w.'?!»])"  # a whole token, not part of a name
-_ID_REST_CHAR = re.compile(f"[{ID_REST}]")
-_ID_FIRST_CHAR = re.compile(f"[{ID_FIRST}]")
-
-
-def _starts_token(code: str, i: int) -> bool:
-    """Whether the word at ``i`` is a token of its own to Lean, not the rest of a name: the run of name
-    characters before it (if any) must not start like a name (`x5def` is one name; `0syntax` is `0` then
-    `syntax`; `'a'macro` a character literal then `macro`), and a `.` before it must not follow a name
-    (`x.elab` is a field; `.elab_rules` at the start of a command is the keyword)."""
-    if not _ID_FIRST_CHAR.match(code[i:i + 1]):
-        return True  # `#eval`, `@[`: never the rest of a name
-    if i and code[i - 1] == "«":
-        return False
-    j = i
-    while j and _ID_REST_CHAR.match(code[j - 1]):
-        j -= 1
-    if j < i:
-        return not _ID_FIRST_CHAR.match(code[j])
-    if i and code[i - 1] == ".":
-        k = i - 1
-        while k and _ID_REST_CHAR.match(code[k - 1]):
-            k -= 1
-        return not (k < i - 1 and _ID_FIRST_CHAR.match(code[k])) and not (k == i - 1 and code[k - 1:k] == "»")
-    return True
-
-
 def _token_search(pattern: re.Pattern[str], code: str, pos: int = 0, endpos: int | None = None):
-    """The first match of ``pattern`` in ``code[pos:endpos]`` that starts a token (see :func:`_starts_token`)."""
+    """The first match of ``pattern`` in ``code[pos:endpos]`` that starts a token (see :func:`leangym.lexer.starts_token`)."""
     for m in pattern.finditer(code, pos, len(code) if endpos is None else endpos):
-        if _starts_token(code, m.start()):
+        if starts_token(code, m.start()):
             return m
     return None
 _COMMAND_WORD = re.compile("(?:" + "|".join(COMMAND_KEYWORDS) + ")" + NOT_NAME_AFTER)
@@ -198,7 +173,7 @@ def _code_attribute(code: str) -> str | None:
     """The first attribute in ``code`` (``@[...]`` or ``attribute [...]``) not in :data:`HEADER_ATTRIBUTES`.
     Brackets are matched and ``«escaped names»`` skipped (a `]` in `«x]»` ends no list)."""
     for m in _ATTRIBUTE_OPENER.finditer(code):
-        if not _starts_token(code, m.start()):
+        if not starts_token(code, m.start()):
             continue
         items, depth, current, i = [], 0, [], m.end()
         while i < len(code):
