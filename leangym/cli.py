@@ -138,11 +138,17 @@ def run_cli(main: Callable[[], object]) -> None:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
     except USER_ERRORS as e:
-        if os.environ.get("LEANGYM_DEBUG"):
-            traceback.print_exc()
-        what = str(e) or type(e).__name__
-        if isinstance(e, pickle.UnpicklingError):  # torch's safe (weights-only) loader refused the file
-            what = "not a checkpoint this tool can read (only tensors and plain values are loaded, never code)"
-        print(f"error: {what}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(user_error(e))
     sys.exit(status if isinstance(status, int) else 0)
+
+
+def user_error(e: BaseException, context: str = "", hint: str = "") -> int:
+    """Report a user's mistake as one ``error: {context}{e}{hint}`` line (its traceback too with
+    ``LEANGYM_DEBUG=1``); returns the exit status, 2. For tools that catch an error to say more."""
+    if os.environ.get("LEANGYM_DEBUG"):
+        traceback.print_exception(e)
+    what = str(e) or type(e).__name__
+    if isinstance(e, pickle.UnpicklingError):  # torch's safe (weights-only) loader refused the file
+        what = "not a checkpoint this tool can read (only tensors and plain values are loaded, never code)"
+    print(f"error: {context}{what}{hint}", file=sys.stderr)
+    return 2

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from leangym.backends.types import LeanProcess, ServerError
+from leangym.cli import user_error
 from leangym.datasets import DatasetError, load_theorems
 from leangym.soundness import SoundnessPolicy, verify
 from leangym.theorem import Theorem
@@ -106,8 +107,7 @@ def cmd_recheck(args: argparse.Namespace) -> int:
     try:
         rs = read_results(args.results)
     except (ValueError, TypeError, KeyError) as e:
-        print(f"error: {args.results}: not a readable results file ({e})", file=sys.stderr)
-        return 2
+        return user_error(e, f"{args.results}: not a readable results file: ")
     run = rs.header  # a run never changes its dataset: a resume line that names another is an edited file
     def names(line: dict) -> tuple:  # by resolved source where recorded: a relative path differs by directory
         return line.get("dataset_source") or line.get("dataset"), line.get("split")
@@ -125,9 +125,7 @@ def cmd_recheck(args: argparse.Namespace) -> int:
     try:
         theorems = {t.name: t for t in load_theorems(dataset, split)}
     except DatasetError as e:
-        print(f"error: {e} (the run's dataset was {run.get('dataset')!r}: pass --dataset where it is now)",
-              file=sys.stderr)
-        return 2
+        return user_error(e, hint=f" (the run's dataset was {run.get('dataset')!r}: pass --dataset where it is now)")
     if args.dataset is None:  # the file was written in the agent's own process: so was its header
         print(f"[benchmark] statements from {dataset!r}, as the results file names it; for results of agent "
               "code you do not trust, pass --dataset with your own copy", file=sys.stderr)
@@ -136,8 +134,7 @@ def cmd_recheck(args: argparse.Namespace) -> int:
         try:
             client, server = connect(args, stack, 1)
         except ConnectionError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+            return user_error(e)
         ran_on = run.get("server") if isinstance(run.get("server"), dict) else {}
         if server["simulated"] and ran_on.get("simulated") is False:
             print(f"[benchmark] warning: the run used Lean at {ran_on.get('url')} and this recheck the simulator: "

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlparse
 
-from leangym.cli import ArgumentParser, HelpFormatter, exclusive, integer, number, run_cli
+from leangym.cli import ArgumentParser, HelpFormatter, exclusive, integer, number, run_cli, user_error
 from leangym.datasets import DatasetError, load_theorems
 from leangym.datasets.download import file_url_path
 from leangym.envs.server_lease import SERVER_ENV_VAR
@@ -278,8 +278,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not isinstance(kwargs, dict):
             raise ValueError("not a JSON object")
     except ValueError as e:
-        print(f"error: --agent-kwargs: {e}", file=sys.stderr)
-        return 2
+        return user_error(e, "--agent-kwargs: ")
     if args.agent not in AGENT_ALIASES and ":" not in args.agent and "." not in args.agent:
         print(f"error: unknown agent {args.agent!r}{_did_you_mean(args.agent, AGENT_ALIASES)}; built-in agents: "
               f"{', '.join(AGENT_ALIASES)}; or name your own as module:Name or path/to/file.py:Name",
@@ -296,8 +295,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         theorems = select(load_theorems(args.dataset, args.split, refresh=args.refresh_dataset), args.theorems,
                           args.limit, split=args.split, everything=lambda: load_theorems(args.dataset))
     except (AgentSpecError, DatasetError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return user_error(e)
     hashes = {t.name: statement_hash(t) for t in theorems}
     budget = Budget(args.budget_calls or None, args.budget_seconds)
 
@@ -310,8 +308,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             client, server = connect(args, stack, max(1, args.workers) + spare)
         except ConnectionError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+            return user_error(e)
         workers = args.workers
         if server.get("max_processes") and workers > server["max_processes"]:
             print(f"[benchmark] the server has {server['max_processes']} processes: using that many workers",

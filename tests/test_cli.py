@@ -60,6 +60,18 @@ def test_the_tools_use_it(tmp_path):
         assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "nope.jsonl" in proc.stderr, proc.stderr
 
 
+def test_benchmark_errors_go_through_run_cli_so_leangym_debug_shows_their_traceback(tmp_path, monkeypatch):
+    """scripts.benchmark used to print its dataset, agent and server errors itself: LEANGYM_DEBUG showed nothing."""
+    nope = str(tmp_path / "nope.jsonl")
+    argv = ["run", "--agent", "random", "--dataset", nope, "--out", str(tmp_path / "out.jsonl")]
+    for debug in ("", "1"):
+        monkeypatch.setenv("LEANGYM_DEBUG", debug)
+        proc = subprocess.run([sys.executable, "-m", "scripts.benchmark", *argv], capture_output=True, text=True,
+                              timeout=120, cwd=REPO, env={**os.environ})
+        assert proc.returncode == 2 and proc.stderr.rstrip().endswith(f"error: {nope}: no such file"), proc.stderr
+        assert ("Traceback" in proc.stderr) == bool(debug), proc.stderr
+
+
 def test_every_python_m_tool_ends_with_run_cli():
     """The module docstring's promise, checked on the files: each tool's ``__main__`` block runs
     ``run_cli(main)`` (a tool without it turns every user mistake into a traceback)."""
