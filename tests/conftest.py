@@ -1,5 +1,7 @@
 """Shared pytest fixtures.
 
+``no_shared_copy`` - the named "minif2f" dataset with no copy anywhere (see its docstring).
+
 ``sim_server`` - start simulated LeanTree servers (``leangym.sim.server``) for a test::
 
     def test_something(sim_server):
@@ -40,10 +42,12 @@ import os
 import shutil
 import tempfile
 import threading
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 
+from leangym.datasets import minif2f as minif2f_mod
 from leangym.sim.server import SimServerConfig, SimServerHandle, start_server
 
 # Property tests are the same on every run and write nothing into the repository: examples come
@@ -193,3 +197,19 @@ def scripted_client(scripted_srv):
 
 def used_processes(client) -> int:
     return client.status()["used_processes"]
+
+
+# the named "minif2f" set, without ../shared (test_datasets*.py)
+@pytest.fixture
+def no_shared_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No LEANGYM_MINIF2F, no shared copy beside the repository, an empty cache: returns the fake repo
+    root (its ``../shared`` does not exist until a test writes it)."""
+    monkeypatch.delenv("LEANGYM_MINIF2F", raising=False)
+    root = tmp_path / "checkout" / "main"
+    root.mkdir(parents=True)
+    monkeypatch.setattr(minif2f_mod, "repo_root", lambda: root)
+    monkeypatch.setenv("LEANGYM_CACHE", str(tmp_path / "cache"))
+    # anything that would still go to the network fails loudly
+    monkeypatch.setattr(minif2f_mod, "DEFAULT_URL", "http://127.0.0.1:9/nowhere/minif2f.jsonl")
+    assert minif2f_mod.local_copy() is None
+    return root
