@@ -63,6 +63,7 @@ class DaemonPool:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._local = threading.local()  # .in_worker: this thread is one of the pool's
         self._lock = threading.Lock()  # a map() enqueues all its calls before close() enqueues the stops
+        self._unfinished: list[Future] = []  # calls that an interrupted map() left running (see settle)
         for i in range(n):
             threading.Thread(target=_work, args=(self._jobs, self._local), name=f"{name}-{i}", daemon=True).start()
         # close() or garbage collection: every thread ends after its current call
@@ -71,7 +72,8 @@ class DaemonPool:
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
         """Results in input order. If a call raises, the calls not yet started are cancelled, the
         running ones are waited for (they may hold a lease the caller is about to give back), and
-        the first exception (in input order) is raised. On Ctrl-C, nothing not yet started will start."""
+        the first exception (in input order) is raised. On Ctrl-C, nothing not yet started will start, and
+        the calls already running go on: :meth:`settle` waits for them."""
         if getattr(self._local, "in_worker", False):
             # called from one of the pool's own calls (e.g. an env closed by its collection in a
             # worker): waiting for the other threads could wait for this one, so run inline
@@ -96,6 +98,17 @@ class DaemonPool:
         finally:
             for f in futures:  # after an interrupt: what has not started never will
                 f.cancel()
+            self._unfinished += [f for f in futures if not f.done()]  # ... and what has is still running
+
+    def settle(self) -> None:
+        """Wait for the calls that an interrupted :meth:`map` left running (each ends within its own timeout).
+
+        For callers whose calls share state across maps (a sub-env, its lease): settling before the next
+        map means no object is used by two threads at once. A second Ctrl-C ends this wait as well.
+        Exit and ``close()`` never wait for them (a call may hang on a server for its whole timeout).
+        """
+        _wait(self._unfinished, ALL_COMPLETED)
+        self._unfinished = [f for f in self._unfinished if not f.done()]
 
     def close(self) -> None:
         """Let every thread end after its current call; nobody waits for them. Idempotent."""

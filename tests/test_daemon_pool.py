@@ -146,3 +146,64 @@ def test_ctrl_c_and_exit_do_not_wait_for_a_hung_call():
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=20, cwd=REPO)
     assert proc.returncode == 130 and proc.stdout == "interrupted\n", (proc.stdout, proc.stderr)
+
+
+def test_settle_waits_for_the_calls_an_interrupted_map_left_running():
+    """Ctrl-C during map: the running call goes on; settle() returns only once it has ended, and a
+    vector env settles before its next reset/step (a sub-env must not be stepped and reset at once)."""
+    import _thread
+
+    pool, finished = DaemonPool(2), threading.Event()
+
+    def call(i):
+        if i == 0:
+            _thread.interrupt_main()  # Ctrl-C, while call 1 is still running
+            return
+        time.sleep(0.3)
+        finished.set()
+
+    with pytest.raises(KeyboardInterrupt):
+        pool.map(call, [0, 1])
+    pool.settle()
+    assert finished.is_set()
+    pool.settle()  # nothing left: returns at once
+    assert pool.map(lambda i: i * 2, [1, 2]) == [2, 4]
+    pool.close()
+
+
+def test_a_vector_env_reset_after_an_interrupted_step_waits_for_the_steps_still_running():
+    import _thread
+
+    import gymnasium as gym
+
+    from leangym.envs.vector import LeanVectorEnv
+
+    events: list[str] = []
+
+    class Slow(gym.Env):
+        observation_space = gym.spaces.Discrete(2)
+        action_space = gym.spaces.Discrete(2)
+
+        def __init__(self, i):
+            self.i = i
+
+        def reset(self, *, seed=None, options=None):
+            events.append(f"reset {self.i}")
+            return 0, {}
+
+        def step(self, action):
+            if self.i == 0:
+                _thread.interrupt_main()
+            else:
+                time.sleep(0.3)
+                events.append("step 1 ended")
+            return 0, 0.0, False, False, {}
+
+    envs = LeanVectorEnv([lambda i=i: Slow(i) for i in range(2)])
+    envs.reset()
+    events.clear()
+    with pytest.raises(KeyboardInterrupt):
+        envs.step([0, 0])
+    envs.reset()
+    assert events.index("step 1 ended") < events.index("reset 1"), events
+    envs.close()

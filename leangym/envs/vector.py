@@ -60,7 +60,13 @@ class LeanVectorEnv(SyncVectorEnv):
 
     def _map(self, fn: Callable[[int], Any], indices: Sequence[int]) -> list[Any]:
         """``fn(i)`` for each index, concurrently; results in order; the first exception is raised
-        (after the calls still running have ended)."""
+        (after the calls still running have ended).
+
+        First it waits for the sub-env calls a Ctrl-C left running: a ``reset()`` right after an
+        interrupted ``step()`` must not reset a sub-env (and give its lease back) while another thread
+        is still inside that sub-env's step.
+        """
+        self._pool.settle()
         if len(indices) <= 1:
             return [fn(i) for i in indices]
         return self._pool.map(fn, indices)
@@ -150,9 +156,10 @@ class LeanVectorEnv(SyncVectorEnv):
         return deepcopy(self._observations) if self.copy else self._observations
 
     def close_extras(self, **kwargs: Any) -> None:
-        # Close the sub-envs concurrently too: each returns its lease over HTTP.
-        if hasattr(self, "envs"):
-            self._map(lambda i: self.envs[i].close(), range(self.num_envs))
+        # Close the sub-envs concurrently too: each returns its lease over HTTP. Not after the calls a
+        # Ctrl-C left running (no settle): closing on the way out must not wait on a hung server.
+        if hasattr(self, "envs") and hasattr(self, "_pool"):
+            self._pool.map(lambda i: self.envs[i].close(), range(self.num_envs))
         if hasattr(self, "_pool"):
             self._pool.close()
 
