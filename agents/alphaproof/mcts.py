@@ -6,23 +6,30 @@ left (none: the tactic proved the goal). Values are ``GAMMA ** steps`` (see
 ``interfaces``): an edge is worth ``GAMMA * min(its branches)`` (the hardest
 branch decides), an OR node the best of its edges.
 
-Status, exact and final:
+Status, recomputed (``_refresh``) whenever an edge or a branch changes:
 * an edge is *solved* when all its branches are, an OR node when any edge is;
-  a solved node is never entered again (the search works on what is left);
-* an edge is *dead* when a branch is dead, a node when it has no live edge
-  and the policy has no new tactic for it (``exhausted``): widening was capped
-  (``max_tactics``), or ``max_empty_evaluations`` evaluations in a row brought
-  nothing new. One empty evaluation is not enough: the policy samples, and a
-  sample may hold no finished tactic by chance.
+  solved is final, and a solved node is never entered again (the search works
+  on what is left);
+* a node is *dead* when it has no live edge and the policy has no new tactic
+  for it (``exhausted``): widening was capped (``max_tactics``), or
+  ``max_empty_evaluations`` evaluations in a row brought nothing new. One empty
+  evaluation is not enough: the policy samples, and a sample may hold no
+  finished tactic by chance. An edge is live when no branch is beyond hope and
+  some open branch is not dead (the one to work on: ``hardest_open_child``);
+* a dead node *waits* (is not beyond hope) while a tactic of it is held back
+  (below) or an edge of it has no branch beyond hope: nothing to do there now,
+  but a proof found elsewhere may bring it back to life. Beyond hope is final.
 
 Statistics of a node's edges live in numpy arrays (``N``, ``W``, virtual
 visits ``VL``, log-priors ``logp``, ``alive``) so that PUCT is one vectorised
 expression per node. Identical goal texts share one node (transposition
-table), which makes the tree a DAG; an edge leading back to the node itself or
-to an unsolved ancestor is refused, which keeps the unsolved part acyclic (see
-``integrate``). An edge to a solved node is always kept: it cannot close a loop
-that matters, since a solved node is never entered again and steps only grow
-along a path.
+table), which makes the tree a DAG. A tactic back to its own state is refused
+(it can never help); one back to an unsolved ancestor is held back, which keeps
+the unsolved part acyclic (``integrate``), and added once that ancestor is
+solved (``_revive``): it may be the node's only proof. An edge to a solved
+node is always kept: it cannot close a loop that matters, since a solved node
+is never entered again and steps strictly fall along a proof (an edge counts
+1 + its hardest branch's steps).
 """
 from __future__ import annotations
 
@@ -90,13 +97,15 @@ class Node:
         self.exhausted = False  # the policy has nothing new for this state
         self.empty_evaluations = 0  # evaluations in a row that brought no new tactic (see new_tactics)
         self.steps: int | None = None  # tactic steps to a proof, once solved
-        self.dead = False
+        self.dead = False  # no work left here for now (see the module doc; not final)
+        self.waiting = False  # dead, but may come back: not beyond hope for the edges into it
+        self.deferred = 0  # tactics of this node held back until an ancestor is solved (SearchTree.deferred)
         self.parents: list[tuple[Node, int]] = []  # (node, edge index) for every edge into this node
         self.visits, self.value_sum, self.in_flight = 0, 0.0, 0
         self.pending = False  # a leaf of the current round
 
     def estimate(self) -> float | None:
-        """Current value: exact when solved or dead, else the mean backed-up value (None: unseen)."""
+        """Current value: exact when solved, 0 while dead, else the mean backed-up value (None: unseen)."""
         if self.steps is not None:
             return value_from_steps(self.steps)
         if self.dead:
@@ -111,6 +120,17 @@ class Leaf:
     path: list[tuple[Node, int]]
     node: Node
     k: int  # how many tactics to ask the policy for (more than before: widening)
+
+
+@dataclass
+class _Edge:
+    """A tactic of ``node`` that Lean accepted and the states it left: an edge to add, or one held back."""
+
+    node: Node
+    tactic: str
+    logp: float
+    states: tuple[ProofState, ...]
+    texts: tuple[str, ...]  # the states' texts (ProofState.text renders them on every access)
 
 
 @dataclass(frozen=True)
@@ -129,7 +149,8 @@ class SearchTree:
         self.config = config
         self.table: dict[str, Node] = {}  # goal text -> node (transpositions)
         self.failed: set[tuple[str, str]] = set()  # (goal text, tactic) never to send again
-        self.useless = 0  # tactics refused because they led back to an ancestor (or nowhere)
+        self.useless = 0  # tactics refused or held back because they led back to an ancestor (or nowhere)
+        self.deferred: dict[str, list[_Edge]] = {}  # unsolved ancestor's text -> tactics waiting for its proof
         self.root = self.node_for(root)
 
     def node_for(self, state: ProofState, text: str | None = None) -> Node:
@@ -215,15 +236,16 @@ class SearchTree:
             if res.outcome in (Outcome.REJECTED, Outcome.TIMEOUT):
                 self.failed.add((node.text, tactic))
                 continue
-            texts = [s.text for s in res.states]  # .text is rendered on every access
-            if any(t in ancestors and self.table[t].steps is None for t in texts):
-                # Back to this state or an unsolved ancestor: no progress, and would close a cycle.
+            edge = _Edge(node, tactic, logp, res.states, tuple(s.text for s in res.states))
+            if node.text in edge.texts or self._wait(edge, ancestors):
+                # Back to this state (never of use: it needs this state proved first) or to an unsolved
+                # ancestor: no progress, and would close a cycle. The latter waits for that ancestor's proof.
                 self.failed.add((node.text, tactic))
                 self.useless += 1
                 continue
-            edges.append((tactic, logp, tuple(self.node_for(s, t) for s, t in zip(res.states, texts))))
+            edges.append((tactic, logp, self._kids(edge)))
         self.add_edges(node, edges)
-        _refresh(node)
+        self._settle(node)
         if node.steps is not None:
             return value_from_steps(node.steps)
         value = float(evaluation.value)  # the policy's guess, kept to [0, 1] (NaN: nothing known)
@@ -242,6 +264,44 @@ class SearchTree:
         node.W = np.concatenate([node.W, np.zeros(n)])
         node.VL = np.concatenate([node.VL, np.zeros(n, np.int64)])
         node.alive = np.concatenate([node.alive, np.ones(n, bool)])
+
+    def _kids(self, edge: _Edge) -> tuple[Node, ...]:
+        return tuple(self.node_for(s, t) for s, t in zip(edge.states, edge.texts))
+
+    def _wait(self, edge: _Edge, ancestors: set[str]) -> bool:
+        """Hold ``edge`` back until an unsolved ancestor among its branches is solved; False if there is none."""
+        for t in edge.texts:
+            if t in ancestors and self.table[t].steps is None:
+                self.deferred.setdefault(t, []).append(edge)
+                edge.node.deferred += 1
+                return True
+        return False
+
+    def _settle(self, node: Node) -> None:
+        """:func:`_refresh` ``node``, add the held-back edges that waited for the nodes it solved, and so on."""
+        work = [node]
+        while work:  # ends: a node is solved once, and a held-back edge waits for each of its branches at most once
+            work = [n for solved in _refresh(*work) for n in self._revive(solved)]
+
+    def _revive(self, solved: Node) -> list[Node]:
+        """Add the held-back edges that waited for ``solved``; returns the nodes that got one.
+
+        One that still leads to an unsolved ancestor (the graph grows) waits for that one. A solved node only
+        takes one that makes its proof shorter: it is never entered again.
+        """
+        out = []
+        for edge in self.deferred.pop(solved.text, []):
+            node = edge.node
+            node.deferred -= 1
+            if self._wait(edge, _ancestor_texts(node)):
+                continue
+            known = [self.table.get(t) for t in edge.texts]
+            steps = None if any(k is None for k in known) else _edge_steps(tuple(known))
+            if node.steps is not None and (steps is None or steps >= node.steps):
+                continue
+            self.add_edges(node, [(edge.tactic, edge.logp, self._kids(edge))])
+            out.append(node)
+        return out
 
     # ------------------------------------------------------------------ backup
     def backup(self, leaf: Leaf, value: float) -> None:
@@ -307,13 +367,14 @@ def puct(node: Node, cfg: SearchConfig) -> np.ndarray:
 
 
 def hardest_open_child(kids: tuple[Node, ...]) -> Node:
-    """The branch to work on in an AND node: unsolved, none in flight first, then lowest value.
+    """The branch to work on in a live AND node: unsolved and not dead, none in flight first, then lowest value.
 
     Unseen branches count as hardest (their value is unknown, and the AND node
     is only worth its hardest branch); a branch with a simulation in flight is
-    passed over so that one round spreads over the branches.
+    passed over so that one round spreads over the branches. A dead branch that
+    waits is passed over too: the work it waits for is elsewhere (a sibling, say).
     """
-    open_ = [c for c in kids if c.steps is None]
+    open_ = [c for c in kids if c.steps is None and not c.dead]
     return min(open_, key=lambda c: (c.in_flight, -1.0 if c.estimate() is None else c.estimate()))
 
 
@@ -336,25 +397,40 @@ def _best_edge(node: Node) -> int:
                key=lambda i: _edge_steps(node.children[i]))
 
 
-def _refresh(node: Node) -> None:
-    """Recompute ``node``'s solved / dead status from its edges and pass changes to its ancestors.
+def _hopeful(kids: tuple[Node, ...]) -> bool:
+    """No branch is beyond hope (dead and not waiting)."""
+    return not any(k.dead and not k.waiting for k in kids)
 
-    A worklist, not recursion: a change may travel up a chain of any length.
+
+def _live(kids: tuple[Node, ...]) -> bool:
+    """Worth selecting: no branch is beyond hope, and an open branch is not dead (one to work on)."""
+    return _hopeful(kids) and any(k.steps is None and not k.dead for k in kids)
+
+
+def _refresh(*nodes: Node) -> list[Node]:
+    """Recompute the status (steps, dead, waiting) of ``nodes`` and pass changes on to their ancestors, both
+    ways (a dead node comes back when it gets an edge or a branch comes back); returns the nodes it solved.
+
+    A worklist, not recursion: a change may travel up a chain of any length. It ends: a status is a function
+    of the node's own fields and its branches' statuses, the unsolved nodes' edges form a DAG (held-back edges
+    are not edges), and a solved node's steps only fall.
     """
-    work = [node]
+    work, solved = list(nodes), []
     while work:
         node = work.pop()
-        node.alive = np.array([not any(k.dead for k in kids) for kids in node.children], bool)
+        before = node.steps, node.dead, node.waiting
+        node.alive = np.array([_live(kids) for kids in node.children], bool)
         best = min((s for kids in node.children if (s := _edge_steps(kids)) is not None), default=None)
         if best is not None and (node.steps is None or best < node.steps):
+            solved += [node] if node.steps is None else []
             node.steps = best
-        elif node.steps is None and not node.dead and node.exhausted and not node.alive.any() and not node.pending:
-            # (not while pending: the node's own new tactics are still on their way to Lean, and
-            # `exhausted` was set when they were chosen; its integrate() refreshes it with them)
-            node.dead = True
-        else:
-            continue
-        work.extend(parent for parent, _ in node.parents)
+        # (not while pending: the node's own new tactics are still on their way to Lean, and
+        # `exhausted` was set when they were chosen; its integrate() refreshes it with them)
+        node.dead = node.steps is None and node.exhausted and not node.alive.any() and not node.pending
+        node.waiting = node.dead and (node.deferred > 0 or any(_hopeful(kids) for kids in node.children))
+        if (node.steps, node.dead, node.waiting) != before:
+            work.extend(parent for parent, _ in node.parents)
+    return solved
 
 
 def _finite_log_prior(logp: float) -> float:
