@@ -98,7 +98,7 @@ def why_not(result: SearchResult) -> str:
     if result.stop_reason == "exhausted":
         tried = (any(n.tried for n in result.tree.table.values()) if result.tree is not None
                  else result.lean_calls > 0)
-        why += (" (every tactic the network proposed failed or led nowhere)" if tried else
+        why += (" (every tactic the network proposed failed, led nowhere, or led back to an open goal)" if tried else
                 " (the network proposed no finished tactic: every sample ran past its token limit or was empty)")
     return why
 

@@ -79,7 +79,8 @@ class SearchResult:
     lean_calls: int
     wall_s: float
     stop_reason: str  # "solved" | "exhausted" (the root is dead: every tactic the policy proposed, in
-    # max_empty_evaluations tries, failed or led nowhere) | "simulations" | "lean_calls" | "time"
+    # max_empty_evaluations tries, failed, led nowhere, or led back to a state still open above it: see
+    # mcts.py's known limits) | "simulations" | "lean_calls" | "time"
     # ... or one of CUT_SHORT: "server_timeout" | "server_unavailable" | "deadline"
     targets: list[Target]  # one per expanded OR node (training data)
     verify_error: str | None = None
