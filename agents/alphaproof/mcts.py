@@ -443,6 +443,7 @@ def _refresh(*nodes: Node) -> tuple[list[Node], list[Node]]:
     while work:
         node = work.pop()
         before = node.steps, node.dead, node.waiting
+        was_hopeless = node.dead and not node.waiting
         node.alive = np.array([_live(kids) for kids in node.children], bool)
         best = min((s for kids in node.children if (s := _edge_steps(kids)) is not None), default=None)
         if best is not None and (node.steps is None or best < node.steps):
@@ -452,7 +453,7 @@ def _refresh(*nodes: Node) -> tuple[list[Node], list[Node]]:
         # `exhausted` was set when they were chosen; its integrate() refreshes it with them)
         node.dead = node.steps is None and node.exhausted and not node.alive.any() and not node.pending
         node.waiting = node.dead and (node.deferred > 0 or any(_hopeful(kids) for kids in node.children))
-        if node.dead and not node.waiting and not (before[1] and not before[2]):
+        if node.dead and not node.waiting and not was_hopeless:
             hopeless.append(node)
         if (node.steps, node.dead, node.waiting) != before:
             work.extend(parent for parent, _ in node.parents)

@@ -158,9 +158,9 @@ class LeanVectorEnv(SyncVectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         # Close the sub-envs concurrently too: each returns its lease over HTTP. Not after the calls a
         # Ctrl-C left running (no settle): closing on the way out must not wait on a hung server.
-        if hasattr(self, "envs") and hasattr(self, "_pool"):
-            self._pool.map(lambda i: self.envs[i].close(), range(self.num_envs))
         if hasattr(self, "_pool"):
+            if hasattr(self, "envs"):
+                self._pool.map(lambda i: self.envs[i].close(), range(self.num_envs))
             self._pool.close()
 
 
