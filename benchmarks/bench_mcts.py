@@ -32,6 +32,10 @@ warm-started net for all of them.
 ``--evaluator overhead`` swaps the net for a stand-in that costs a fixed time
 per call and nothing per state (the regime of a GPU or a remote model server),
 to see what the batching itself can give when the model's per-call cost dominates.
+
+``bench_mcts_products.py`` runs these searches in process and times the model's
+matrix products alone: both modes do the same arithmetic, so that ratio is about
+what batching can give on the machine's cores once per-operation costs are gone.
 """
 from __future__ import annotations
 
@@ -60,12 +64,15 @@ from leangym.sim.local import LocalProcess  # noqa: E402
 class Counting:
     """The evaluator, with its calls and states counted."""
 
-    def __init__(self, net):
+    def __init__(self, net, record: list | None = None):
         self.net, self.calls, self.states, self.seconds = net, 0, 0, 0.0
+        self.record = record  # when a list: every call's (states, k) is appended, to replay it later
 
     def evaluate(self, states, k):
         self.calls += 1
         self.states += len(states)
+        if self.record is not None:
+            self.record.append((list(states), k if isinstance(k, int) else list(k)))
         t0 = time.perf_counter()
         out = self.net.evaluate(states, k)
         self.seconds += time.perf_counter() - t0
@@ -86,10 +93,11 @@ class Overhead:
         return [Evaluation(self.TACTICS[:n], (0.0,) * len(self.TACTICS[:n]), 0.5) for n in per_state(k, len(states))]
 
 
-def main(argv=None) -> None:
+def parser(description: str):
+    """The benchmark's settings (``bench_mcts_products.py`` adds its own to the same ones)."""
     from leangym.cli import ArgumentParser
 
-    ap = ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=description)
     ap.add_argument("--n", type=int, default=64, help="theorems (= searches in the batch)")
     ap.add_argument("--sims", type=int, default=8, help="simulations per theorem")
     ap.add_argument("--difficulty", type=int, nargs=2, default=(2, 4))
@@ -109,11 +117,24 @@ def main(argv=None) -> None:
     ap.add_argument("--threads-batched", type=int, default=os.cpu_count() or 1,
                     help="torch CPU threads for batched calls")
     ap.add_argument("--repeats", type=int, default=2, help="runs of each mode, alternating; the best counts")
-    args = ap.parse_args(argv)
-    if args.latency_ms is not None and "server" not in args.lean:
-        ap.error("--latency-ms sets the simulated server's time per call: add --lean server (or local server)")
-    args.latency_ms = args.latency_ms or [20.0]
-    torch.set_num_threads(args.threads_one)
+    return ap
+
+
+def warm_started_net(args) -> PolicyValueNet:
+    """The tiny net, briefly trained on the generator's reference proofs (see the module doc)."""
+    # The tactic cap that training uses (PropLogic tactics are at most ~15 tokens).
+    net = PolicyValueNet.create("tiny", seed=args.seed, max_tactic_tokens=args.max_tactic_tokens)
+    rows = rows_from_reference_proofs(generate(400, args.seed + 1, (1, 5)))
+    loss = train_supervised(net, rows, args.warmup_steps, batch_size=16, lr=3e-3, progress=True,
+                            seed=args.seed)[-1]["loss"]
+    net.model.eval()
+    print(f"tiny PolicyValueNet ({sum(p.numel() for p in net.parameters()) / 1e6:.2f}M params, "
+          f"warm-start loss {loss:.2f}); torch threads: {args.threads_one} one at a time, "
+          f"{args.threads_batched} batched")
+    return net
+
+
+def warn_if_busy(args) -> None:
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     if busy > 0.9 and args.threads_batched >= (os.cpu_count() or 1):
         # every parallel op waits at a barrier for its slowest thread: one thread without a core stalls them all
@@ -122,23 +143,28 @@ def main(argv=None) -> None:
               f"{args.threads_batched} threads will stall and read far too low. Run it idle, or pass "
               f"--threads-batched {max(1, args.threads_batched - 1)}.")
 
+
+def search_config(args) -> SearchConfig:
+    return dataclasses.replace(SearchConfig.for_budget(args.sims, args.num_tactics, None, None),
+                               leaves_per_round=args.leaves_per_round)
+
+
+def main(argv=None) -> None:
+    ap = parser(__doc__.splitlines()[0])
+    args = ap.parse_args(argv)
+    if args.latency_ms is not None and "server" not in args.lean:
+        ap.error("--latency-ms sets the simulated server's time per call: add --lean server (or local server)")
+    args.latency_ms = args.latency_ms or [20.0]
+    torch.set_num_threads(args.threads_one)
+    warn_if_busy(args)
     torch.manual_seed(args.seed)
     if args.evaluator == "model":
-        # The tactic cap that training uses (PropLogic tactics are at most ~15 tokens).
-        net = PolicyValueNet.create("tiny", seed=args.seed, max_tactic_tokens=args.max_tactic_tokens)
-        rows = rows_from_reference_proofs(generate(400, args.seed + 1, (1, 5)))
-        loss = train_supervised(net, rows, args.warmup_steps, batch_size=16, lr=3e-3, progress=True,
-                                seed=args.seed)[-1]["loss"]
-        net.model.eval()
-        print(f"tiny PolicyValueNet ({sum(p.numel() for p in net.parameters()) / 1e6:.2f}M params, "
-              f"warm-start loss {loss:.2f}); torch threads: {args.threads_one} one at a time, "
-              f"{args.threads_batched} batched")
+        net = warm_started_net(args)
     else:
         net = Overhead(args.overhead_ms)
         print(f"model stand-in: {args.overhead_ms} ms per evaluate call, no cost per state")
     theorems = generate(args.n, args.seed, tuple(args.difficulty))
-    cfg = dataclasses.replace(SearchConfig.for_budget(args.sims, args.num_tactics, None, None),
-                              leaves_per_round=args.leaves_per_round)
+    cfg = search_config(args)
     print(f"{args.n} theorems at difficulty {args.difficulty}, {cfg}")
 
     settings = [("in-process kernel", None)] if "local" in args.lean else []

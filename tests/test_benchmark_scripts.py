@@ -66,3 +66,56 @@ def test_bench_sim_replays_the_same_theorems_pass_after_pass(capsys):
     bench_sim.main(["--theorems", "3", "--seconds", "0.3"])
     out = capsys.readouterr().out
     assert "in-process:" in out and "http:" in out
+
+
+def load_products(monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    spec = importlib.util.spec_from_file_location("bench_mcts_products_under_test",
+                                                  REPO / "benchmarks" / "bench_mcts_products.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_product_shapes_records_what_linear_and_matmul_compute(monkeypatch):
+    # the bound bench_mcts_products.py prints rests on these counts: under inference mode (as in
+    # evaluate) linear and @ arrive whole, and must be counted as the products they run
+    import torch
+    import torch.nn.functional as F
+
+    products = load_products(monkeypatch)
+    x, w, bias = torch.randn(2, 3, 64), torch.randn(192, 64), torch.randn(192)
+    q, k = torch.randn(5, 4, 2, 16), torch.randn(5, 4, 16, 31)
+    with torch.inference_mode(), products.ProductShapes() as seen:
+        F.linear(x, w)
+        F.linear(x, w, bias)
+        q @ k
+        torch.randn(7, 33) @ torch.randn(33)
+        torch.mm(torch.randn(3, 4), torch.randn(4, 5))
+        x + 1.0  # not a product
+    assert seen.counts == {("mm", ((6, 64), (64, 192))): 1, ("addmm", ((192,), (6, 64), (64, 192))): 1,
+                           ("bmm", ((20, 2, 16), (20, 16, 31))): 1, ("mm", ((7, 33), (33, 1))): 1,
+                           ("mm", ((3, 4), (4, 5))): 1}
+    assert seen.flops == 2 * (2 * 6 * 64 * 192 + 20 * 2 * 16 * 31 + 7 * 33 + 3 * 4 * 5)
+    for (name, shapes), _ in seen.counts.items():  # each recorded shape can be timed alone
+        assert products.time_alone(name, shapes, target_s=0.0001) > 0
+
+
+def test_bench_mcts_products_prints_both_modes_and_their_ratios():
+    proc = subprocess.run([sys.executable, "benchmarks/bench_mcts_products.py", "--n", "3", "--sims", "2",
+                           "--warmup-steps", "2", "--repeats", "1"], capture_output=True, text=True, timeout=300,
+                          cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")]
+             for line in proc.stdout.splitlines() if line.startswith("| ") and "mode |" not in line]
+    rows = {row[0]: [c.rstrip("x").replace(",", "") for c in row[1:]] for row in cells}
+    one, batched, ratio = rows["one at a time, 1 thread"], rows["3 batched, 2 threads"], rows["one at a time / batched"]
+    # columns: evaluate calls, search s, model ms, products, GFLOP, products alone ms
+    assert int(one[0]) > int(batched[0]) >= 1  # one at a time makes more, smaller calls
+    for col in (1, 2, 4, 5):
+        assert float(one[col]) > 0 and float(batched[col]) > 0 and float(ratio[col]) > 0
+    for col in (2, 4):  # model ms and GFLOP: printed with enough digits to check the ratio from them
+        quotient = float(one[col]) / float(batched[col])
+        assert abs(float(ratio[col]) - quotient) < 0.05 * quotient, (col, rows)
+    assert "an implementation whose only cost were its matrix products would get" in proc.stdout
