@@ -61,9 +61,8 @@ class ModeCost:
     products_alone_seconds: float  # each product timed alone, summed
 
 
-def record_calls(net, theorems, args, mode: str, threads: int) -> tuple[list, float]:
+def record_calls(net, theorems, args, mode: str) -> tuple[list, float]:
     """Every ``evaluate`` call of one mode's searches, and the searches' wall time."""
-    torch.set_num_threads(threads)
     torch.manual_seed(args.seed)
     calls: list = []
     ev, cfg = Counting(net, record=calls), search_config(args)
@@ -147,7 +146,8 @@ def time_alone(name: str, shapes, target_s: float = 0.002) -> float:
 
 def measure(net, theorems, args, mode: str) -> ModeCost:
     threads = args.threads_one if mode == "one at a time" else args.threads_batched
-    calls, search_s = record_calls(net, theorems, args, mode, threads)
+    torch.set_num_threads(threads)  # for everything below: the search, its replays and the products alone
+    calls, search_s = record_calls(net, theorems, args, mode)
     replay(net, calls[:4], args.seed)  # warm up at this thread count
     model_s = min(replay(net, calls, args.seed) for _ in range(args.repeats))
     counts, gflop = products_of(net, calls, args.seed)
