@@ -95,28 +95,28 @@ class Overhead:
 
 def parser(description: str):
     """The benchmark's settings (``bench_mcts_products.py`` adds its own to the same ones)."""
-    from leangym.cli import ArgumentParser
+    from leangym.cli import ArgumentParser, integer, number
 
     ap = ArgumentParser(description=description)
-    ap.add_argument("--n", type=int, default=64, help="theorems (= searches in the batch)")
-    ap.add_argument("--sims", type=int, default=8, help="simulations per theorem")
+    ap.add_argument("--n", type=integer(1), default=64, help="theorems (= searches in the batch)")
+    ap.add_argument("--sims", type=integer(1), default=8, help="simulations per theorem")
     ap.add_argument("--difficulty", type=int, nargs=2, default=(2, 4))
-    ap.add_argument("--leaves-per-round", type=int, default=4)
-    ap.add_argument("--num-tactics", type=int, default=Args.num_tactics, help="tactics per new node (as training)")
-    ap.add_argument("--warmup-steps", type=int, default=100)
+    ap.add_argument("--leaves-per-round", type=integer(1), default=4)
+    ap.add_argument("--num-tactics", type=integer(1), default=Args.num_tactics, help="tactics per new node (as training)")
+    ap.add_argument("--warmup-steps", type=integer(1), default=100)
     ap.add_argument("--evaluator", choices=("model", "overhead"), default="model")
-    ap.add_argument("--overhead-ms", type=float, default=20.0)
+    ap.add_argument("--overhead-ms", type=number(0.0), default=20.0)
     ap.add_argument("--lean", choices=("local", "server"), nargs="+", default=["local"],
                     help="in-process kernel, and/or a simulated LeanTree server over HTTP")
-    ap.add_argument("--latency-ms", type=float, nargs="+",
+    ap.add_argument("--latency-ms", type=number(0.0), nargs="+",
                     help="--lean server: time per Lean call (several: one server run each; default 20)")
     ap.add_argument("--plot", metavar="PNG", help="save a plot of every setting's simulations/s here")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--max-tactic-tokens", type=int, default=Args.max_tactic_tokens)
-    ap.add_argument("--threads-one", type=int, default=1, help="torch CPU threads for one-at-a-time calls")
-    ap.add_argument("--threads-batched", type=int, default=os.cpu_count() or 1,
+    ap.add_argument("--max-tactic-tokens", type=integer(1), default=Args.max_tactic_tokens)
+    ap.add_argument("--threads-one", type=integer(1), default=1, help="torch CPU threads for one-at-a-time calls")
+    ap.add_argument("--threads-batched", type=integer(1), default=os.cpu_count() or 1,
                     help="torch CPU threads for batched calls")
-    ap.add_argument("--repeats", type=int, default=2, help="runs of each mode, alternating; the best counts")
+    ap.add_argument("--repeats", type=integer(1), default=2, help="runs of each mode, alternating; the best counts")
     return ap
 
 

@@ -177,8 +177,6 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.evaluator != "model" or args.lean != ["local"] or args.latency_ms:
         ap.error("this benchmark measures the model in process: drop --evaluator, --lean and --latency-ms")
-    if args.repeats < 1:
-        ap.error("--repeats must be at least 1")
     warn_if_busy(args)
     torch.manual_seed(args.seed)
     net = warm_started_net(args)

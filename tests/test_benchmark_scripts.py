@@ -57,6 +57,17 @@ def test_bench_mcts_latency_without_a_server_is_a_one_line_error(monkeypatch, ca
     assert err.startswith("error: --latency-ms ") and err.count("\n") == 1 and "add --lean server" in err, err
 
 
+@pytest.mark.parametrize("argv", [["--repeats", "0"], ["--warmup-steps", "0"], ["--n", "-3"]])
+def test_bench_mcts_counts_must_be_positive(monkeypatch, capsys, argv):
+    # --repeats 0 ran no run and then divided by the zero simulations/s it kept
+    bench = load_bench_mcts(monkeypatch)
+    monkeypatch.setattr(bench, "warm_started_net", lambda args: pytest.fail("started despite " + " ".join(argv)))
+    with pytest.raises(SystemExit) as e:
+        bench.main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.startswith(f"error: argument {argv[0]}: must be >= 1") and err.count("\n") == 1
+
+
 def test_bench_sim_replays_the_same_theorems_pass_after_pass(capsys):
     # every pass starts the same statements again: on one process that kept the first starts (as Lean's
     # do) the second pass was "already declared"; each pass now gets a fresh process
