@@ -231,14 +231,16 @@ def test_a_generator_file_with_a_statement_the_simulator_lacks_names_its_line(tm
 
 
 # ---------------------------------------------------------------------------- 6. what train prints
-def test_train_prints_held_out_solve_rates_in_one_format(tmp_path, capsys):
+@pytest.mark.parametrize("warmup, label", [("0", r"before self-play \(no warm start\)"), ("2", "after warm start")])
+def test_train_prints_held_out_solve_rates_in_one_format(tmp_path, capsys, warmup, label):
     argv = _train_argv(tmp_path, "--iterations", "0", "--eval-every", "1", "--eval-size", "2", "--sims", "2",
-                       "--lean-calls", "4", "--num-tactics", "2", "--max-tactic-tokens", "8", "--logdir", "")
+                       "--lean-calls", "4", "--num-tactics", "2", "--max-tactic-tokens", "8", "--logdir", "",
+                       "--warmup-steps", warmup)
     code, out, err = _cli(train_mod.main, argv, capsys)
     assert code == 0, err
     rate = r"(\d+/\d+ = \d\.\d{3})"
-    warm = re.search(rf"held-out solve rate after warm start: {rate}\n", err)
-    final = re.search(rf"held-out solve rate: {rate} \(after warm start\) -> {rate} \(iteration 0\)", out)
+    warm = re.search(rf"held-out solve rate {label}: {rate}\n", err)
+    final = re.search(rf"held-out solve rate: {rate} \({label}\) -> {rate} \(iteration 0\)", out)
     assert warm and final, (out, err)
     assert warm.group(1) == final.group(1) == final.group(2)  # the same evaluation, printed the same way
     k, n = map(int, warm.group(1).split(" = ")[0].split("/"))

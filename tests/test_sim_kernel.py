@@ -458,3 +458,16 @@ def test_an_unsupported_tactic_inside_a_term_is_refused_by_name(s, tactic):
     (not a made-up syntax error about the rest of the term)."""
     err = data_of(s.err(s.start("theorem t (p q : Prop) (h : p ∧ q) : p ∧ q := by sorry"), tactic))
     assert err.startswith("(sim) tactic '") and "is not supported" in err, err
+
+
+@pytest.mark.parametrize("stmt, tactic, name", [
+    ("theorem t (a b : ℕ) : a + b = b + a := by sorry", "exact Nat.add_comm (n := a) (m := b)", "n"),
+    ("theorem t (p : Prop) (hp : p) : p := by sorry", "simp (config := {zeta := false})", "config"),
+    ("theorem t : 2 + 2 = 4 := by sorry", "decide (kernel := true)", "kernel"),
+])
+def test_named_arguments_are_the_simulators_limit_not_a_syntax_error(s, stmt, tactic, name):
+    """Lean parses `(name := ...)`; the sim does not model it. Its parse error ("unexpected token ':='")
+    read as Lean's verdict on a tactic that the soundness policy lets through."""
+    err = data_of(s.err(s.start(stmt), tactic))
+    assert err.startswith(f"(sim) named arguments and configurations ('({name} := ...)')"), err
+    assert "unexpected token" in data_of(s.err(s.start(stmt), "exact )"))  # other syntax errors stay Lean's

@@ -376,7 +376,7 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
         if not progress["warm_started"]:
             warm_start(net, sft_rows, args, deadline, progress)
             if heldout and args.eval_every > 0:
-                print(f"held-out solve rate after warm start: {solve_rate_text(held_out(0))}", file=sys.stderr)
+                print(f"held-out solve rate {start_label(args)}: {solve_rate_text(held_out(0))}", file=sys.stderr)
             save()
 
         # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
@@ -447,6 +447,11 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
     return {**progress, "net": net, "checkpoint_dir": args.checkpoint_dir}
 
 
+def start_label(args: Args) -> str:
+    """What the iteration-0 evaluation measured: the warm-started net, or the net as given (``--init``)."""
+    return "after warm start" if args.warmup_steps > 0 else "before self-play (no warm start)"
+
+
 # ============================================================================ CLI
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
@@ -457,7 +462,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if evals:
         first, last = evals[0], evals[-1]
         print(f"held-out solve rate: {solve_rate_text(first)} "
-              f"({'after warm start' if first['iteration'] == 0 else 'iteration %d' % first['iteration']}) -> "
+              f"({start_label(args) if first['iteration'] == 0 else 'iteration %d' % first['iteration']}) -> "
               f"{solve_rate_text(last)} (iteration {last['iteration']})")
     final = progress["evals"][-1] if progress["evals"] else None
     if final is not None and "solve_rate" not in final:

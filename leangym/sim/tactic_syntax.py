@@ -94,11 +94,27 @@ def parse_tactic_block(text: str):
     p = Parser(toks)
     if p.peek().kind == "eof":
         raise LeanSyntaxError("unexpected end of input; expected tactic", 1, 0)
-    seq = parse_tactic_seq_here(p)
-    if p.peek().kind != "eof":
-        t = p.peek()
-        raise LeanSyntaxError(f"unexpected token '{t.text}'; expected command", t.line, t.col)
+    try:
+        seq = parse_tactic_seq_here(p)
+        if p.peek().kind != "eof":
+            t = p.peek()
+            raise LeanSyntaxError(f"unexpected token '{t.text}'; expected command", t.line, t.col)
+    except LeanSyntaxError:
+        named = _named_argument(toks)
+        if named is not None:  # Lean parses these: a parse error here would read as Lean's verdict
+            raise LeanSyntaxError(outside_fragment(
+                f"named arguments and configurations ('({named.text} := ...)') are not simulated"),
+                named.line, named.col) from None
+        raise
     return seq
+
+
+def _named_argument(toks):
+    """The first ``(name :=`` of a token list (a named argument or a tactic configuration), or None."""
+    for a, b, c in zip(toks, toks[1:], toks[2:]):
+        if a.kind == "sym" and a.text == "(" and b.kind == "id" and c.kind == "sym" and c.text == ":=":
+            return b
+    return None
 
 
 def _tactic_bin(p: Parser):
