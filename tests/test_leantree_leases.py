@@ -16,7 +16,8 @@ from conftest import scripted, used_processes as used
 from leangym.backends import lease as lease_module
 from leangym.backends.leantree import HttpLease, LeanTreeClient, live_leases
 from leangym.backends.transport import ConnectFailed
-from leangym.backends.types import CommandResult, LeanProcess, NoProcessAvailable, Outcome, ProofState, ServerError
+from leangym.backends.types import (CommandResult, LeanProcess, NoProcessAvailable, Outcome, ProofState, ServerError,
+                                    ServerUnavailable)
 
 THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
 REPO = Path(__file__).resolve().parents[1]
@@ -134,6 +135,45 @@ def test_stale_lease_after_restart_never_takes_another_clients_process(scripted_
     fresh.start_proof(THM)  # still ours
     fresh.close()
     assert used(other) == 0
+
+
+def test_a_lease_held_while_the_server_refused_connections_sends_nothing_more(sim_server):
+    # Its return is skipped after a refusal (above), for the server may have restarted and given its id
+    # to another client; for the same reason it must not go on running tactics and commands there.
+    srv = sim_server()
+    stale_client, other = LeanTreeClient(srv.url, retries=0), LeanTreeClient(srv.url)
+    stale = stale_client.lease()
+    root = stale.start_proof("theorem a (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
+    srv.stop()
+    with pytest.raises(ServerUnavailable):
+        stale_client.status()
+    srv.restart()
+    fresh = other.lease()
+    assert fresh.process_id == stale.process_id  # the same id, now someone else's
+    r = stale.apply_tactic(root, "constructor")
+    assert r.outcome is Outcome.SERVER_FAILURE and "refused connections while process" in r.error, r
+    assert all(x.outcome is Outcome.SERVER_FAILURE for x in stale.apply_tactics(root, ["constructor", "omega"]))
+    theorem = "theorem b (x : Nat) : x + 0 = x := by sorry"
+    for call in (lambda: stale.start_proof(theorem), lambda: stale.run_command("theorem planted : True := trivial")):
+        with pytest.raises(ServerError, match="lease a new one"):
+            call()
+    fresh.start_proof(theorem)  # the stale lease declared nothing in this process
+    assert fresh.run_command("example : True := planted").errors
+    fresh.close()
+    stale.close()
+
+
+def test_a_lease_refuses_a_state_of_another_process(sim_server):
+    # Below the session's own check: a state id sent to another process names some unrelated state there.
+    srv = sim_server()
+    client = LeanTreeClient(srv.url)
+    with client.lease() as first, client.lease() as second:
+        hard = first.start_proof("theorem a (n : Nat) (h : n + 1 = 0) : False := by sorry")
+        second.start_proof("theorem b : 2 + 2 = 4 := by sorry")
+        for call in (lambda: second.apply_tactic(hard, "rfl"), lambda: second.apply_tactics(hard, ["rfl"])):
+            with pytest.raises(ValueError, match="made by Lean process .* not by this lease's process"):
+                call()
+        assert first.apply_tactic(hard, "rfl").outcome is Outcome.REJECTED
 
 
 def test_apply_tactics_in_order_one_request_at_a_time(sim_server):

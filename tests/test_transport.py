@@ -232,6 +232,27 @@ def test_close_without_answer_is_dropped_then_retried(raw_server, closing):
         closing(Transport(requests.Session(), srv2.url)).exchange("GET", "/status", None, 1.0, 1.0)
 
 
+def test_a_start_that_got_no_answer_is_not_sent_again(raw_server, closing):
+    """The server may have declared the theorem before the connection broke, and a second
+    declaration fails ("has already been declared"): proof_from_sorry is not resent, while a
+    tactic (states are immutable) is."""
+    srv = raw_server(lambda req, n: ([], True))
+    client = closing(LeanTreeClient(srv.url, retries=2))
+    with pytest.raises(ServerError, match="without an answer"):
+        client.proof_from_sorry(1, "theorem t : True := by sorry")
+    assert [r.split(b" ")[1] for r in srv.requests] == [b"/process/1/proof_from_sorry"]
+    client.try_apply_tactic(1, 0, "trivial")
+    assert len(srv.requests) == 1 + 3
+
+
+def test_a_proof_state_id_must_be_a_number_not_a_boolean():
+    from leangym.backends.types import parse_proof_state
+
+    assert parse_proof_state(1, {"proof_state_id": 0, "goals": []}).proof_state_id == 0
+    with pytest.raises(ServerError, match="a proof state"):
+        parse_proof_state(1, {"proof_state_id": True, "goals": []})
+
+
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])
 def test_compressed_answer_is_decoded(raw_server, encoding, closing):
     """Never asked for, but a proxy in between may compress anyway."""

@@ -25,9 +25,11 @@ Design notes
   ``/process/get`` gets ``timeout + read_timeout`` so the server's wait never
   trips the client's.
 * Retries (``retries`` extra attempts, short backoff) only where repeating is
-  harmless - ``GET /status``, ``proof_from_sorry``, ``try_apply_tactic`` (proof
-  states are immutable), ``apply_tactic`` and ``/return`` (idempotent) - and only
-  after a connection-level failure (refused, reset, closed without answer);
+  harmless - ``GET /status``, ``try_apply_tactic`` (proof states are immutable),
+  ``apply_tactic`` and ``/return`` (idempotent) - and only after a connection-level
+  failure (refused, reset, closed without answer). ``proof_from_sorry`` is retried
+  only when the request never left (refused, connect timeout): the server may have
+  declared the theorem before the connection broke, and a second declaration fails;
   ``/return`` also after an HTTP 5xx or a garbled answer, since a lease that is
   not returned holds a Lean process until the server restarts.
   Never for ``/process/get`` or ``/command``, never after a read timeout.
@@ -161,10 +163,11 @@ class LeanTreeClient:
     # ------------------------------------------------------------------ transport
 
     def _request(self, method: str, path: str, payload: Any = None, *, retry: bool,
-                 timeout: tuple[float, float] | None = None, idempotent: bool = False) -> Any:
+                 timeout: tuple[float, float] | None = None, idempotent: bool = False, resend: bool = True) -> Any:
         """One call; returns the decoded JSON of a 200 answer, raises ServerError otherwise.
 
-        ``retry``: try again after a connection-level failure. ``idempotent`` (with ``retry``):
+        ``retry``: try again after a connection-level failure; with ``resend=False`` only when the
+        request cannot have reached the server (no connection). ``idempotent`` (with ``retry``):
         also after an HTTP 5xx or a garbled answer, which repeating cannot make worse.
         """
         data = None if payload is None else json.dumps(payload).encode("utf-8")
@@ -174,7 +177,7 @@ class LeanTreeClient:
             try:
                 return self._once(method, path, data, timeout or self._timeout)
             except _Dropped as e:
-                if last:
+                if last or not resend:
                     raise ServerError(str(e)) from None
             except ServerUnavailable:
                 if last:
@@ -288,7 +291,7 @@ class LeanTreeClient:
     def proof_from_sorry(self, pid: int, theorem: str) -> ProofState:
         """Root proof state of ``theorem ... := by sorry``; :class:`LeanError` if Lean rejects it."""
         body = self._request("POST", f"/process/{int(pid)}/proof_from_sorry", {"theorem_with_sorry": theorem},
-                             retry=True)
+                             retry=True, resend=False)
         return parse_start(int(pid), body)
 
     def try_apply_tactic(self, pid: int, state: ProofState | int, tactic: str,

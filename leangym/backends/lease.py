@@ -124,19 +124,33 @@ class HttpLease:
     def closed(self) -> bool:
         return self._state["closed"]
 
-    def _returned(self) -> str | None:
-        # after the return the id may name another client's process (a server may reuse ids): not sent
-        return (f"the lease of process {self.process_id} was returned (closed); lease a new one"
-                if self.closed else None)
+    def _unusable(self) -> str | None:
+        """Why nothing may be sent on this lease any more, or None. Its id may name another client's process:
+        after the return (a server may reuse ids), and after the server refused connections while the lease was
+        held (it was down; a restarted server hands out its ids afresh, and the protocol cannot tell a restart)."""
+        if self.closed:
+            return f"the lease of process {self.process_id} was returned (closed); lease a new one"
+        if self.client.last_refused > self._state["since"]:
+            return (f"the LeanTree server at {self.client.url} refused connections while process {self.process_id} "
+                    "was leased: it was down, and if it restarted that id may now be another client's process; "
+                    "lease a new one")
+        return None
+
+    def _check_state(self, state: ProofState) -> None:
+        # proof-state ids mean something only to the process that made them (the protocol)
+        if isinstance(state, ProofState) and state.process_id != self.process_id:
+            raise ValueError(f"this proof state was made by Lean process {state.process_id}, not by this lease's "
+                             f"process {self.process_id}; a state is only valid on the lease that made it")
 
     def start_proof(self, theorem_with_sorry: str) -> ProofState:
-        if why := self._returned():
+        if why := self._unusable():
             raise ServerError(why)
         with self._busy:
             return self.client.proof_from_sorry(self.process_id, theorem_with_sorry)
 
     def apply_tactic(self, state: ProofState, tactic: str, timeout_ms: int = 1000) -> TacticResult:
-        if why := self._returned():
+        self._check_state(state)
+        if why := self._unusable():
             return TacticResult(tactic, Outcome.SERVER_FAILURE, (), why)
         with self._busy:
             return self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
@@ -148,7 +162,8 @@ class HttpLease:
         sent: each would wait as long. They come back as ``SERVER_FAILURE`` too.
         """
         tactics, results = list(tactics), []
-        if why := self._returned():
+        self._check_state(state)
+        if why := self._unusable():
             return [TacticResult(t, Outcome.SERVER_FAILURE, (), why) for t in tactics]
         with self._busy:
             for tactic in tactics:
@@ -163,7 +178,7 @@ class HttpLease:
         return results
 
     def run_command(self, source: str) -> CommandResult:
-        if why := self._returned():
+        if why := self._unusable():
             raise ServerError(why)
         with self._busy:
             return self.client.command(self.process_id, source)

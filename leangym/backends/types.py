@@ -182,7 +182,8 @@ def parse_goal(payload: Any) -> Goal:
 
 
 def parse_proof_state(process_id: int, payload: Any) -> ProofState:
-    _require(isinstance(payload, Mapping) and isinstance(payload.get("proof_state_id"), int), "a proof state", payload)
+    psid = payload.get("proof_state_id") if isinstance(payload, Mapping) else None
+    _require(isinstance(psid, int) and not isinstance(psid, bool), "a proof state", payload)  # (JSON true is no id)
     goals = payload.get("goals")  # required: a state without it must not read as a closed proof
     _require(isinstance(goals, list), "a goal list", payload)
     return ProofState(process_id, payload["proof_state_id"], tuple(parse_goal(g) for g in goals))
