@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import requests
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 import leangym  # noqa: F401  (registers the ids)
 from leangym.envs.vector import LeanVectorEnv
@@ -166,7 +167,8 @@ def test_autoreset_during_a_server_outage_does_not_raise(sim_server, mode):
     """The server dies; the episodes end (truncated), the autoresets fail (truncated, with the
     error) without raising from step, and once the server is back the envs reset and go on."""
     srv = sim_server(process_factory=ScriptedProcess)
-    envs = gym.make_vec("LeanProof-v0", num_envs=2, server=srv.url, autoreset_mode=mode, **KW)
+    envs = RecordEpisodeStatistics(gym.make_vec("LeanProof-v0", num_envs=2, server=srv.url, autoreset_mode=mode,
+                                                **KW))
     envs.reset(seed=0)
     srv.stop()
     obs, _, term, trunc, infos = envs.step(["split", "split"])  # the episodes end
@@ -174,15 +176,23 @@ def test_autoreset_during_a_server_outage_does_not_raise(sim_server, mode):
     if mode == AutoresetMode.SAME_STEP:  # ... and their autoreset, in the same step, fails
         assert obs == ("", "") and all("reset failed" in e for e in infos["error"])
         assert all("server failure" in e for e in infos["final_info"]["error"])
+    same_step = mode == AutoresetMode.SAME_STEP
     for _ in range(2):  # the reset is tried at every step while the server is down
         obs, rew, term, trunc, infos = envs.step(["split", "split"])
         assert obs == ("", "") and trunc.all() and not term.any() and rew.tolist() == [0.0, 0.0]
         assert all("reset failed" in e and "No LeanTree server answers" in e for e in infos["error"])
+        if same_step:  # every done step of SAME_STEP carries what ended: the empty stand-in observation
+            assert list(infos["final_obs"]) == ["", ""] and all(infos["_final_obs"])
+            assert list(infos["final_info"]["outcome"]) == ["server_failure"] * 2
     srv.restart()
     obs, rew, term, trunc, infos = envs.step(["split", "split"])  # the reset goes through
-    assert obs == (START, START) and not trunc.any() and list(infos["outcome"]) == ["reset", "reset"]
-    _, rew, term, _, _ = envs.step(["assumption", "assumption"])
+    assert obs == (START, START) and list(infos["outcome"]) == ["reset", "reset"]
+    # NEXT_STEP: a reset step, as after any episode. SAME_STEP: the stand-in ends in this step, which resets
+    assert trunc.all() == same_step and not trunc.any() == (not same_step)
+    assert ("final_obs" in infos) == same_step
+    _, rew, term, _, infos = envs.step(["assumption", "assumption"])  # the new episode's first action counts
     assert term.all() and rew.tolist() == [1.0, 1.0]
+    assert infos["episode"]["l"].tolist() == [1, 1]  # (SAME_STEP used to count the stand-in's step: 2)
     envs.close()
     assert used(srv) == 0
 

@@ -7,7 +7,12 @@ env. Each sub-env holds its own lease. Semantics are Gymnasium's: autoreset
 ``seed + i``, ``options["reset_mask"]``, infos batched with ``_key`` masks.
 An autoreset that meets a server failure does not raise from ``step``: that
 sub-env returns an empty observation with ``truncated=True`` and
-``info["error"]``, and tries again at its next step.
+``info["error"]``, and tries again at its next step. The empty observation is
+a stand-in, not an episode: each step that tries again ends it (``truncated``;
+under ``SAME_STEP`` with ``final_obs=""``), and the action given for it is not
+sent. Such steps have ``info["outcome"]`` ``"server_failure"`` (a failed try)
+or ``"reset"``, so episode loggers can leave them out. (Gymnasium's own
+sync/async vector envs raise from ``step`` here instead.)
 Observations are a tuple of strings (the batched ``Text`` space is a ``Tuple``).
 
 ``envs.sessions`` lists the sub-envs' current :class:`~leangym.session.ProofSession`
@@ -52,6 +57,7 @@ class LeanVectorEnv(SyncVectorEnv):
         # daemon threads: a sub-env waiting on a hung server never holds up Ctrl-C or exit
         self._pool = DaemonPool(max_workers or self.num_envs, name="leangym-vec")
         self._reset_failed = np.zeros(self.num_envs, dtype=np.bool_)  # an autoreset hit a server failure
+        self._failure_info: list[dict] = [{} for _ in range(self.num_envs)]  # ... and its info
 
     @property
     def sessions(self) -> list[ProofSession | None]:
@@ -103,7 +109,12 @@ class LeanVectorEnv(SyncVectorEnv):
     def _step_one(self, i: int, action: Any) -> tuple[Any, float, bool, bool, dict, dict | None]:
         env, mode = self.envs[i], self.autoreset_mode
         if self._reset_failed[i] or (mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i]):
+            stand_in = self._failure_info[i] if self._reset_failed[i] else None
             obs, info, ok = self._autoreset(i)
+            if mode == AutoresetMode.SAME_STEP and stand_in is not None:
+                # SAME_STEP resets inside a done step: the empty stand-in observation ends here, as in
+                # Gymnasium's contract, so the episode that follows starts with its own first action
+                return obs, 0.0, False, True, info, {"final_obs": "", "final_info": stand_in}
             return obs, 0.0, False, not ok, info, None
         if mode == AutoresetMode.DISABLED:
             assert not self._autoreset_envs[i], f"sub-env {i} needs a reset (autoreset_mode=DISABLED)"
@@ -126,14 +137,14 @@ class LeanVectorEnv(SyncVectorEnv):
         try:
             obs, info = self.envs[i].reset()
         except ServerError as e:
-            self._reset_failed[i] = True
-            return "", {"outcome": "server_failure", "error": f"reset failed: {e}"}, False
+            info = {"outcome": "server_failure", "error": f"reset failed: {e}"}
         except LeanError as e:
-            self._reset_failed[i] = True
-            error = f"reset failed: Lean rejected the statement: {e}"
-            return "", {"outcome": "statement_rejected", "error": error}, False
-        self._reset_failed[i] = False
-        return obs, info, True
+            info = {"outcome": "statement_rejected", "error": f"reset failed: Lean rejected the statement: {e}"}
+        else:
+            self._reset_failed[i] = False
+            return obs, info, True
+        self._reset_failed[i], self._failure_info[i] = True, info
+        return "", dict(info), False
 
     def step(self, actions: Any) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         actions = list(iterate(self.action_space, actions))
