@@ -8,10 +8,13 @@ what ``intro``/``rcases`` just produced), in goal order.
 
 The mask keeps a candidate only when the goal's SHAPE allows it: ``left`` on a
 disjunction, ``rcases h with a | b`` on ``h : _ ∨ _``, ``exact h.1`` on a
-conjunction or iff, ``exact h g`` when ``h`` is an implication or a negation.
-It reads the top-level connective of the printed formula, never asks Lean, and
-allows anything it cannot parse. ``assumption``/``trivial``/``norm_num``/
-``decide`` are never masked, so the mask is never all false.
+conjunction or iff, ``exact h g`` when ``h`` is an implication or a negation
+(``p → False`` counts as ``¬p``, as it unfolds to it). It reads the top-level
+connective of the printed formula, never asks Lean, and allows anything it
+cannot parse. It also leaves out moves that cannot change the goal, though Lean
+accepts them: ``exfalso``/``by_contra`` on ``False``, ``rcases h with a | b`` on
+a conjunction (one constructor: a renaming). ``assumption``/``trivial``/
+``norm_num``/``decide`` are never masked, so the mask is never all false.
 """
 from __future__ import annotations
 
@@ -66,12 +69,23 @@ def shape(formula: str) -> str:
                 heads.add("rel")
     for _, name in _BINARY:  # the loosest connective outside brackets is the head
         if name in heads:
+            if name == "imp" and _strip_parens(_after_first_arrow(text)) == "False":
+                return "not"  # `p → False` is `¬p` unfolded (→ groups to the right: only the first arrow)
             return name
     if "rel" in heads:  # `=`, `<`, `≤` bind tighter than every connective
         return "rel"
     if text.startswith("¬"):
         return "not"
     return {"False": "false", "True": "true"}.get(text, "atom")
+
+
+def _after_first_arrow(text: str) -> str:
+    depth = 0
+    for k, ch in enumerate(text):
+        depth += (ch in _OPEN) - (ch in _CLOSE)
+        if depth == 0 and ch == "→":
+            return text[k + 1:].strip()
+    return ""
 
 
 def hypothesis_slots(goal: Goal, n_slots: int) -> list[tuple[str, str]]:
@@ -120,7 +134,8 @@ class TacticMenu:
         unknown = target == "atom" and not goal.target.isidentifier()  # an expression this parser misreads
         nullary_ok = {
             "intro {new}": target in ("imp", "not", "forall") or unknown,
-            "constructor": target in ("and", "iff", "exists", "true") or unknown,
+            # (on `∨` Lean 4's constructor takes the first one that applies: Or.inl, as `left` does)
+            "constructor": target in ("and", "iff", "exists", "true", "or") or unknown,
             "left": target == "or" or unknown, "right": target == "or" or unknown,
             "exfalso": target != "false", "by_contra {new}": target != "false",
         }
@@ -152,7 +167,7 @@ class TacticMenu:
         if template in ("exact {h}.1", "exact {h}.2"):
             return kind in ("and", "iff")
         if template == "apply {h}":
-            return kind in ("imp", "not", "forall")
+            return True  # like exact h when h's type is the goal; with premises left as new goals otherwise
         if template.endswith("⟩"):
             return kind in ("and", "iff", "exists")
         return kind == "or"  # rcases h with a | b

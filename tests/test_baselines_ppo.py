@@ -22,6 +22,7 @@ from scripts.bench_run import Task, run_attempt
 @pytest.mark.parametrize("formula, head", [
     ("p ∧ q", "and"), ("¬(p ∧ q)", "not"), ("¬p → q", "imp"), ("(p → q)", "imp"), ("p ∨ q ∧ r", "or"),
     ("(p ∧ q) ∧ ¬q", "and"), ("p ↔ q → r", "iff"), ("False", "false"), ("2 + 3 = 5", "rel"), ("q", "atom"),
+    ("p → False", "not"), ("(p ∧ q) → (False)", "not"), ("p → q → False", "imp"), ("(p → False) → q", "imp"),
 ])
 def test_shape_reads_the_top_connective(formula: str, head: str) -> None:
     assert shape(formula) == head
@@ -33,9 +34,25 @@ def test_menu_fills_slots_and_masks_by_shape() -> None:
     menu = TacticMenu(4).build([goal])
     on = {t for t, ok in zip(menu.tactics, menu.mask) if ok}
     assert {"left", "right", "rcases h₁ with h0 | h1", "exact absurd h₁ h₂", "exact h₂ h₁", "assumption"} <= on
-    assert not {"constructor", "intro h0", "exact h₁.1", "rcases h₂ with h0 | h1", "exact h₁ h₂"} & on
+    assert not {"intro h0", "exact h₁.1", "rcases h₂ with h0 | h1", "exact h₁ h₂"} & on
+    # constructor on ∨ is Lean 4's Or.inl; apply h, like exact h, is kept for any hypothesis (whether it
+    # fits the goal is Lean's to say)
+    assert {"constructor", "apply h₁"} <= on
     assert all(t is not None for t, ok in zip(menu.tactics, menu.mask) if ok)
     assert TacticMenu(4).tactic(menu, len(menu.tactics) - 1) == NO_CANDIDATE  # slot 4 of 4 is empty
+
+
+def test_masked_moves_of_these_shapes_are_accepted_by_the_simulator() -> None:
+    # found by an audit comparing masks with what the kernel accepts: each was masked though valid
+    menu = TacticMenu(4)
+    cases = [("theorem t (p q : Prop) (hq : q) : p ∨ q := by sorry", "constructor"),
+             ("theorem t (p q : Prop) (h : p) : p := by sorry", "apply h"),
+             ("theorem t (p q : Prop) (h : p) (g : p → False) : q := by sorry", "exact absurd h g")]
+    for statement, tactic in cases:
+        session = ProofSession(LocalProcess(), Theorem(statement))
+        built = menu.build(session.root.goals)
+        assert built.mask[built.tactics.index(tactic)], (statement, tactic)
+        assert session.apply(session.root, tactic).outcome.name in ("PROGRESS", "PROVED"), (statement, tactic)
 
 
 def test_wrapper_passes_check_env() -> None:
