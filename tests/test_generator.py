@@ -11,6 +11,7 @@ Two independent checks of the reference proofs:
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -344,3 +345,14 @@ def test_kernel_steps_through_reference_proofs(factorized, kernel_sample):
         if err:
             failures.append((t.formal_statement, t.proof, err))
     assert not failures, f"{len(failures)} failed, first: {failures[:3]}"
+
+
+def test_training_streams_of_different_seeds_never_share_a_name():
+    # a vector env's sub-envs draw from streams seeded seed + i: per-theorem logs keyed on the name
+    # merged different statements ("prop_d1_00000" named 18 statements over 20 seeds)
+    named: dict[str, str] = {}
+    for seed in range(6):
+        for t in itertools.islice(training_stream(seed, (1, 2)), 40):
+            assert named.setdefault(t.theorem.name, t.theorem.formal_statement) == t.theorem.formal_statement
+            assert t.theorem.name.startswith(f"prop_s{seed}_d")
+    assert len(named) == 6 * 40

@@ -306,9 +306,13 @@ def training_stream(
     exclude: Iterable[PropTheorem | Theorem | str] | None = None,
     arith: float = 0.1,
     classical: float = 0.4,
-    prefix: str = "prop",
+    prefix: str | None = None,
 ) -> Iterator[PropTheorem]:
     """Endless distinct theorems for training, never one of the held-out statements.
+
+    Names are ``{prefix}_d{level}_{index:05d}`` with ``prefix`` ``prop_s{seed}`` by
+    default: streams of different seeds (the sub-envs of a vector env) draw
+    different statements, and a name must not stand for two of them in one log.
 
     ``exclude`` defaults to :func:`heldout_set` (its default size); pass a larger
     held-out set, or extra statements, to exclude more. A level whose theorems
@@ -317,6 +321,7 @@ def training_stream(
     drawn: an endless stream remembers no more (its memory stays bounded).
     """
     keys = _exclusion_keys(heldout_set() if exclude is None else exclude)
+    prefix = f"prop_s{seed}" if prefix is None else prefix
     return _stream(seed, difficulty, keys, arith, classical, prefix, "train", remember=STREAM_MEMORY)
 
 
