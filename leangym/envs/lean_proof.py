@@ -36,7 +36,10 @@ Outcomes of ``step``, by ``info["outcome"]``:
   re-check) and ``"budget"`` (the session ``budget`` is spent):
   ``truncated=True`` with ``info["error"]``. A server failure never raises
   from ``step``; the next ``reset`` leases a fresh process. ``max_steps``
-  truncates too (``info["truncated_by"] = "max_steps"``).
+  truncates too (``info["truncated_by"] = "max_steps"``). The registry's
+  ``TimeLimit`` (``max_episode_steps``, 64) is Gymnasium's wrapper and adds
+  nothing to ``info``: pass ``max_steps=`` of at most that many steps to have
+  every step-limit truncation say so.
 
 Every ``info`` also has ``goals`` (tuple of :class:`Goal`), ``states`` (the
 open branches, :class:`ProofState` handles), ``theorem``, ``steps`` and
