@@ -102,7 +102,8 @@ def parser(description: str):
     ap.add_argument("--sims", type=integer(1), default=8, help="simulations per theorem")
     ap.add_argument("--difficulty", type=int, nargs=2, default=(2, 4))
     ap.add_argument("--leaves-per-round", type=integer(1), default=4)
-    ap.add_argument("--num-tactics", type=integer(1), default=Args.num_tactics, help="tactics per new node (as training)")
+    ap.add_argument("--num-tactics", type=integer(1), default=Args.num_tactics,
+                    help="tactics per new node (as training)")
     ap.add_argument("--warmup-steps", type=integer(1), default=100)
     ap.add_argument("--evaluator", choices=("model", "overhead"), default="model")
     ap.add_argument("--overhead-ms", type=number(0.0), default=20.0)

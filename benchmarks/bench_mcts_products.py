@@ -168,7 +168,8 @@ def table(costs: dict[str, ModeCost], n: int) -> str:
                     f"{c.products_alone_seconds * 1e3:,.0f} |")
     rows.append(f"| one at a time / batched | | {one.search_seconds / batched.search_seconds:.1f}x | "
                 f"{one.model_seconds / batched.model_seconds:.1f}x | | "
-                f"{one.gflop / batched.gflop:.2f} | {one.products_alone_seconds / batched.products_alone_seconds:.1f}x |")
+                f"{one.gflop / batched.gflop:.2f} | "
+                f"{one.products_alone_seconds / batched.products_alone_seconds:.1f}x |")
     return "\n".join(rows)
 
 

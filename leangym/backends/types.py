@@ -186,7 +186,7 @@ def parse_proof_state(process_id: int, payload: Any) -> ProofState:
     _require(isinstance(psid, int) and not isinstance(psid, bool), "a proof state", payload)  # (JSON true is no id)
     goals = payload.get("goals")  # required: a state without it must not read as a closed proof
     _require(isinstance(goals, list), "a goal list", payload)
-    return ProofState(process_id, payload["proof_state_id"], tuple(parse_goal(g) for g in goals))
+    return ProofState(process_id, psid, tuple(parse_goal(g) for g in goals))
 
 
 def parse_start(process_id: int, payload: Any) -> ProofState:
