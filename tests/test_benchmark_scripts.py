@@ -127,6 +127,6 @@ def test_bench_mcts_products_prints_both_modes_and_their_ratios():
     for col in (1, 2, 4, 5):
         assert float(one[col]) > 0 and float(batched[col]) > 0 and float(ratio[col]) > 0
     for col in (2, 4):  # model ms and GFLOP: printed with enough digits to check the ratio from them
-        quotient = float(one[col]) / float(batched[col])
-        assert abs(float(ratio[col]) - quotient) < 0.05 * quotient, (col, rows)
+        quotient = float(one[col]) / float(batched[col])  # (the ratio is rounded to 1 or 2 decimals)
+        assert abs(float(ratio[col]) - quotient) <= 0.051 + 0.03 * quotient, (col, rows)
     assert "an implementation whose only cost were its matrix products would get" in proc.stdout
