@@ -140,7 +140,7 @@ def test_evaluation_counts_only_the_theorems_that_could_be_searched(tmp_path, ca
     ev = train_mod.evaluate(net, tasks, every_other_start_fails, args)
     assert ev["solve_rate"] == 1.0 and ev["evaluated"] == 2 and ev["not_evaluated"] == 2  # not 2 of 4
     assert ev["solve_rate_level_1"] == 1.0
-    assert train_mod.describe(ev) == "1.00 (2 theorems; 2 could not be searched)"
+    assert train_mod.describe(ev) == "1.00 (2 theorems; 2 without a verdict)"
 
     def down():
         raise ServerUnavailable("No LeanTree server answers at http://127.0.0.1:1")

@@ -247,6 +247,24 @@ def test_an_interrupt_before_this_run_saved_points_to_no_checkpoint(tmp_path, mo
     assert f"go on with --resume {tmp_path / 'b' / 'ck'}" in capsys.readouterr().err
 
 
+def test_an_interrupt_while_reference_proofs_replay_says_where_to_go_on(tmp_path, monkeypatch, capsys):
+    # the replay of reference proofs runs on the server before the warm start (and again at every --resume):
+    # a Ctrl-C there printed only "interrupted"
+    def interrupted(*a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_mod, "reference_rows", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        train_mod.train(tiny_args(tmp_path, "a", warmup_steps=5))
+    assert "nothing was saved" in capsys.readouterr().err
+    monkeypatch.undo()
+    train_mod.train(tiny_args(tmp_path, "b", warmup_steps=5, iterations=1))
+    monkeypatch.setattr(train_mod, "reference_rows", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        train_mod.train(tiny_args(tmp_path, "b", warmup_steps=5, iterations=2, resume=str(tmp_path / "b" / "ck")))
+    assert f"--resume {tmp_path / 'b' / 'ck'}" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------------------- prove (defects 1, 8)
 @pytest.fixture
 def net(tmp_path):

@@ -105,7 +105,8 @@ def test_what_a_run_says_when_there_was_nothing_to_learn_or_evaluate(tmp_path, m
     monkeypatch.setattr(train_mod, "train", lambda args, explicit=None: progress)
     train_mod.main(["--no-progress"])
     out = capsys.readouterr().out
-    assert "final evaluation (iteration 3): nothing evaluated (none of 4 theorems could be searched)" in out
+    assert ("final evaluation (iteration 3): nothing evaluated (none of 4 theorems got a verdict: server failures "
+            "or searches cut short)") in out
 
 
 def test_time_limits_hold_for_the_warm_start_replay_and_for_a_resumed_run(tmp_path, monkeypatch, capsys):

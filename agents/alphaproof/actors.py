@@ -391,5 +391,6 @@ def describe(ev: dict[str, float]) -> str:
     """An evaluation in words: the solve rate and over how many theorems."""
     n, missing = int(ev["evaluated"]), int(ev["not_evaluated"])
     if not n:
-        return f"nothing evaluated (none of {missing} theorems could be searched)"
-    return f"{ev['solve_rate']:.2f} ({n} theorems" + (f"; {missing} could not be searched)" if missing else ")")
+        # (the searches ran: they met server failures or were cut short, so they say nothing)
+        return f"nothing evaluated (none of {missing} theorems got a verdict: server failures or searches cut short)"
+    return f"{ev['solve_rate']:.2f} ({n} theorems" + (f"; {missing} without a verdict)" if missing else ")")

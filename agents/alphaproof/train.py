@@ -183,7 +183,7 @@ def solve_rate_text(ev: dict[str, float]) -> str:
         return describe(ev)  # nothing evaluated, and why
     n, missing = int(ev["evaluated"]), int(ev.get("not_evaluated", 0))
     return (f"{round(ev['solve_rate'] * n)}/{n} = {ev['solve_rate']:.3f}"
-            + (f" ({missing} more could not be searched)" if missing else ""))
+            + (f" ({missing} more without a verdict)" if missing else ""))
 
 
 def _seed_everything(seed: int) -> None:
@@ -335,8 +335,6 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
                   "nothing to run (pass a larger --iterations to go on)", file=sys.stderr)
         del state  # (the replay buffer and weights live on in their objects)
 
-    # Reference rows are rebuilt (deterministically) rather than stored: they are a pure function of the seed.
-    sft_rows = reference_rows(source, args, deadline) if (args.warmup_steps > 0 or args.sft_mix > 0) else []
     # A resumed run hides what a crashed run logged after its last checkpoint: steps > that iteration.
     writer = _writer(args.logdir, progress["iteration"] + 1 if resume_path else None)
 
@@ -373,6 +371,9 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
 
     bar = None
     try:
+        # Reference rows are rebuilt (deterministically) rather than stored: they are a pure function of the
+        # seed. (Inside the try: their replay on a server takes a while, and a Ctrl-C there says where to go on.)
+        sft_rows = reference_rows(source, args, deadline) if (args.warmup_steps > 0 or args.sft_mix > 0) else []
         if not progress["warm_started"]:
             warm_start(net, sft_rows, args, deadline, progress)
             if heldout and args.eval_every > 0:
