@@ -33,15 +33,18 @@ PENDING_RETURNS: set[threading.Thread] = set()
 _EXIT_TIMEOUT = (1.0, 5.0)
 
 
+def _may_be_reassigned(client: LeanTreeClient, state: dict) -> bool:
+    """Whether the server refused connections while this lease was held: it was down, and if it restarted,
+    its pool is fresh and may have given this very id to another client. (The protocol has no way to tell a
+    restart apart from a server that stayed up; a restart this client never noticed goes unseen.)"""
+    return client.last_refused > state["since"]
+
+
 def _give_back(client: LeanTreeClient, pid: int, state: dict) -> None:
     """Return a lease; quiet (logs) on failure. Called at most once per lease (weakref.finalize)."""
     state["closed"] = True
-    if client.last_refused > state["since"]:
-        # The server refused connections while we held this lease: it was down. If it
-        # restarted, its pool is fresh and may have given this very id to another client:
-        # returning it would take that client's process. A restart frees every lease anyway,
-        # so we do not return it. (The protocol has no way to tell a restart apart from a
-        # server that stayed up; a restart this client never noticed goes unseen.)
+    if _may_be_reassigned(client, state):
+        # returning it would take that client's process; a restart frees every lease anyway
         log.info("not returning LeanTree process %s: %s refused connections since it was leased", pid, client.url)
         return
     if client.last_timed_out > state["since"] and client.seems_hung and state.get("timeout") is None:
@@ -125,12 +128,11 @@ class HttpLease:
         return self._state["closed"]
 
     def _unusable(self) -> str | None:
-        """Why nothing may be sent on this lease any more, or None. Its id may name another client's process:
-        after the return (a server may reuse ids), and after the server refused connections while the lease was
-        held (it was down; a restarted server hands out its ids afresh, and the protocol cannot tell a restart)."""
+        """Why nothing may be sent on this lease any more, or None: its id may name another client's process
+        (after the return, as a server may reuse ids, or after a refusal: :func:`_may_be_reassigned`)."""
         if self.closed:
             return f"the lease of process {self.process_id} was returned (closed); lease a new one"
-        if self.client.last_refused > self._state["since"]:
+        if _may_be_reassigned(self.client, self._state):
             return (f"the LeanTree server at {self.client.url} refused connections while process {self.process_id} "
                     "was leased: it was down, and if it restarted that id may now be another client's process; "
                     "lease a new one")

@@ -56,8 +56,8 @@ class LeanVectorEnv(SyncVectorEnv):
         super().__init__(env_fns, copy=copy, autoreset_mode=autoreset_mode)
         # daemon threads: a sub-env waiting on a hung server never holds up Ctrl-C or exit
         self._pool = DaemonPool(max_workers or self.num_envs, name="leangym-vec")
-        self._reset_failed = np.zeros(self.num_envs, dtype=np.bool_)  # an autoreset hit a server failure
-        self._failure_info: list[dict] = [{} for _ in range(self.num_envs)]  # ... and its info
+        # per sub-env: the info of its failed autoreset (server failure, statement rejected), or None
+        self._reset_failure: list[dict | None] = [None] * self.num_envs
 
     @property
     def sessions(self) -> list[ProofSession | None]:
@@ -103,13 +103,14 @@ class LeanVectorEnv(SyncVectorEnv):
         self._terminations[mask] = False
         self._truncations[mask] = False
         self._autoreset_envs[mask] = False
-        self._reset_failed[mask] = False
+        for i in indices:
+            self._reset_failure[i] = None
         return self._batch(), infos
 
     def _step_one(self, i: int, action: Any) -> tuple[Any, float, bool, bool, dict, dict | None]:
         env, mode = self.envs[i], self.autoreset_mode
-        if self._reset_failed[i] or (mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i]):
-            stand_in = self._failure_info[i] if self._reset_failed[i] else None
+        stand_in = self._reset_failure[i]
+        if stand_in is not None or (mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i]):
             obs, info, ok = self._autoreset(i)
             if mode == AutoresetMode.SAME_STEP and stand_in is not None:
                 # SAME_STEP resets inside a done step: the empty stand-in observation ends here, as in
@@ -141,9 +142,9 @@ class LeanVectorEnv(SyncVectorEnv):
         except LeanError as e:
             info = {"outcome": "statement_rejected", "error": f"reset failed: Lean rejected the statement: {e}"}
         else:
-            self._reset_failed[i] = False
+            self._reset_failure[i] = None
             return obs, info, True
-        self._reset_failed[i], self._failure_info[i] = True, info
+        self._reset_failure[i] = info
         return "", dict(info), False
 
     def step(self, actions: Any) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
