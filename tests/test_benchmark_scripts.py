@@ -32,14 +32,19 @@ def test_bench_mcts_runs_every_setting_and_plots_them(tmp_path):
     assert f"plot: {png}" in proc.stdout
 
 
-def load_bench_mcts(monkeypatch):
-    """benchmarks/bench_mcts.py as a module, not run: its ``main(argv)`` in this process (the script's
-    ``sys.path`` insert is undone after the test)."""
+def load_script(monkeypatch, name: str):
+    """benchmarks/NAME.py as a module, not run: its ``main(argv)`` in this process (the script's
+    ``sys.path`` insert and its module entry are undone after the test)."""
     monkeypatch.setattr(sys, "path", list(sys.path))
-    spec = importlib.util.spec_from_file_location("bench_mcts_under_test", REPO / "benchmarks" / "bench_mcts.py")
+    spec = importlib.util.spec_from_file_location(f"{name}_under_test", REPO / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # a dataclass in it looks its module up there
     spec.loader.exec_module(module)
     return module
+
+
+def load_bench_mcts(monkeypatch):
+    return load_script(monkeypatch, "bench_mcts")
 
 
 def test_bench_mcts_latency_without_a_server_is_a_one_line_error(monkeypatch, capsys):
@@ -79,23 +84,13 @@ def test_bench_sim_replays_the_same_theorems_pass_after_pass(capsys):
     assert "in-process:" in out and "http:" in out
 
 
-def load_products(monkeypatch):
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    spec = importlib.util.spec_from_file_location("bench_mcts_products_under_test",
-                                                  REPO / "benchmarks" / "bench_mcts_products.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_product_shapes_records_what_linear_and_matmul_compute(monkeypatch):
     # the bound bench_mcts_products.py prints rests on these counts: under inference mode (as in
     # evaluate) linear and @ arrive whole, and must be counted as the products they run
     import torch
     import torch.nn.functional as F
 
-    products = load_products(monkeypatch)
+    products = load_script(monkeypatch, "bench_mcts_products")
     x, w, bias = torch.randn(2, 3, 64), torch.randn(192, 64), torch.randn(192)
     q, k = torch.randn(5, 4, 2, 16), torch.randn(5, 4, 16, 31)
     with torch.inference_mode(), products.ProductShapes() as seen:
