@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # also runnable as
 import torch  # noqa: E402
 
 from leangym.cli import ArgumentParser, run_cli  # noqa: E402
-from scripts import benchmark  # noqa: E402
-from scripts.bench_records import ResultSet, read_results  # noqa: E402
-from scripts.bench_report import plot, summary_of  # noqa: E402
+from leangym.harness import benchmark  # noqa: E402
+from leangym.harness.records import ResultSet, read_results  # noqa: E402
+from leangym.harness.report import plot, summary_of  # noqa: E402
 
 LEVELS = [f"level{i}" for i in range(1, 6)]
 

@@ -195,7 +195,7 @@ def test_every_train_flag_has_help():
     ("agents.alphaproof.prove", "python -m agents.alphaproof.prove"),
     ("agents.alphaproof.sft", "python -m agents.alphaproof.sft"),
     ("leangym.sim.generator", "python -m leangym.sim.generator"),
-    ("scripts.train_tokenizer", "python scripts/train_tokenizer.py"),
+    ("agents.alphaproof.train_tokenizer", "python -m agents.alphaproof.train_tokenizer"),
 ])
 def test_usage_lines_name_the_command_the_readme_uses(module, prog, capsys):
     import importlib

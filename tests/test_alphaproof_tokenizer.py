@@ -1,5 +1,5 @@
 """The AlphaProof tokenizer: Lean text round-trips, math symbols as single tokens, the default
-layout, and training one (scripts/train_tokenizer.py, the smallest vocabulary it accepts)."""
+layout, and training one (agents/alphaproof/train_tokenizer.py, the smallest vocabulary it accepts)."""
 from __future__ import annotations
 
 import json
@@ -41,7 +41,7 @@ def test_default_tokenizer_layout(tok):
 
 
 def test_train_tokenizer_script(tmp_path):
-    from scripts.train_tokenizer import main
+    from agents.alphaproof.train_tokenizer import main
     data = tmp_path / "rows.jsonl"
     with open(data, "w", encoding="utf-8") as f:
         for r in ROWS * 20:
@@ -72,7 +72,7 @@ def test_train_tokenizer_names_the_smallest_vocab_it_accepts():
 
 
 def test_train_tokenizer_refuses_an_empty_or_binary_corpus(tmp_path):
-    from scripts import train_tokenizer as tool
+    from agents.alphaproof import train_tokenizer as tool
 
     (tmp_path / "empty.jsonl").write_text("")
     (tmp_path / "x.png").write_bytes(b"\x89PNG\r\n")

@@ -11,7 +11,7 @@ from leangym.prover import load_agent
 from leangym.session import Budget, ProofSession
 from leangym.sim.generator import heldout_set
 from leangym.sim.local import LocalProcess
-from scripts.bench_run import Task, run_attempt
+from leangym.harness.run import Task, run_attempt
 
 SPLIT = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ (q ∧ p) := by sorry"
 

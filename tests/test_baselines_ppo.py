@@ -16,7 +16,7 @@ from leangym.session import Budget, ProofSession
 from leangym.sim.generator import heldout_set
 from leangym.sim.local import LocalProcess
 from leangym.theorem import Theorem
-from scripts.bench_run import Task, run_attempt
+from leangym.harness.run import Task, run_attempt
 
 
 @pytest.mark.parametrize("formula, head", [

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from scripts import benchmark
-from scripts.bench_records import AttemptResult, read_results
-from scripts.bench_report import compare, markdown, summary_of
-from scripts.bench_stats import summarize
+from leangym.harness import benchmark
+from leangym.harness.records import AttemptResult, read_results
+from leangym.harness.report import compare, markdown, summary_of
+from leangym.harness.stats import summarize
 
 # Three provable theorems. Under run()'s --budget-calls 30 the hammer proves t_and and t_or in its root sweep;
 # t_imp (`exact fun h => h`) is not in the sweep and needs two of its steps (`intro h`, then `trivial`):
@@ -163,7 +163,7 @@ def test_reports_describe_the_run_as_extended_and_the_rerun_message_is_true(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     import matplotlib.pyplot as plt
 
-    from scripts.bench_report import plot
+    from leangym.harness.report import plot
 
     data, out = write_dataset(tmp_path / "d.jsonl"), tmp_path / "r.jsonl"
     assert run(out, data) == 0
@@ -292,7 +292,7 @@ def test_an_out_file_that_is_not_a_results_file_is_never_truncated_or_deleted(
 
 
 def test_plot_returns_the_file_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from scripts.bench_report import plot
+    from leangym.harness.report import plot
 
     out = tmp_path / "r.jsonl"
     assert run(out, write_dataset(tmp_path / "d.jsonl")) == 0

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scripts import benchmark
-from scripts.bench_records import read_results
+from leangym.harness import benchmark
+from leangym.harness.records import read_results
 
 STATEMENTS = {
     "and_swap": "theorem and_swap (p q : Prop) (h : p ∧ q) : q ∧ p := by sorry",
@@ -55,17 +55,17 @@ def test_an_agent_that_patches_the_harness_is_caught(tmp_path: Path, capsys: pyt
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The harness cannot stop agent code that rewrites it in its own interpreter; the recheck imports no agent."""
     (tmp_path / "patcher.py").write_text(textwrap.dedent('''
-        import scripts.bench_run
+        import leangym.harness.run
         from leangym.soundness import Verification
 
         class Patcher:
             def prove(self, theorem, session, budget):
-                scripts.bench_run.verify = lambda *a, **k: Verification(True, "")
+                leangym.harness.run.verify = lambda *a, **k: Verification(True, "")
                 return "trivial"
     '''), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    import scripts.bench_run
-    monkeypatch.setattr(scripts.bench_run, "verify", scripts.bench_run.verify)  # undone after the test
+    import leangym.harness.run
+    monkeypatch.setattr(leangym.harness.run, "verify", leangym.harness.run.verify)  # undone after the test
     data = write_dataset(tmp_path / "d.jsonl", {"false_thm": STATEMENTS["false_thm"]})
     out = run(tmp_path, data, "patched.jsonl", "patcher:Patcher")
     assert [r.status for r in read_results(out).attempts] == ["proved"]  # fooled

@@ -26,8 +26,8 @@ from leangym.cli import run_cli
 from leangym.prover import AgentSpecError, PolicyProver
 from leangym.session import Budget
 from leangym.theorem import Theorem
-from scripts.bench_records import AttemptResult
-from scripts.bench_run import RunConfig, Task, run_attempt, run_tasks
+from leangym.harness.records import AttemptResult
+from leangym.harness.run import RunConfig, Task, run_attempt, run_tasks
 
 HANG_GUARD_S = 30.0  # only reached when the code under test hangs
 
@@ -177,7 +177,7 @@ def test_a_worker_that_cannot_build_its_agent_leaves_the_tasks_to_the_others(mon
 
 def test_the_command_line_reports_an_agent_that_cannot_be_built_as_one_error_line(
         tmp_path: Path, monkeypatch, capsys) -> None:
-    from scripts import benchmark
+    from leangym.harness import benchmark
 
     pkg = tmp_path / "faulty_agents_bench"
     pkg.mkdir()
@@ -448,7 +448,7 @@ def test_a_policys_indented_tactic_is_recorded_as_sent() -> None:
     """The session sends a tactic normalised (no leading blank lines or indentation); the proof must hold
     that text: an indented line recorded as written would continue the line before it in the script."""
     from leangym.sim.local import LocalProcess
-    from scripts.bench_run import run_attempt
+    from leangym.harness.run import run_attempt
 
     tactics = iter(["constructor", "\n  exact hp", "exact hq"])
     task = Task(Theorem("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"), 0)

@@ -18,11 +18,11 @@ from leangym.proof import ProofTree
 from leangym.prover import AgentSpecError, PolicyProver, load_agent
 from leangym.session import Budget
 from leangym.theorem import Theorem
-from scripts import benchmark
-from scripts.bench_records import AttemptResult, read_results
-from scripts.bench_report import mcnemar_p
-from scripts.bench_run import RunConfig, Task, run_tasks
-from scripts.bench_stats import pass_at_k, percentile, summarize, wilson
+from leangym.harness import benchmark
+from leangym.harness.records import AttemptResult, read_results
+from leangym.harness.report import mcnemar_p
+from leangym.harness.run import RunConfig, Task, run_tasks
+from leangym.harness.stats import pass_at_k, percentile, summarize, wilson
 
 # --------------------------------------------------------------------------- summary math
 
@@ -386,7 +386,7 @@ class CitesItsOwnLemma:
 
 def test_the_check_runs_on_a_clean_process() -> None:
     from leangym.sim.local import LocalProcess
-    from scripts.bench_run import run_attempt
+    from leangym.harness.run import run_attempt
 
     task = Task(Theorem("theorem t (P : Prop) (h : P) : P := by sorry"), 0)
     # on the prover's own process the lemma it declared is there, and the proof goes through ...
@@ -421,8 +421,8 @@ def test_factorized_server_tree_proofs_verify(tmp_path: Path) -> None:
 
 
 def test_results_files_survive_odd_text_and_odd_runs(tmp_path: Path) -> None:
-    from scripts.bench_records import ResultsWriter, mismatches, read_results
-    from scripts.bench_stats import summarize
+    from leangym.harness.records import ResultsWriter, mismatches, read_results
+    from leangym.harness.stats import summarize
 
     path = tmp_path / "r.jsonl"
     w = ResultsWriter(path)
@@ -463,7 +463,7 @@ def test_attempts_on_one_process_start_again_however_the_header_and_name() -> No
 
 def test_a_worker_gives_its_process_back_now_and_then(monkeypatch) -> None:
     # a process keeps every proof start and state until it is returned (LeanTree's REPL keeps them all)
-    import scripts.bench_run as bench_run
+    import leangym.harness.run as bench_run
     from leangym.sim.local import LocalProcess
 
     monkeypatch.setattr(bench_run, "ATTEMPTS_PER_PROCESS", 4)
@@ -489,7 +489,7 @@ def test_the_results_header_names_the_generation_of_a_server_that_claims_none(si
     # header said "unknown", so a resumed run could go on against the other generation unnoticed
     from leangym.backends.leantree import LeanTreeClient
     from leangym.backends.types import ServerIdentity
-    from scripts.bench_server import _server_identity, probe_generation
+    from leangym.harness.server import _server_identity, probe_generation
 
     srv = sim_server(factorized=factorized)
     monkeypatch.setattr(LeanTreeClient, "identity", lambda self, refresh=False: ServerIdentity(self.url, "unknown", {}))

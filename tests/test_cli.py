@@ -55,7 +55,7 @@ def test_the_tools_use_it(tmp_path):
     """A wrong path given to a real tool: one line, status 2."""
     nope = str(tmp_path / "nope.jsonl")
     for argv in (["agents.alphaproof.sft", "--data", nope],
-                 ["scripts.train_tokenizer", "--input", nope, "--output", str(tmp_path / "tok.json")]):
+                 ["agents.alphaproof.train_tokenizer", "--input", nope, "--output", str(tmp_path / "tok.json")]):
         proc = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=120, cwd=REPO)
         assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "nope.jsonl" in proc.stderr, proc.stderr
 
@@ -107,7 +107,7 @@ def test_generator_and_sim_server_mistakes_are_one_line(tmp_path):
 
 
 def test_tokenizer_symbol_order_does_not_depend_on_the_hash_seed():
-    # the order of the added symbols decides their ids: `python scripts/train_tokenizer.py` must rebuild
+    # the order of the added symbols decides their ids: `python agents/alphaproof/train_tokenizer.py` must rebuild
     # the shipped asset exactly, whatever PYTHONHASHSEED is
     code = "from agents.alphaproof.tokenizer import _ADDED; print(_ADDED)"
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO,
@@ -116,7 +116,7 @@ def test_tokenizer_symbol_order_does_not_depend_on_the_hash_seed():
 
 
 TOOLS = ["leangym.sim.generator", "leangym.sim.server", "agents.alphaproof.train", "agents.alphaproof.sft",
-         "agents.alphaproof.prove", "scripts.benchmark", "baselines.maskable_ppo", "scripts.train_tokenizer"]
+         "agents.alphaproof.prove", "scripts.benchmark", "baselines.maskable_ppo", "agents.alphaproof.train_tokenizer"]
 
 
 @pytest.mark.parametrize("module", TOOLS)

@@ -101,7 +101,7 @@ def test_offline_minif2f_is_one_error_line_that_says_what_to_do(no_shared_copy, 
     """No local copy and no network: the benchmark CLI ends with one ``error:`` line (status 2, not
     the harness's "rerun to retry" status 1) that names $LEANGYM_MINIF2F."""
     from leangym.cli import run_cli
-    from scripts import benchmark
+    from leangym.harness import benchmark
 
     with pytest.raises(DownloadError, match="LEANGYM_MINIF2F"):
         load_minif2f()
@@ -131,7 +131,7 @@ def test_a_file_url_is_read_in_place_so_edits_are_seen(tmp_path: Path, monkeypat
 
 def test_an_http_dataset_says_it_uses_the_cached_copy_and_refresh_downloads_it_again(
         http_dir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
-    from scripts import benchmark
+    from leangym.harness import benchmark
 
     www, base, _ = http_dir
     monkeypatch.setenv("LEANGYM_CACHE", str(tmp_path / "cache"))
@@ -194,7 +194,7 @@ def test_cache_names_are_short_safe_file_names_and_urls_are_recorded_without_sec
     assert "\x00" not in cached_path("http://h/a%00b.jsonl").name
     assert redacted("https://u:pw@host:8080/x.jsonl?token=SECRET&v=2") == "https://host:8080/x.jsonl?token=…&v=…"
     assert redacted(redacted("http://[::1]:8000/x.jsonl?a=1")) == "http://[::1]:8000/x.jsonl?a=…"
-    from scripts.bench_records import recorded  # what a results header keeps of --dataset and argv
+    from leangym.harness.records import recorded  # what a results header keeps of --dataset and argv
 
     assert recorded("--dataset=https://u:p@h/x.jsonl?token=S") == "--dataset=https://h/x.jsonl?token=…"
     assert recorded("minif2f:https://h/m.jsonl?sig=1") == "minif2f:https://h/m.jsonl?sig=…"

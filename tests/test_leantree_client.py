@@ -455,7 +455,7 @@ def test_the_final_check_over_a_server_that_answers_lean_errors_with_http_500(si
     from leangym.session import Budget
     from leangym.soundness import SoundnessPolicy, verify
     from leangym.theorem import Theorem
-    from scripts.bench_run import Task, run_attempt
+    from leangym.harness.run import Task, run_attempt
 
     original = LeanTreeClient._request
 

@@ -36,7 +36,7 @@ SESSION_CHEATS = {
 def test_the_benchmark_checks_the_task_s_theorem_whatever_the_prover_does_to_its_session(cheat):
     """Round four: the session hands out copies, so neither rebinding nor editing in place reaches the check."""
     from leangym.session import Budget, ProofSession
-    from scripts.bench_run import Task, run_attempt
+    from leangym.harness.run import Task, run_attempt
 
     class Cheat:
         def prove(self, theorem, session: ProofSession, budget):
@@ -243,7 +243,7 @@ def test_a_prover_cannot_edit_the_task_s_extra_fields():
     """Review: the theorem handed out was a shallow copy, so editing ``extra`` changed the category the
     harness reports."""
     from leangym.session import Budget
-    from scripts.bench_run import Task, run_attempt
+    from leangym.harness.run import Task, run_attempt
 
     class Recategorise:
         def prove(self, theorem, session, budget):

@@ -290,6 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def cli() -> None:
+    """The ``leangym-sim-server`` console script."""
+    from leangym.cli import run_cli
+
+    run_cli(main)
+
+
 if __name__ == "__main__":
     from leangym.cli import run_cli
 

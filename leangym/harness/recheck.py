@@ -1,6 +1,6 @@
 """Check a results file's proofs again, in a process that never ran the agent.
 
-``python -m scripts.benchmark recheck results.jsonl [--server URL | --sim] [--dataset D]``
+``leangym-benchmark recheck results.jsonl [--server URL | --sim] [--dataset D]``
 
 A benchmark run checks every proof whole before it counts it, but it runs the
 agent in its own Python interpreter: agent code could patch the harness itself
@@ -24,8 +24,8 @@ from leangym.cli import user_error
 from leangym.datasets import DatasetError, load_theorems
 from leangym.soundness import SoundnessPolicy, verify
 from leangym.theorem import Theorem
-from scripts.bench_records import AttemptResult, ResultSet, is_results_file, read_results, statement_hash
-from scripts.bench_server import connect
+from leangym.harness.records import AttemptResult, ResultSet, is_results_file, read_results, statement_hash
+from leangym.harness.server import connect
 
 
 @dataclass

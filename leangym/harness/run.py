@@ -37,7 +37,7 @@ from leangym.prover import AgentSpecError, Prover
 from leangym.session import Budget, BudgetExhausted, ProofSession
 from leangym.soundness import SoundnessPolicy, verify
 from leangym.theorem import Theorem
-from scripts.bench_records import STATEMENT_REJECTED, AttemptResult
+from leangym.harness.records import STATEMENT_REJECTED, AttemptResult
 
 
 @dataclass(frozen=True)

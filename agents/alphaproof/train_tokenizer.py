@@ -1,7 +1,7 @@
 """Train the byte-level BPE tokenizer of ``agents.alphaproof`` on Lean text.
 
-    python -m scripts.train_tokenizer --input rows.jsonl more.txt --vocab-size 4096 --output tok.json
-    python -m scripts.train_tokenizer            # rebuild the default asset from generated data
+    python -m agents.alphaproof.train_tokenizer --input rows.jsonl more.txt --vocab-size 4096 --output tok.json
+    python -m agents.alphaproof.train_tokenizer            # rebuild the default asset from generated data
 
 JSONL rows give their text fields ``state``, ``tactic`` and ``formal_statement``
 (or, when a row has none of them, every string field); ``.txt`` files give
@@ -210,7 +210,7 @@ def _nonempty(texts: Iterable[str]) -> Iterator[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = ArgumentParser(prog="python scripts/train_tokenizer.py", description=__doc__,
+    ap = ArgumentParser(prog="python -m agents.alphaproof.train_tokenizer", description=__doc__,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--input", nargs="*", default=[], help="JSONL or text files (default: the built-in corpus)")
     ap.add_argument("--vocab-size", type=int, default=1024, help="tokens in the vocabulary (default: 1024)")

@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from scripts.bench_records import AttemptResult
+from leangym.harness.records import AttemptResult
 
 Z95 = 1.959963984540054
 

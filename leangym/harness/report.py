@@ -15,8 +15,8 @@ import math
 from pathlib import Path
 from typing import Mapping
 
-from scripts.bench_records import ResultSet
-from scripts.bench_stats import Summary, mean_pass_at, per_theorem, short_of, solved_within, summarize
+from leangym.harness.records import ResultSet
+from leangym.harness.stats import Summary, mean_pass_at, per_theorem, short_of, solved_within, summarize
 
 
 def _pct(x: float) -> str:
@@ -106,8 +106,10 @@ def plot(runs: Mapping[str, ResultSet], path: Path | str) -> Path:
     That is not what a rerun at budget N would give: an agent that sends a batch of calls at
     once is charged the whole batch, and one that knows its budget may spend it differently.
     """
-    import matplotlib
-
+    try:
+        import matplotlib
+    except ImportError:  # the light install: the results are there, only the picture is not
+        raise ValueError("plots need matplotlib: pip install 'leangym[plot]' (or pass --plot none)") from None
     matplotlib.use("Agg")  # files only: no display needed, safe in threads and on servers
     import matplotlib.pyplot as plt
 

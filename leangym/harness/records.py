@@ -39,7 +39,7 @@ RESUME_KEYS = ("agent_resolved", "agent_kwargs", "dataset", "split", "budget_cal
 STATUSES = ("proved", "failed", "error", "infra_error")
 # How every header line starts (json.dumps of a dict whose first key is "type").
 HEADER_START = b'{"type": "header"'
-# How scripts.bench_run words an ``error`` that is the statement's fault (Lean did not elaborate it), not the prover's.
+# How leangym.harness.run words an ``error`` that is the statement's fault (Lean did not elaborate it), not the prover's.
 STATEMENT_REJECTED = "Lean rejected the statement"
 
 
