@@ -40,7 +40,7 @@ PPO_KWARGS = dict(n_steps=256, batch_size=256, n_epochs=4, learning_rate=3e-4, g
 def heldout_excluded(n: int) -> dict[str, Any]:
     """Env kwargs that keep ``heldout_set(n)`` out of training (the env excludes only its own
     ``heldout_size`` theorems, 200 by default: scoring on more would score on trained ones)."""
-    from leangym.sim.generator import HELDOUT_SIZE
+    from leangym.datasets.proplogic import HELDOUT_SIZE
 
     return {"heldout_size": max(n, HELDOUT_SIZE)}
 
@@ -130,7 +130,7 @@ class MaskablePPOProver:
 def evaluate(prover: Any, n: int = 100, calls: int = 64) -> tuple[int, int]:
     """(solved, n) on ``heldout_set(n)`` with the in-process kernel, each proof re-checked."""
     from leangym.proof import script_of
-    from leangym.sim.generator import heldout_set
+    from leangym.datasets.proplogic import heldout_set
     from leangym.sim.local import LocalProcess
     from leangym.soundness import SoundnessPolicy, verify
 

@@ -14,7 +14,7 @@ batched ones (``--threads-one`` / ``--threads-batched``). Each mode is warmed up
 at its own settings first, and the modes alternate ``--repeats`` times; the best
 run of each counts (this machine's speed drifts by tens of percent within a minute).
 
-Theorems come from ``leangym.sim.generator``. By default (``--lean local``) they
+Theorems come from ``leangym.datasets.proplogic``. By default (``--lean local``) they
 run on the in-process simulated kernel (``LocalProcess``): a tactic costs
 microseconds there, so what is measured is the search and the model's batching,
 not Lean's latency. ``--lean server --latency-ms 20`` runs them on a simulated
@@ -57,7 +57,7 @@ from agents.alphaproof.search import SearchConfig, run_batched_search, run_searc
 from agents.alphaproof.train import Args  # noqa: E402  (training's defaults)
 from leangym.backends.leantree import LeanTreeClient  # noqa: E402
 from leangym.session import ProofSession  # noqa: E402
-from leangym.sim.generator import generate  # noqa: E402
+from leangym.datasets.proplogic import generate  # noqa: E402
 from leangym.sim.local import LocalProcess  # noqa: E402
 
 

@@ -43,7 +43,7 @@ from bench_mcts import Counting, parser, search_config, warm_started_net, warn_i
 
 from agents.alphaproof.search import run_batched_search, run_search  # noqa: E402
 from leangym.session import ProofSession  # noqa: E402
-from leangym.sim.generator import generate  # noqa: E402
+from leangym.datasets.proplogic import generate  # noqa: E402
 from leangym.sim.local import LocalProcess  # noqa: E402
 
 PRODUCTS = {"mm": torch.mm, "addmm": torch.addmm, "bmm": torch.bmm}

@@ -17,7 +17,7 @@ import time
 from tqdm import tqdm
 
 from leangym.backends.leantree import LeanTreeClient
-from leangym.sim.generator import generate
+from leangym.datasets.proplogic import generate
 from leangym.sim.local import LocalProcess
 from leangym.sim.server import SimServerConfig, start_server
 

@@ -144,7 +144,7 @@ def main(argv=None) -> int:
 python benchmarks/learning_curve.py --minutes {a.minutes:g} --eval-size {a.eval_size} --lean-calls {a.lean_calls}
 ```
 
-Held-out theorems: the first {len(tasks)} of `leangym.sim.generator.heldout_set()` (levels {lvls[0]}-{lvls[-1]}),
+Held-out theorems: the first {len(tasks)} of `leangym.datasets.proplogic.heldout_set()` (levels {lvls[0]}-{lvls[-1]}),
 never trained on. Every agent gets **{a.lean_calls} Lean calls per theorem** on the in-process
 **simulated** kernel (factorized); only proofs re-checked whole on a clean process count.
 Training: `{a.model_size}` model, {a.actors} actors, {a.sims} simulations per theorem, seed {a.seed},

@@ -192,7 +192,7 @@ def test_resume_takes_a_dir_and_says_so(capsys):
 
 # ---------------------------------------------------------------------------- 5. sft input rows
 def test_sft_reads_the_generators_output(tmp_path, capsys):
-    from leangym.sim.generator import generate, to_jsonl
+    from leangym.datasets.proplogic import generate, to_jsonl
 
     gen = tmp_path / "gen.jsonl"
     to_jsonl(str(gen), generate(6, 0, (1, 2)))
@@ -202,7 +202,7 @@ def test_sft_reads_the_generators_output(tmp_path, capsys):
     assert code == 0, err
     assert "6 generator theorems" in stdout and out.exists()
     rows = sft_mod.load_sft_rows(str(gen))
-    from leangym.sim.generator import from_row
+    from leangym.datasets.proplogic import from_row
 
     same = [from_row(json.loads(line)) for line in gen.read_text(encoding="utf-8").splitlines()]
     assert rows == sft_mod.rows_from_reference_proofs(same)  # the same rows, from the same proofs
@@ -213,7 +213,7 @@ def test_a_row_that_is_neither_says_what_a_row_looks_like(tmp_path, capsys):
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({"name": "x", "goal": "⊢ p"}) + "\n", encoding="utf-8")
     err = _refused(sft_mod.main, ["--data", str(data), "--out", str(tmp_path / "sft.pt")], capsys,
-                   f"{data}:1:", '{"state": ', '"tactic": ', '"steps_to_go": ', "python -m leangym.sim.generator")
+                   f"{data}:1:", '{"state": ', '"tactic": ', '"steps_to_go": ', "python -m leangym.datasets.proplogic")
     assert "rows_from_reference_proofs" in err
     _nothing_written(tmp_path, "data.jsonl")
 

@@ -194,7 +194,7 @@ def test_every_train_flag_has_help():
     ("agents.alphaproof.train", "python -m agents.alphaproof.train"),
     ("agents.alphaproof.prove", "python -m agents.alphaproof.prove"),
     ("agents.alphaproof.sft", "python -m agents.alphaproof.sft"),
-    ("leangym.sim.generator", "python -m leangym.sim.generator"),
+    ("leangym.datasets.proplogic", "python -m leangym.datasets.proplogic"),
     ("agents.alphaproof.train_tokenizer", "python -m agents.alphaproof.train_tokenizer"),
 ])
 def test_usage_lines_name_the_command_the_readme_uses(module, prog, capsys):

@@ -227,7 +227,7 @@ def test_resume_is_exact_when_the_first_run_ended_with_an_evaluation(tmp_path):
 def test_reference_rows_count_steps_as_the_search_does():
     """An AND node is as far from a proof as its hardest branch, not the tactics left in the script."""
     from agents.alphaproof.sft import rows_from_reference_proofs
-    from leangym.sim.generator import PropTheorem
+    from leangym.datasets.proplogic import PropTheorem
     from leangym.theorem import Theorem
 
     stmt = "theorem t (p q r : Prop) (hp : p) (hq : q) (hr : r) : p ∧ (q ∧ r) := by sorry"
@@ -381,7 +381,7 @@ def test_reference_rows_from_theorems_sharing_a_declaring_header_and_repeated_na
     # a kernel keeps what a proof start declared, as Lean does: the header's `helper` and the statement's
     # name must not make the second theorem "already declared"
     from agents.alphaproof.sft import rows_from_reference_proofs
-    from leangym.sim.generator import PropTheorem
+    from leangym.datasets.proplogic import PropTheorem
     from leangym.theorem import Theorem
 
     header = "theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n"

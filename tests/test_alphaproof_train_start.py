@@ -29,7 +29,7 @@ def test_the_warm_start_replays_on_the_kernel_the_run_searches():
     """`train --no-factorized` searches states holding every open goal: its warm-start rows must too."""
     from agents.alphaproof.train import reference_rows
     from agents.alphaproof.train_args import Args
-    from leangym.sim.generator import PropTheorem
+    from leangym.datasets.proplogic import PropTheorem
     from leangym.theorem import Theorem
 
     stmt = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
@@ -49,7 +49,7 @@ def test_the_warm_start_replays_on_the_runs_server_and_skips_what_lean_refuses(s
     from agents.alphaproof.train import reference_rows
     from agents.alphaproof.train_args import Args
     from leangym.backends.leantree import LeanTreeClient
-    from leangym.sim.generator import PropTheorem
+    from leangym.datasets.proplogic import PropTheorem
     from leangym.theorem import Theorem
 
     good = PropTheorem(Theorem("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"),
@@ -90,7 +90,7 @@ def test_resume_with_only_resume_goes_on_as_the_run_was_configured(tmp_path, cap
 
 def test_what_a_run_says_when_there_was_nothing_to_learn_or_evaluate(tmp_path, monkeypatch, capsys):
     from agents.alphaproof import train as train_mod
-    from leangym.sim.generator import generate
+    from leangym.datasets.proplogic import generate
 
     # a theorems file without reference proofs: the warm start says it is skipped
     rows = [{"name": t.name, "formal_statement": t.theorem.formal_statement, "header": t.theorem.header}
@@ -113,7 +113,7 @@ def test_time_limits_hold_for_the_warm_start_replay_and_for_a_resumed_run(tmp_pa
     import time
 
     from agents.alphaproof import train as train_mod
-    from leangym.sim.generator import generate
+    from leangym.datasets.proplogic import generate
 
     class Source:
         def reference(self, n, seed):

@@ -9,7 +9,7 @@ from agents.alphaproof.interfaces import Evaluation
 from baselines.best_first import BestFirstProver
 from leangym.prover import load_agent
 from leangym.session import Budget, ProofSession
-from leangym.sim.generator import heldout_set
+from leangym.datasets.proplogic import heldout_set
 from leangym.sim.local import LocalProcess
 from leangym.harness.run import Task, run_attempt
 

@@ -13,7 +13,7 @@ from baselines.menu_env import TacticMenuEnv
 from baselines.tactic_menu import NO_CANDIDATE, TacticMenu, shape
 from leangym.backends.types import Goal, Hypothesis
 from leangym.session import Budget, ProofSession
-from leangym.sim.generator import heldout_set
+from leangym.datasets.proplogic import heldout_set
 from leangym.sim.local import LocalProcess
 from leangym.theorem import Theorem
 from leangym.harness.run import Task, run_attempt
@@ -132,7 +132,7 @@ def test_training_envs_never_draw_the_theorems_an_evaluation_on_n_scores():
     default) from training, so for N > 200 training must be told to exclude N (without it, these
     1500 draws hold 19 of heldout_set(300))."""
     from baselines.maskable_ppo import TRAIN_ENV, heldout_excluded
-    from leangym.sim.generator import statement_key
+    from leangym.datasets.proplogic import statement_key
 
     n = 300
     held = {statement_key(t.theorem) for t in heldout_set(n)}

@@ -92,7 +92,7 @@ def test_generator_and_sim_server_mistakes_are_one_line(tmp_path):
     for argv in (["-n", "5", "--difficulty", "9", "-o", str(tmp_path / "g.jsonl")],
                  ["-n", "-3", "-o", str(tmp_path / "g.jsonl")],
                  ["-n", "3", "-o", str(tmp_path / "missing" / "g.jsonl")]):
-        proc = subprocess.run([sys.executable, "-m", "leangym.sim.generator", *argv], capture_output=True,
+        proc = subprocess.run([sys.executable, "-m", "leangym.datasets.proplogic", *argv], capture_output=True,
                               text=True, timeout=120, cwd=REPO)
         assert proc.returncode == 2 and proc.stderr.startswith("error: "), proc.stderr
         assert "Traceback" not in proc.stderr
@@ -115,7 +115,7 @@ def test_tokenizer_symbol_order_does_not_depend_on_the_hash_seed():
     assert len(outs) == 1 and outs.pop().startswith("[")
 
 
-TOOLS = ["leangym.sim.generator", "leangym.sim.server", "agents.alphaproof.train", "agents.alphaproof.sft",
+TOOLS = ["leangym.datasets.proplogic", "leangym.sim.server", "agents.alphaproof.train", "agents.alphaproof.sft",
          "agents.alphaproof.prove", "scripts.benchmark", "baselines.maskable_ppo", "agents.alphaproof.train_tokenizer"]
 
 
@@ -132,7 +132,7 @@ def test_a_malformed_flag_is_one_error_line_naming_help(module, capsys):
 
 
 def test_a_bad_value_names_its_flag(capsys, tmp_path):
-    from leangym.sim import generator
+    from leangym.datasets import proplogic as generator
 
     for argv, says in ((["-n", "-5"], "-n must be 0 or more"),
                        (["--heldout", "--seed", "3"], "--heldout writes the fixed evaluation set")):

@@ -9,7 +9,7 @@ import leangym  # noqa: F401  (registers the ids)
 from leangym.backends.types import LeanError
 from leangym.envs.prop_logic import PropLogicEnv
 from leangym.envs.vector import LeanVectorEnv
-from leangym.sim import generator
+from leangym.datasets import proplogic as generator
 
 BOTH = pytest.mark.parametrize("factorized", [False, True], ids=["single-branch", "factorized"])
 
@@ -359,7 +359,7 @@ def test_a_training_stream_that_runs_out_starts_again(monkeypatch):
     """At difficulty 1 the generator has about 22,000 distinct statements: once they are drawn, reset()
     goes on with them in another order instead of raising StopIteration."""
     from leangym.envs import prop_logic
-    from leangym.sim import generator
+    from leangym.datasets import proplogic as generator
 
     few = generator.generate(2, 0, 1)
     monkeypatch.setattr(prop_logic.generator, "training_stream", lambda seed, *a, **kw: iter(few))
@@ -370,7 +370,7 @@ def test_a_training_stream_that_runs_out_starts_again(monkeypatch):
 
 
 def test_an_endless_stream_remembers_a_bounded_number_of_statements():
-    from leangym.sim import generator
+    from leangym.datasets import proplogic as generator
 
     stream = generator._stream(0, 1, set(), 0.1, 0.4, "p", "train", remember=50)
     drawn = [generator.statement_key(next(stream).theorem) for _ in range(300)]

@@ -1,4 +1,4 @@
-"""Tests of the PropLogic theorem generator (leangym.sim.generator).
+"""Tests of the PropLogic theorem generator (leangym.datasets.proplogic).
 
 Two independent checks of the reference proofs:
 
@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from leangym.backends.types import parse_command, parse_start, parse_tactic_reply
-from leangym.sim import generator as g
-from leangym.sim.generator import (
+from leangym.datasets import proplogic as g
+from leangym.datasets.proplogic import (
     LEVELS,
     MAX_DIFFICULTY,
     PropTheorem,
@@ -39,7 +39,7 @@ from leangym.sim.generator import (
     training_stream,
 )
 from leangym.sim.process import SimProcess
-from leangym.sim.propgen.statement import SUBSCRIPTS
+from leangym.datasets.propgen.statement import SUBSCRIPTS
 from leangym.theorem import Theorem
 from prop_checker import CheckError, Parser, check_proof, parse_statement
 
@@ -168,7 +168,7 @@ def test_deterministic_and_prefix_stable():
 
 
 def test_deterministic_across_hash_seeds():
-    code = ("import hashlib, json; from leangym.sim.generator import generate, heldout_set, to_row; "
+    code = ("import hashlib, json; from leangym.datasets.proplogic import generate, heldout_set, to_row; "
             "rows = [to_row(t) for t in generate(150, seed=4)] + [to_row(t) for t in heldout_set(30)]; "
             "print(hashlib.sha256(json.dumps(rows).encode()).hexdigest())")
     outs = set()

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from leangym.sim.formula import FALSE, PROP, TRUE, is_tautology, show
-from leangym.sim.generator import generate
+from leangym.datasets.proplogic import generate
 from leangym.sim.kernel import check_proof, statement_formula
 from leangym.sim.local import LocalProcess
 from leangym.sim.process import SimProcess

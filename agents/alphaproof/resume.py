@@ -16,7 +16,7 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Collection
+from typing import Any, Collection
 
 from agents.alphaproof import checkpoint
 from agents.alphaproof.curriculum import Curriculum
@@ -24,9 +24,7 @@ from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.sft import make_optimizer
 from agents.alphaproof.theorem_source import HeldOut
-
-if TYPE_CHECKING:
-    from agents.alphaproof.train_args import Args
+from agents.alphaproof.train_args import DEFAULT_CHECKPOINT_DIR, DEFAULT_LOGDIR, Args
 
 # What a resumed run takes from its checkpoint whatever the command line says (its network is the
 # checkpoint's), and what only changes how the run goes on from here.
@@ -39,7 +37,7 @@ _SPLIT = ("seed", "eval_size", "theorems")
 _PER_INVOCATION = ("resume", "init", "overwrite", "progress", "logdir", "checkpoint_dir", "threads")
 
 
-def inherit_settings(args: "Args", saved: Any, explicit: Collection[str]) -> "Args":
+def inherit_settings(args: Args, saved: Any, explicit: Collection[str]) -> Args:
     """``args`` with every setting the command line did not give (``explicit``: the field names it gave)
     taken from the resumed run's (``saved``: its checkpoint's args), so that ``--resume DIR`` alone goes
     on as that run was configured (its server, theorems, budgets, ``--iterations``); one line says which."""
@@ -54,7 +52,7 @@ def inherit_settings(args: "Args", saved: Any, explicit: Collection[str]) -> "Ar
     return dataclasses.replace(args, **taken)
 
 
-def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dict, args: "Args",
+def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dict, args: Args,
                     held_out: HeldOut) -> None:
     checkpoint.save(path, {
         "net": net.to_payload(), "optimizer": opt.state_dict(), "replay": replay.state_dict(),
@@ -67,11 +65,9 @@ def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dic
 
 
 # ---------------------------------------------------------------------------- where a run lives
-DEFAULT_CHECKPOINT_DIR = "checkpoints/alphaproof"
-DEFAULT_LOGDIR = "runs/alphaproof"
 
 
-def checkpoint_dir_of(args: "Args", resume_path: Path | None) -> str:
+def checkpoint_dir_of(args: Args, resume_path: Path | None) -> str:
     """``--checkpoint-dir`` as given, else the resumed checkpoint's directory (``--resume DIR`` goes on
     writing the run where it lives, as the Ctrl-C message's ``go on with --resume DIR`` promises), else
     the default. ``""``: no checkpoints."""
@@ -80,7 +76,7 @@ def checkpoint_dir_of(args: "Args", resume_path: Path | None) -> str:
     return str(resume_path.parent) if resume_path is not None else DEFAULT_CHECKPOINT_DIR
 
 
-def logdir_of(args: "Args", state: dict[str, Any] | None, path: Path | None) -> str:
+def logdir_of(args: Args, state: dict[str, Any] | None, path: Path | None) -> str:
     """``--logdir`` as given, else the resumed run's (its checkpoint records it), else the default;
     a checkpoint of an older version, which does not record it, gets the default and a note."""
     if args.logdir is not None:
@@ -107,7 +103,7 @@ def default_logdir() -> str:
     return str(path)
 
 
-def say_where_the_run_goes_on(args: "Args", given: "Args", state: dict[str, Any]) -> None:
+def say_where_the_run_goes_on(args: Args, given: Args, state: dict[str, Any]) -> None:
     """One line naming the directories a resumed run took from its checkpoint (none if both were given)."""
     took = []
     if given.checkpoint_dir is None:
@@ -119,7 +115,7 @@ def say_where_the_run_goes_on(args: "Args", given: "Args", state: dict[str, Any]
               file=sys.stderr)
 
 
-def warn_changed_settings(saved: dict[str, Any], args: "Args") -> None:
+def warn_changed_settings(saved: dict[str, Any], args: Args) -> None:
     """Say which settings of a resumed run differ from the checkpoint's, and which of them take effect."""
     changed = [f.name for f in dataclasses.fields(args) if f.name in saved and f.name not in _NOT_SETTINGS
                and saved[f.name] != getattr(args, f.name)]
@@ -134,7 +130,7 @@ def warn_changed_settings(saved: dict[str, Any], args: "Args") -> None:
               f"{saved[name]!r} ({effect}; the run no longer continues exactly)", file=sys.stderr)
 
 
-def refuse_to_overwrite(ckpt_dir: Path | None, resume_path: Path | None, args: "Args") -> None:
+def refuse_to_overwrite(ckpt_dir: Path | None, resume_path: Path | None, args: Args) -> None:
     """A run writes ``ckpt_dir/latest.pt``: never over another run's checkpoint unless told to."""
     target = ckpt_dir / "latest.pt" if ckpt_dir else None
     if target is None or not target.exists() or args.overwrite:
@@ -159,7 +155,7 @@ def held_out_of(state: dict[str, Any], path: Path) -> HeldOut | None:
                          "an earlier one or start afresh") from None
 
 
-def say_if_split_differs(source, args: "Args") -> None:
+def say_if_split_differs(source, args: Args) -> None:
     """One line when the checkpoint's held-out theorems are not those the flags would choose now."""
     kept = source.held_out
     if kept == source.default_held_out:
@@ -171,7 +167,7 @@ def say_if_split_differs(source, args: "Args") -> None:
           file=sys.stderr)
 
 
-def restore(state: dict[str, Any], path: Path, args: "Args", replay: ReplayBuffer, curriculum: Curriculum,
+def restore(state: dict[str, Any], path: Path, args: Args, replay: ReplayBuffer, curriculum: Curriculum,
             rng: random.Random):
     """The net, optimizer and progress of a loaded checkpoint; replay, curriculum and RNGs restored in place."""
     try:

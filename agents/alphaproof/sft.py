@@ -1,12 +1,12 @@
 """Supervised bootstrapping: teach the net to imitate known proofs before it searches.
 
     python -m agents.alphaproof.sft --data rows.jsonl --size tiny --steps 2000 --out sft.pt
-    python -m leangym.sim.generator -n 2000 -o gen.jsonl && python -m agents.alphaproof.sft --data gen.jsonl
+    python -m leangym.datasets.proplogic -n 2000 -o gen.jsonl && python -m agents.alphaproof.sft --data gen.jsonl
 
 Rows are ``{"state": ..., "tactic": ...[, "steps_to_go": n]}`` (see
 :mod:`agents.alphaproof.data`): transitions extracted from Mathlib, or from the
 generator's reference proofs (:func:`rows_from_reference_proofs`). ``--data`` takes
-either: a file of the generator's theorems (``python -m leangym.sim.generator -o
+either: a file of the generator's theorems (``python -m leangym.datasets.proplogic -o
 FILE``: rows with a ``formal_statement`` and a reference ``proof``) is replayed into
 rows on the simulator (:func:`load_sft_rows`). :func:`train_supervised` is the whole
 training loop (AdamW, linear warmup then cosine decay, gradient clipping); the
@@ -152,13 +152,13 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, fa
 
 # What --data takes, for the error that finds something else.
 ROW_FORMAT = ('sft reads JSONL rows {"state": GOAL_TEXT, "tactic": TACTIC[, "steps_to_go": N]} '
-              '(see agents/alphaproof/data.py), or the theorems of "python -m leangym.sim.generator -o FILE.jsonl" '
+              '(see agents/alphaproof/data.py), or the theorems of "python -m leangym.datasets.proplogic -o FILE.jsonl" '
               '(a formal_statement and a reference proof per row), which it replays into such rows '
               '(agents.alphaproof.sft.rows_from_reference_proofs)')
 
 
 def is_generator_row(row: Any) -> bool:
-    """A row of ``leangym.sim.generator``'s JSONL (a theorem and its reference proof), not a training row."""
+    """A row of ``leangym.datasets.proplogic``'s JSONL (a theorem and its reference proof), not a training row."""
     return (isinstance(row, dict) and "state" not in row and isinstance(row.get("formal_statement"), str)
             and isinstance(row.get("proof"), list))
 
@@ -177,10 +177,10 @@ def load_sft_rows(path: str) -> list[Row]:
 
 
 def rows_from_generator_file(path: str) -> list[Row]:
-    """Rows from a ``python -m leangym.sim.generator -o FILE`` file: each reference proof replayed on the
+    """Rows from a ``python -m leangym.datasets.proplogic -o FILE`` file: each reference proof replayed on the
     simulator (:func:`rows_from_reference_proofs`); a statement the simulator cannot start names its line."""
     from leangym.backends.types import LeanError
-    from leangym.sim.generator import from_row
+    from leangym.datasets.proplogic import from_row
 
     rows: list[Row] = []
     theorems = failed = 0
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = ArgumentParser(prog="python -m agents.alphaproof.sft", formatter_class=HelpFormatter,
                                  description="Supervised training of the AlphaProof policy-value net.")
     ap.add_argument("--data", required=True, help='JSONL rows {"state": ..., "tactic": ...[, "steps_to_go": n]}, '
-                    "or the output of python -m leangym.sim.generator -o FILE (replayed into rows)")
+                    "or the output of python -m leangym.datasets.proplogic -o FILE (replayed into rows)")
     ap.add_argument("--size", default="tiny", choices=tuple(SIZES), help="model size for a fresh net (not with --init)")
     ap.add_argument("--init", default=None, help="start from this checkpoint instead of a fresh net")
     ap.add_argument("--tokenizer", default=None, help="tokenizer json for a fresh net (default: the shipped one)")
@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     # the inputs before the output: a missing --data is the error to fix first, not the existing --out
-    cli_checks.input_file("--data", args.data, "a JSONL file of rows, or python -m leangym.sim.generator's output")
+    cli_checks.input_file("--data", args.data, "a JSONL file of rows, or python -m leangym.datasets.proplogic's output")
     cli_checks.input_file("--init", args.init, "a net to start from: an sft --out file or a train checkpoint")
     if args.init and (args.tokenizer or args.size != "tiny"):
         raise ValueError("--size and --tokenizer choose a fresh net; --init's net keeps its own size and tokenizer "

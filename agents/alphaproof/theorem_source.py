@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, Sequence
 
 from leangym.datasets import load_theorems
-from leangym.sim import generator
+from leangym.datasets import proplogic as generator
 from leangym.theorem import Theorem
 
 

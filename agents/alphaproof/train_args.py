@@ -8,9 +8,11 @@ from typing import Sequence
 
 from agents.alphaproof import cli_checks
 from agents.alphaproof.model import SIZES
-from agents.alphaproof.resume import DEFAULT_CHECKPOINT_DIR, DEFAULT_LOGDIR
 from leangym.cli import ArgumentParser, HelpFormatter
 
+# Where a run saves and logs unless told (each run in a folder of its own there: agents.alphaproof.resume)
+DEFAULT_CHECKPOINT_DIR = "checkpoints/alphaproof"
+DEFAULT_LOGDIR = "runs/alphaproof"
 _DESCRIPTION = "AlphaProof-style training: supervised warm start, then self-play with MCTS."
 
 

@@ -6,7 +6,7 @@
 JSONL rows give their text fields ``state``, ``tactic`` and ``formal_statement``
 (or, when a row has none of them, every string field); ``.txt`` files give
 their lines. Without ``--input`` the corpus is the project's own generated
-data: PropLogic theorems from :mod:`leangym.sim.generator` when it is
+data: PropLogic theorems from :mod:`leangym.datasets.proplogic` when it is
 importable, plus the synthetic goal states and tactics below (Mathlib-style
 arithmetic, sets and sums), so the default tokenizer has seen more than
 propositional logic. Its output is ``agents/alphaproof/assets/tokenizer.json``.
@@ -165,9 +165,9 @@ def generated_theorems(n: int, seed: int) -> Iterator[str]:
     """Statements, reference-proof tactics and (when the in-process kernel exists) the goal
     states met along the proofs, from the PropLogic generator."""
     try:
-        from leangym.sim.generator import generate  # optional: the synthetic corpus suffices
+        from leangym.datasets.proplogic import generate  # optional: the synthetic corpus suffices
     except ImportError:
-        print("leangym.sim.generator not importable: synthetic corpus only", file=sys.stderr)
+        print("leangym.datasets.proplogic not importable: synthetic corpus only", file=sys.stderr)
         return
     theorems = generate(n, seed=seed)
     for t in theorems:

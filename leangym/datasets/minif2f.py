@@ -27,6 +27,7 @@ import os
 from pathlib import Path
 
 from leangym.datasets.download import DownloadError, fetch, file_url_path
+from leangym.datasets.lean_files import lean_files, read_lean_dir
 from leangym.datasets.rows import DatasetError, read_jsonl, select_split
 from leangym.theorem import Theorem
 
@@ -78,15 +79,11 @@ def local_copy() -> Path | None:
 
 
 def _has_lean_files(root: Path) -> bool:
-    from leangym.datasets.theorem_sets import lean_files  # imported here: theorem_sets imports this module
-
     return bool(lean_files(root))
 
 
 def _read_dir(root: Path) -> list[Theorem]:
     """miniF2F from a directory: its ``minif2f_lean4.jsonl``, else its ``.lean`` files."""
-    from leangym.datasets.theorem_sets import read_lean_dir  # imported here: theorem_sets imports this module
-
     if (root / FILE_NAME).is_file():
         return read_jsonl(root / FILE_NAME, required=REQUIRED_FIELDS, check=_check_split)
     if not _has_lean_files(root):

@@ -3,7 +3,7 @@
 The same env as ``LeanProof-v0`` (observation, action, rewards, ``session``
 search API, final re-check), but the Lean process is a
 :class:`leangym.sim.local.LocalProcess` (no server, no HTTP) and the theorems
-come from the seeded generator (:mod:`leangym.sim.generator`):
+come from the seeded generator (:mod:`leangym.datasets.proplogic`):
 
 * ``split="train"``: an endless stream of distinct theorems at ``difficulty``
   (one level, or an inclusive ``(lo, hi)`` range cycled evenly), never one of
@@ -22,7 +22,7 @@ from typing import Any, Iterator, Mapping
 
 from leangym.backends.types import LeanProcess
 from leangym.envs.lean_proof import LeanProofEnv, theorem_index
-from leangym.sim import generator
+from leangym.datasets import proplogic as generator
 from leangym.theorem import Theorem
 
 __all__ = ["PropLogicEnv"]

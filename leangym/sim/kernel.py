@@ -92,7 +92,7 @@ class Kernel:
             toks = tokenize(source)
         except LeanSyntaxError as e:
             return [_msg("error", e.msg, (e.line, e.col, e.line, e.col))], []
-        p = Parser(toks)
+        p = Parser(toks, parse_tactic_seq_here)
         p.command_keywords = COMMANDS
         declared_here: set[str] = set()
         namespaces: list[str] = []  # open `namespace`s, innermost last (they end with the command)
@@ -418,7 +418,7 @@ def check_proof(theorem_with_sorry: str, script: str) -> bool:
 def statement_formula(theorem_with_sorry: str):
     """The proposition a statement claims: its hypotheses imply its conclusion (Prop and ℕ variables free)."""
     toks = tokenize(theorem_with_sorry)
-    p = Parser(toks)
+    p = Parser(toks, parse_tactic_seq_here)
     while p.peek().kind == "id" and p.peek().text in ("import", "open", "set_option"):
         line = p.peek().line
         while p.peek().kind != "eof" and p.peek().line == line:

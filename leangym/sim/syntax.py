@@ -6,9 +6,12 @@ end_line, end_col)``. They are cheap, hashable and immutable, so parsed
 scripts can be cached by their text.
 
 Tactic syntax lives in :mod:`leangym.sim.tactic_syntax`; it shares the
-:class:`Parser` defined here (terms may contain ``by`` blocks and vice versa).
+:class:`Parser` defined here (terms may contain ``by`` blocks and vice versa: a Parser is
+given the tactic grammar's entry point, ``Parser(toks, parse_tactic_seq_here)``).
 """
 from __future__ import annotations
+
+from typing import Any, Callable
 
 from leangym.sim.tokens import LeanSyntaxError, Tok, numeral
 
@@ -44,8 +47,11 @@ class Parser:
 
     command_keywords: frozenset = frozenset()  # a command keyword at a line start ends any tactic/term
 
-    def __init__(self, toks: list[Tok]):
+    def __init__(self, toks: list[Tok], tactic_seq: Callable[["Parser"], Any]):
         self.toks = toks
+        # parses the tactics of a `by` block (tactic_syntax.parse_tactic_seq_here): terms hold tactic blocks and
+        # tactics hold terms, so the tactic grammar is handed in rather than imported (no import cycle)
+        self.tactic_seq = tactic_seq
         self.i = 0
         self.stop_col = -1
         self.closers: list[str] = []
@@ -316,7 +322,5 @@ class Parser:
 
     def by_block(self):
         t = self.next()  # `by`
-        from leangym.sim.tactic_syntax import parse_tactic_seq_here
-
-        seq = parse_tactic_seq_here(self)
+        seq = self.tactic_seq(self)
         return ("by", self.span_from(t), seq)

@@ -91,7 +91,7 @@ def parse_tactic_seq_here(p: Parser):
 def parse_tactic_block(text: str):
     """Parse a standalone tactic block (what ``try_apply_tactic`` receives). Raises LeanSyntaxError."""
     toks = tokenize(text)
-    p = Parser(toks)
+    p = Parser(toks, parse_tactic_seq_here)
     if p.peek().kind == "eof":
         raise LeanSyntaxError("unexpected end of input; expected tactic", 1, 0)
     try:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import random
 
-from leangym.sim.propgen.draw import Draw
-from leangym.sim.propgen.formulas import FALSE, TRUE, halves
-from leangym.sim.propgen.prover import direct
+from leangym.datasets.propgen.draw import Draw
+from leangym.datasets.propgen.formulas import FALSE, TRUE, halves
+from leangym.datasets.propgen.prover import direct
 
 
 class Node:

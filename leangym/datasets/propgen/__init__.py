@@ -1,4 +1,4 @@
-"""Internals of the PropLogic theorem generator; the public API is :mod:`leangym.sim.generator`.
+"""Internals of the PropLogic theorem generator; the public API is :mod:`leangym.datasets.proplogic`.
 
 * :mod:`.formulas` - the generator's formula tuples, printed with Lean 4 precedences
 * :mod:`.draw` - the random stream and random formulas (only ``random()`` is drawn)

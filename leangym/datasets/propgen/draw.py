@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from typing import Any, Sequence
 
-from leangym.sim.propgen.formulas import FALSE, TRUE
+from leangym.datasets.propgen.formulas import FALSE, TRUE
 
 
 class Draw:

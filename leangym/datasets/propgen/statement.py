@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from leangym.sim.propgen.builder import Builder, Node
-from leangym.sim.propgen.formulas import VAR_NAMES, depth, has_echo, rename_vars, render, vars_in_order
-from leangym.sim.propgen.prover import shortcut
+from leangym.datasets.propgen.builder import Builder, Node
+from leangym.datasets.propgen.formulas import VAR_NAMES, depth, has_echo, rename_vars, render, vars_in_order
+from leangym.datasets.propgen.prover import shortcut
 
 MAX_HYPS = 6  # more theorem hypotheses than this is rejected
 SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")

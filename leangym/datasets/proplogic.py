@@ -35,10 +35,10 @@ Public API::
     PropTheorem(theorem, proof, difficulty, depth)    # .proof_length .script .source .name
     LEVELS[d] = Level(proof_length=(lo, hi), depth=(lo, hi), size=...)
 
-    python -m leangym.sim.generator -n 10000 --seed 0 -o train.jsonl   # warm-start data
+    python -m leangym.datasets.proplogic -n 10000 --seed 0 -o train.jsonl   # warm-start data
 
-The construction lives in :mod:`leangym.sim.propgen` (soundness notes for real
-Lean 4 in :mod:`leangym.sim.propgen.builder`); this module draws, bins,
+The construction lives in :mod:`leangym.datasets.propgen` (soundness notes for real
+Lean 4 in :mod:`leangym.datasets.propgen.builder`); this module draws, bins,
 deduplicates and names the theorems, and reads and writes them as JSONL.
 
 Everything is deterministic for a seed, across processes and hash seeds: only
@@ -55,9 +55,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from leangym.sim.propgen.builder import Builder
-from leangym.sim.propgen.formulas import FALSE, TRUE, VAR_NAMES, depth, render  # noqa: F401 - part of this API
-from leangym.sim.propgen.statement import finish
+from leangym.datasets.propgen.builder import Builder
+from leangym.datasets.propgen.formulas import FALSE, TRUE, VAR_NAMES, depth, render  # noqa: F401 - part of this API
+from leangym.datasets.propgen.statement import finish
 from leangym.theorem import Theorem
 
 __all__ = [
@@ -361,10 +361,10 @@ def to_jsonl(path: str, theorems: Iterable[PropTheorem]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m leangym.sim.generator -n 1000 --seed 0 -o train.jsonl`` (``--heldout`` for the evaluation set)."""
+    """``python -m leangym.datasets.proplogic -n 1000 --seed 0 -o train.jsonl`` (``--heldout`` for the evaluation set)."""
     from leangym.cli import ArgumentParser
 
-    ap = ArgumentParser(prog="python -m leangym.sim.generator",
+    ap = ArgumentParser(prog="python -m leangym.datasets.proplogic",
                         description="Write generated PropLogic theorems with reference proofs as JSONL.")
     ap.add_argument("-n", type=int, default=1000, help="number of theorems")
     ap.add_argument("--seed", type=int, help="seed of the training stream (default 0)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from leangym.sim.propgen.formulas import FALSE, halves
+from leangym.datasets.propgen.formulas import FALSE, halves
 
 
 def direct(goal: tuple, ctx: Mapping[int, tuple]) -> str | None:
