@@ -91,28 +91,47 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefau
 def exclusive(lock: Path | None, what: str, flag: str) -> Iterator[None]:
     """Hold the lock file ``lock`` (created if missing) for this run alone, so that a second run given
     the same output (``what``, chosen with ``flag``) stops with one error line instead of writing into
-    it at the same time. The lock is the OS's (``flock``): it goes with the process, however that ends.
+    it at the same time. The lock is the OS's (``flock``): it goes with the process, however that ends;
+    a run that ends normally also removes the file (a killed one leaves it, harmlessly: nothing holds it).
     ``None``: no lock (and none where the platform has no ``fcntl``)."""
     if lock is None or fcntl is None:
         yield
         return
     lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "a+", encoding="utf-8") as f:
+    f = _locked(lock, what, flag)
+    try:
+        f.write(f"pid {os.getpid()}\n")
+        f.flush()
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            lock.unlink()  # while held: a run waiting on this file finds it gone and locks a new one
+        fcntl.flock(f, fcntl.LOCK_UN)
+        f.close()
+
+
+def _locked(lock: Path, what: str, flag: str):
+    """``lock`` opened and flock'ed, emptied; the file locked is the one at that path now (not one a
+    finishing run removed between our open and our lock)."""
+    while True:
+        f = open(lock, "a+", encoding="utf-8")
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             f.seek(0)
             holder = f.read().strip() or "another process"
+            f.close()
             raise ValueError(f"{what} is in use by another run ({holder}); wait for it to end, or choose "
                              f"another {flag}") from None
-        f.seek(0)
-        f.truncate()
-        f.write(f"pid {os.getpid()}\n")
-        f.flush()
         try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+            same = os.path.samestat(os.fstat(f.fileno()), os.stat(lock))
+        except FileNotFoundError:
+            same = False
+        if same:
+            f.seek(0)
+            f.truncate()
+            return f
+        f.close()  # removed by the run that held it: lock the path's file anew
 
 
 class Terminated(KeyboardInterrupt):

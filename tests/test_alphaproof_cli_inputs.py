@@ -185,7 +185,7 @@ def test_resume_takes_a_dir_and_says_so(capsys):
         train_mod.main(["--help"])
     assert e.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "--resume DIR continue a run" in text and "--checkpoint-dir" in text
+    assert "--resume [DIR] continue a run" in text and "--checkpoint-dir" in text and "--resume alone" in text
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "`--resume DIR`" in readme and "`--resume` " not in readme
 

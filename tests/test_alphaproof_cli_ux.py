@@ -210,7 +210,8 @@ def test_prove_takes_a_run_directory_and_names_what_to_pass(tmp_path, capsys):
     code, _, err = _cli(prove_mod.main, ["--checkpoint", str(ck), *argv], capsys)
     assert code in (0, 1), err  # searched (an untrained net may find nothing), not refused
     assert prove_mod.AlphaProofProver(checkpoint=str(ck)).net is not None
-    for given, why in [(tmp_path / "nope.pt", "no such file"), (tmp_path, "a directory without a latest.pt")]:
+    (tmp_path / "empty").mkdir()
+    for given, why in [(tmp_path / "nope.pt", "no such file"), (tmp_path / "empty", "a directory without a latest.pt")]:
         code, _, err = _cli(prove_mod.main, ["--checkpoint", str(given), *argv], capsys)
         assert code == 2 and err.startswith(f"error: --checkpoint {given}: {why}; pass "), err
         assert err.count("\n") == 1 and "--checkpoint-dir" in err and "Errno" not in err

@@ -6,6 +6,7 @@ few tiny theorems, so every test is a real run, not a mock of one.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -360,10 +361,26 @@ def test_a_second_run_into_the_same_out_or_checkpoint_dir_is_refused_while_the_f
         with pytest.raises(ValueError, match=r"--out .*r\.jsonl is in use by another run \(pid \d+\)"):
             run(out, data)
     assert run(out, data) == 0 and result_rows(out)  # once it is free
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no lock file left behind
     ck = tmp_path / "ck"
     with exclusive(ck / ".lock", "a first run", "--checkpoint-dir"):
         with pytest.raises(ValueError, match="--checkpoint-dir .*ck is in use by another run"):
             train(Args(checkpoint_dir=str(ck), logdir="", iterations=0, warmup_steps=0, progress=False))
+
+
+def test_the_lock_file_goes_with_the_run_that_held_it(tmp_path):
+    """A finished run removes its lock file (benchmark runs left ``.NAME.jsonl.lock`` behind); the
+    next run takes the lock anew, and it still keeps a second run out while held."""
+    from leangym.cli import exclusive
+
+    lock = tmp_path / ".r.jsonl.lock"
+    for _ in range(2):
+        with exclusive(lock, "--out r.jsonl", "--out"):
+            assert lock.read_text() == f"pid {os.getpid()}\n"
+            with pytest.raises(ValueError, match=r"--out r\.jsonl is in use by another run \(pid \d+\)"):
+                with exclusive(lock, "--out r.jsonl", "--out"):
+                    pass
+        assert not lock.exists()
 
 
 def test_a_new_run_does_not_replace_an_image_it_did_not_draw(tmp_path: Path, capsys) -> None:

@@ -105,9 +105,32 @@ def load(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> d
 
 
 def latest(directory: str | os.PathLike) -> Path | None:
-    """``directory/latest.pt`` if present (what ``--resume`` picks when given a directory)."""
+    """The checkpoint a directory names (what ``--resume`` and ``prove --checkpoint`` pick): a file is
+    itself; a run's directory, its ``latest.pt``; a folder of runs (``checkpoints/alphaproof``), the
+    ``latest.pt`` saved last among its runs. None: no checkpoint there."""
     p = Path(directory)
+    if p.is_symlink():  # the `latest` link: the run it points to, under that run's own name
+        p = p.resolve()
     if p.is_file():
         return p
-    candidate = p / "latest.pt"
-    return candidate if candidate.exists() else None
+    if (p / "latest.pt").exists():
+        return p / "latest.pt"
+    runs = [d / "latest.pt" for d in p.iterdir() if not d.is_symlink() and (d / "latest.pt").is_file()] \
+        if p.is_dir() else []
+    return max(runs, key=lambda f: (f.stat().st_mtime, f.parent.name), default=None)
+
+
+def link_latest(run_dir: Path) -> None:
+    """Point ``run_dir``'s sibling link ``latest`` at it (relative, replaced atomically), so that
+    ``prove --checkpoint checkpoints/alphaproof/latest`` is the run saved last. Where links cannot be
+    made (some Windows setups), nothing: a folder of runs finds its newest anyway (:func:`latest`)."""
+    link = run_dir.parent / "latest"
+    if link.exists() and not link.is_symlink():
+        return  # a run or file of the user's own named `latest`: not ours to replace
+    tmp = run_dir.parent / f".latest.{os.getpid()}.tmp"
+    try:
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(run_dir.name, target_is_directory=True)
+        os.replace(tmp, link)
+    except OSError:
+        tmp.unlink(missing_ok=True)

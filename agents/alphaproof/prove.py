@@ -1,6 +1,6 @@
 """Prove one theorem with a trained AlphaProof network.
 
-    python -m agents.alphaproof.prove --checkpoint checkpoints/alphaproof/latest.pt \
+    python -m agents.alphaproof.prove --checkpoint latest \
         --theorem "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
     python -m agents.alphaproof.prove --checkpoint C --theorem "..." --server http://127.0.0.1:8000
 
@@ -10,7 +10,8 @@ training: factorized (one goal per branch) or not, as the checkpoint's
 training run had it (``--factorized`` / ``--no-factorized`` to choose). Prints
 the proof only after ``session.verify`` accepted it (exit status 0); otherwise
 says why not, with the search's statistics (exit 1).
-``--checkpoint`` takes a training run's directory too (its ``latest.pt``).
+``--checkpoint`` takes a training run's directory too (its ``latest.pt``), a folder of runs (the one
+saved last) or ``latest`` (the run saved last in ``checkpoints/alphaproof``).
 
 :class:`AlphaProofProver` is the same search behind ``leangym.prover.Prover``
 (``prove(theorem, session, budget)``), for the benchmark harness.
@@ -28,6 +29,7 @@ import torch
 from agents.alphaproof import checkpoint, cli_checks
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.search import SearchConfig, SearchResult, run_search
+from agents.alphaproof.train_args import DEFAULT_CHECKPOINT_DIR
 from leangym.backends.types import LeanError
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 from leangym.session import Budget, ProofSession
@@ -56,17 +58,21 @@ class AlphaProofProver:
         return self.last.proof if self.last.solved else None
 
 
-CHECKPOINTS = "a train run's --checkpoint-dir (its latest.pt), a checkpoint file, or an sft --out file"
+CHECKPOINTS = ("a train run's --checkpoint-dir (its latest.pt), latest (the run saved last), a checkpoint file, "
+               "or an sft --out file")
 
 
 def checkpoint_file(spec: str, name: str = "--checkpoint") -> str:
     """The file ``--checkpoint spec`` names: a run's directory means its ``latest.pt`` (as ``train --resume``
     takes it); a missing or unreadable one is a ValueError saying what to pass (not a bare ``[Errno 21]``).
     ``name``: how the error names the value (the flag; ``checkpoint`` for the prover's keyword argument)."""
+    if spec == "latest" and not Path(spec).exists():
+        spec = DEFAULT_CHECKPOINT_DIR
     if Path(spec).is_dir():
-        if not (Path(spec) / "latest.pt").exists():
+        found = checkpoint.latest(spec)
+        if found is None:
             raise ValueError(f"{name} {spec}: a directory without a latest.pt; pass {CHECKPOINTS}")
-        spec = str(Path(spec) / "latest.pt")
+        spec = str(found)
     cli_checks.input_file(name, spec, CHECKPOINTS)
     return spec
 
@@ -112,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                "               2  a bad flag or input (one error: line)\n"
                "             130  interrupted (Ctrl-C)")
     p.add_argument("--checkpoint", required=True, metavar="PATH",
-                   help=f"{CHECKPOINTS} (such as checkpoints/alphaproof)")
+                   help=f"{CHECKPOINTS} (such as {DEFAULT_CHECKPOINT_DIR}/latest)")
     p.add_argument("--theorem", required=True, help="a Lean statement ending in ':= by sorry'")
     p.add_argument("--header", default="", help="Lean header (opens, set_options) before the statement")
     p.add_argument("--server", default=None, help="LeanTree URL (default: the in-process simulator)")

@@ -6,6 +6,9 @@ buffer, curriculum, counters, RNG states) and the held-out split
 the same statements and never trains on them, even with another ``--seed``,
 ``--eval-size`` or ``--theorems``. Other flags that differ from the
 checkpoint's run are named, with their effect (:func:`warn_changed_settings`).
+A new run saves into a directory of its own (``checkpoints/alphaproof/DATE-TIME``, with a
+``latest`` link beside it) and logs into ``runs/alphaproof/DATE-TIME``, so the same command can
+be run again; ``--resume`` alone (or ``--resume latest``) picks the run saved last (:func:`resume_file`).
 A resumed run saves and logs where the checkpoint's run did (:func:`checkpoint_dir_of`,
 :func:`logdir_of`), so that ``--resume DIR`` goes on with the run, not a copy of it elsewhere.
 """
@@ -62,18 +65,58 @@ def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dic
         # directory a resumed run does not know (see logdir_of)
         "logdir": str(Path(args.logdir).resolve()) if args.logdir else "",
     })
+    if path.parent.parent.resolve() == Path(DEFAULT_CHECKPOINT_DIR).resolve():
+        checkpoint.link_latest(path.parent)  # checkpoints/alphaproof/latest: the run saved last
 
 
 # ---------------------------------------------------------------------------- where a run lives
 
 
+def resume_file(spec: str) -> Path:
+    """The checkpoint ``--resume spec`` names: a run's directory (its ``latest.pt``), a checkpoint file,
+    a folder of runs (the one saved last), or ``latest`` (the run saved last in ``DEFAULT_CHECKPOINT_DIR``)."""
+    where = DEFAULT_CHECKPOINT_DIR if spec == "latest" and not Path(spec).exists() else spec
+    found = checkpoint.latest(where)
+    if found is None:
+        raise ValueError(f"--resume {spec}: no checkpoint there"
+                         + (f" (no run in {where} has saved one yet)" if where != spec else ""))
+    return found
+
+
 def checkpoint_dir_of(args: Args, resume_path: Path | None) -> str:
     """``--checkpoint-dir`` as given, else the resumed checkpoint's directory (``--resume DIR`` goes on
     writing the run where it lives, as the Ctrl-C message's ``go on with --resume DIR`` promises), else
-    the default. ``""``: no checkpoints."""
+    a new directory of its own in ``DEFAULT_CHECKPOINT_DIR`` (created here). ``""``: no checkpoints."""
     if args.checkpoint_dir is not None:
         return args.checkpoint_dir
-    return str(resume_path.parent) if resume_path is not None else DEFAULT_CHECKPOINT_DIR
+    return str(resume_path.parent) if resume_path is not None else str(new_run_dir(Path(DEFAULT_CHECKPOINT_DIR)))
+
+
+def new_run_dir(root: Path, name: str | None = None, *, create: bool = True) -> Path:
+    """A folder in ``root`` that no other run has: ``name`` if free, else the start time, with ``-2``,
+    ``-3`` ... when taken. ``create``: made here, so that two runs started in the same second get two."""
+    stamp = name or time.strftime("%Y%m%d-%H%M%S")
+    for n in range(1, 10_000):
+        path = root / (stamp if n == 1 else f"{stamp}-{n}")
+        if not create and not path.exists():
+            return path
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                path.mkdir()
+                return path
+            except FileExistsError:
+                pass
+    raise ValueError(f"{root}: no free run folder named {stamp}-N; clean it up or pass a directory of your own")
+
+
+def drop_if_unused(run_dir: Path | None) -> None:
+    """Remove a new run's own folder (:func:`new_run_dir`) if the run saved nothing into it (it stopped early)."""
+    try:
+        if run_dir is not None:
+            run_dir.rmdir()  # only if empty
+    except OSError:
+        pass
 
 
 def logdir_of(args: Args, state: dict[str, Any] | None, path: Path | None) -> str:
@@ -81,8 +124,10 @@ def logdir_of(args: Args, state: dict[str, Any] | None, path: Path | None) -> st
     a checkpoint of an older version, which does not record it, gets the default and a note."""
     if args.logdir is not None:
         return args.logdir
-    if state is None:
-        return default_logdir()
+    if state is None:  # a new run: the same name as its checkpoint folder, where that is one of DEFAULT_CHECKPOINT_DIR's
+        ckpt = Path(args.checkpoint_dir) if args.checkpoint_dir else None
+        mine = ckpt is not None and ckpt.parent.resolve() == Path(DEFAULT_CHECKPOINT_DIR).resolve()
+        return default_logdir(ckpt.name if mine else None)
     if isinstance(state.get("logdir"), str):
         return state["logdir"]
     was = state.get("args", {}).get("logdir") if isinstance(state.get("args"), dict) else None
@@ -92,15 +137,10 @@ def logdir_of(args: Args, state: dict[str, Any] | None, path: Path | None) -> st
     return default_logdir()
 
 
-def default_logdir() -> str:
-    """A folder of its own in ``DEFAULT_LOGDIR`` for a run's TensorBoard logs (its start time), so that runs
-    do not interleave their curves and ``tensorboard --logdir runs/alphaproof`` shows each one apart."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    path, n = Path(DEFAULT_LOGDIR) / stamp, 1
-    while path.exists():
-        n += 1
-        path = Path(DEFAULT_LOGDIR) / f"{stamp}-{n}"
-    return str(path)
+def default_logdir(name: str | None = None) -> str:
+    """A folder of its own in ``DEFAULT_LOGDIR`` for a run's TensorBoard logs (``name``, else its start time),
+    so that runs do not interleave their curves and ``tensorboard --logdir runs/alphaproof`` shows each one apart."""
+    return str(new_run_dir(Path(DEFAULT_LOGDIR), name, create=False))  # (the TensorBoard writer makes it)
 
 
 def say_where_the_run_goes_on(args: Args, given: Args, state: dict[str, Any]) -> None:
@@ -138,7 +178,8 @@ def refuse_to_overwrite(ckpt_dir: Path | None, resume_path: Path | None, args: A
     if resume_path is not None and resume_path.resolve() == target.resolve():
         return  # the run goes on where it left off
     raise ValueError(f"{target} holds another run's checkpoint, which this run would overwrite: continue that run "
-                     f"with --resume {ckpt_dir}, choose another --checkpoint-dir, or pass --overwrite to replace it")
+                     f"with --resume {ckpt_dir}, choose another --checkpoint-dir (or none: each run gets a folder of "
+                     "its own), or pass --overwrite to replace it")
 
 
 def held_out_of(state: dict[str, Any], path: Path) -> HeldOut | None:

@@ -51,9 +51,9 @@ import numpy as np
 import torch
 
 from agents.alphaproof import checkpoint, cli_checks
-from agents.alphaproof.resume import (checkpoint_dir_of, held_out_of, inherit_settings, interrupted_message,
-                                      logdir_of, refuse_to_overwrite, restore, save_checkpoint, say_if_split_differs,
-                                      say_where_the_run_goes_on)
+from agents.alphaproof.resume import (checkpoint_dir_of, drop_if_unused, held_out_of, inherit_settings,
+                                      interrupted_message, logdir_of, refuse_to_overwrite, restore, resume_file,
+                                      save_checkpoint, say_if_split_differs, say_where_the_run_goes_on)
 from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, describe, evaluate, give_back,
                                       process_factory, run_searches, search_stats, server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
@@ -281,15 +281,17 @@ def train(args: Args, explicit: Collection[str] | None = None) -> dict[str, Any]
     if args.env == "LeanProof-v0" and not args.server:
         raise ValueError("LeanProof-v0 needs --server URL (and usually --theorems FILE.jsonl)")
     check_args(args)
-    resume_path = checkpoint.latest(args.resume) if args.resume else None
-    if args.resume and resume_path is None:
-        raise ValueError(f"--resume {args.resume}: no checkpoint there")
+    resume_path = resume_file(args.resume) if args.resume else None
     given = args  # (what the caller chose: None is "the resumed run's, else the default")
     args = dataclasses.replace(args, checkpoint_dir=checkpoint_dir_of(args, resume_path))
     ckpt_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else None
     refuse_to_overwrite(ckpt_dir, resume_path, args)
-    with exclusive(ckpt_dir / ".lock" if ckpt_dir else None, f"--checkpoint-dir {ckpt_dir}", "--checkpoint-dir"):
-        return _run(args, explicit, given, resume_path, ckpt_dir)
+    try:
+        with exclusive(ckpt_dir / ".lock" if ckpt_dir else None, f"--checkpoint-dir {ckpt_dir}", "--checkpoint-dir"):
+            return _run(args, explicit, given, resume_path, ckpt_dir)
+    finally:
+        if given.checkpoint_dir is None and resume_path is None:
+            drop_if_unused(ckpt_dir)  # a new run's own folder, if it stopped before saving
 
 
 def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path: Path | None,

@@ -43,12 +43,12 @@ class Args:
     min_unsolved_visits: int = 2  # an unsolved node needs this many visits to count as "not provable"
     eval_every: int = 5
     eval_size: int = 40  # held-out theorems per evaluation
-    # None: the resumed run's (so --resume DIR goes on where the run lives), else runs/ and checkpoints/alphaproof
-    # (resume.logdir_of, checkpoint_dir_of); "": none
+    # None: the resumed run's (so --resume DIR goes on where the run lives), else a new folder of the run's own in
+    # runs/ and checkpoints/alphaproof (resume.logdir_of, checkpoint_dir_of); "": none
     logdir: str | None = None
     checkpoint_dir: str | None = None
-    resume: str | None = None  # DIR: a run's --checkpoint-dir (its latest.pt), or a checkpoint file
-    overwrite: bool = False  # start afresh even where --checkpoint-dir holds another run's latest.pt
+    resume: str | None = None  # DIR: a run's --checkpoint-dir (its latest.pt), a checkpoint file; "latest": the newest
+    overwrite: bool = False  # start afresh even where a given --checkpoint-dir holds another run's latest.pt
     seed: int = 0
     device: str = "cpu"
     threads: int = 0  # torch CPU threads; 0 keeps torch's default (1 is often fastest for tiny models on few cores)
@@ -94,12 +94,14 @@ _HELP = {
     "logdir": (f"TensorBoard directory ('': none) (default: with --resume the resumed run's, else a new folder "
                f"{DEFAULT_LOGDIR}/DATE-TIME, one per run)"),
     "checkpoint_dir": ("where the run saves latest.pt ('': nowhere) (default: with --resume the resumed "
-                       f"checkpoint's directory, else {DEFAULT_CHECKPOINT_DIR})"),
+                       f"checkpoint's directory, else a new folder {DEFAULT_CHECKPOINT_DIR}/DATE-TIME, one per run, "
+                       f"with a link {DEFAULT_CHECKPOINT_DIR}/latest to the run saved last)"),
     "resume": ("continue a run: DIR is its --checkpoint-dir (the latest.pt in it) or a checkpoint file; "
+               f"--resume alone (or --resume latest) is the run saved last in {DEFAULT_CHECKPOINT_DIR}; "
                "the run goes on exactly from the checkpoint, up to --iterations in all, with the "
                "checkpoint's held-out theorems, saving and logging where that run did; a flag not given is "
                "that run's (its server, theorems, budgets, --iterations) (default: a new run)"),
-    "overwrite": "start afresh even where --checkpoint-dir holds another run's latest.pt",
+    "overwrite": "start afresh even where a --checkpoint-dir you name holds another run's latest.pt",
     "seed": "seeds the network, the theorems drawn and the held-out split",
     "device": cli_checks.DEVICES,
     "threads": "torch CPU threads (0: torch's default; 1 is often fastest for tiny models on few cores)",
@@ -127,8 +129,9 @@ def build_parser(only_given: bool = False) -> argparse.ArgumentParser:
             kind = {int: int, float: float}.get(type(f.default), str)
             if f.name in ("time_per_theorem", "max_minutes"):
                 kind = float
+            more = {"nargs": "?", "const": "latest"} if f.name == "resume" else {}  # --resume alone: the newest run
             p.add_argument(flag, type=kind, default=default, choices=_CHOICES.get(f.name),
-                           metavar=_METAVAR.get(f.name), help=_HELP[f.name])
+                           metavar=_METAVAR.get(f.name), help=_HELP[f.name], **more)
     return p
 
 
