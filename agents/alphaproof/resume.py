@@ -70,8 +70,6 @@ def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dic
 
 
 # ---------------------------------------------------------------------------- where a run lives
-
-
 def resume_file(spec: str) -> Path:
     """The checkpoint ``--resume spec`` names: a run's directory (its ``latest.pt``), a checkpoint file,
     a folder of runs (the one saved last), or ``latest`` (the run saved last in ``DEFAULT_CHECKPOINT_DIR``)."""
@@ -93,8 +91,8 @@ def checkpoint_dir_of(args: Args, resume_path: Path | None) -> str:
 
 
 def new_run_dir(root: Path, name: str | None = None, *, create: bool = True) -> Path:
-    """A folder in ``root`` that no other run has: ``name`` if free, else the start time, with ``-2``,
-    ``-3`` ... when taken. ``create``: made here, so that two runs started in the same second get two."""
+    """A folder in ``root`` that no other run has: ``name`` (default: the start time), with ``-2``, ``-3`` ...
+    when taken. ``create``: made here, so that two runs started in the same second get two."""
     stamp = name or time.strftime("%Y%m%d-%H%M%S")
     for n in range(1, 10_000):
         path = root / (stamp if n == 1 else f"{stamp}-{n}")
