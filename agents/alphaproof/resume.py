@@ -122,7 +122,7 @@ def logdir_of(args: Args, state: dict[str, Any] | None, path: Path | None) -> st
     a checkpoint of an older version, which does not record it, gets the default and a note."""
     if args.logdir is not None:
         return args.logdir
-    if state is None:  # a new run: the same name as its checkpoint folder, where that is one of DEFAULT_CHECKPOINT_DIR's
+    if state is None:  # a new run: named as its checkpoint folder, where that is one in DEFAULT_CHECKPOINT_DIR
         ckpt = Path(args.checkpoint_dir) if args.checkpoint_dir else None
         mine = ckpt is not None and ckpt.parent.resolve() == Path(DEFAULT_CHECKPOINT_DIR).resolve()
         return default_logdir(ckpt.name if mine else None)
