@@ -280,7 +280,7 @@ class LeanTreeClient:
         if status in (404, 500) and process_gone(err, int(m.group(1))):
             return f"{err}: the server no longer has this process (returned, reclaimed, recycled or restarted)"
         if status == 503 and not path.endswith("/return"):
-            return f"{err}: past its deadline, the server recycles the process; the lease is gone"
+            return f"{err}: past its deadline, the server recycled the process; it no longer has this lease"
         return None
 
     @staticmethod
