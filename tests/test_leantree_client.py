@@ -77,12 +77,14 @@ def test_proof_from_sorry(client):
     client.return_process(pid)
 
 
-@pytest.mark.parametrize("factorized", [False, True])
-def test_try_apply_tactic_both_generations(sim_server, factorized):
-    srv = sim_server(process_factory=scripted, factorized=factorized)
+@pytest.mark.parametrize("gen", [1, 2, 3])
+def test_try_apply_tactic_every_generation(sim_server, gen):
+    factorized = gen >= 2
+    srv = sim_server(process_factory=scripted, generation=gen)
     client = LeanTreeClient(srv.url)
+    name = {1: "single-branch", 2: "factorized", 3: "branch-api"}[gen]
     with client.lease() as lease:
-        assert lease.identity().generation == ("factorized" if factorized else "single-branch")
+        assert lease.identity().generation == name  # (the simulator's claim in /status, before any start)
         root = lease.start_proof(THM)
         r = lease.apply_tactic(root, "split")
         assert r.outcome is Outcome.PROGRESS and r.ok and r.error is None
@@ -91,7 +93,7 @@ def test_try_apply_tactic_both_generations(sim_server, factorized):
         assert r.states[0].goals[0].tag == "left"
         done = lease.apply_tactic(r.states[0], "done")
         assert done.outcome is Outcome.PROVED and done.states == ()
-        assert client.generation == ("factorized" if factorized else "single-branch")  # inferred
+        assert client.generation == name  # inferred
         rej = lease.apply_tactic(root, "nonsense")
         assert rej.outcome is Outcome.REJECTED and "unknown tactic" in rej.error
         assert lease.apply_tactic(root, "slow").outcome is Outcome.TIMEOUT
