@@ -305,3 +305,28 @@ def test_is_valid_source_is_no_proof_check(sim_server, gen):
         r = requests.post(f"{srv.url}/process/{pid}/is_valid_source", json={"source": sorry_proof}, timeout=5)
         assert r.json() == {"is_valid": True}  # it ignores sorry ...
         assert not verify(lease, Theorem(AND), "sorry", SoundnessPolicy()).ok  # ... the final check does not
+
+
+def test_a_lost_process_answered_as_http_200_at_a_start_is_a_lost_lease_not_a_rejected_statement(sim_server):
+    from leangym.backends.types import LeaseLost
+
+    class Wraps:  # a server that wraps every failure of proof_from_sorry as HTTP 200 {"error": ...}
+        def __init__(self, factorized):
+            from conftest import ScriptedProcess
+
+            self.inner = ScriptedProcess(factorized)
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def proof_from_sorry(self, theorem):
+            return {"error": f"Process {Wraps.pid} not found"}
+
+    srv = sim_server(process_factory=Wraps, max_processes=1)
+    lease = LeanTreeClient(srv.url).lease()
+    Wraps.pid = lease.process_id
+    with pytest.raises(LeaseLost):
+        lease.start_proof(AND)
+    assert lease.lost and "not found" in lease.lost
+    lease.close()  # not sent: the server said it has no such process
+    assert used(srv) == 1

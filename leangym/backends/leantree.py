@@ -204,6 +204,7 @@ class LeanTreeClient:
         self._generation = "unknown"
         self._generation_sure = False
         self._api: str | None = None  # the tactic routes: "proof" (generations 1-2) or "branch" (3)
+        self._probed = False  # is_valid_source answered 404 (generation 1, unless a tactic reply says 2)
         self._status_snapshot: dict | None = None
         # When nothing last listened at the URL (connection refused). A lease older than
         # that may belong to a server that has restarted since; see _give_back.
@@ -373,6 +374,7 @@ class LeanTreeClient:
         """Run a whole Lean command in the process (``/command``); not retried."""
         try:
             payload = self._request("POST", f"/process/{int(pid)}/command", {"command": source}, retry=False)
+            self._raise_if_gone(int(pid), payload)
         except HttpStatusError as e:
             # LeanTree's server answers a command Lean reported errors on with HTTP 500 (see
             # reported_lean_errors): a failed command, so a wrong proof is "check failed", not a failure
@@ -386,10 +388,18 @@ class LeanTreeClient:
         """Root proof state of ``theorem ... := by sorry``; :class:`LeanError` if Lean rejects it."""
         body = self._request("POST", f"/process/{int(pid)}/proof_from_sorry", {"theorem_with_sorry": theorem},
                              retry=True, resend=False)
+        self._raise_if_gone(int(pid), body)
         root = parse_start(int(pid), body)
         if not self._generation_sure:
             self._observe_start(int(pid), body["value"])
         return root
+
+    def _raise_if_gone(self, pid: int, body: Any) -> None:
+        """An HTTP 200 ``{"error": "Process N not found"}`` (a server that wraps its failures) is a lost lease,
+        not Lean's verdict on the statement or command."""
+        err = body.get("error") if isinstance(body, Mapping) else None
+        if isinstance(err, str) and process_gone(err, pid):
+            raise LeaseLost(f"LeanTree server at {self.url}: {err}: the server no longer has this process")
 
     def _observe_start(self, pid: int, value: Mapping) -> None:
         """The generation from a start's reply: ``branch_id`` is generation 3; with ``proof_state_id``, a 404
@@ -399,11 +409,13 @@ class LeanTreeClient:
             self._api, self._generation, self._generation_sure = "branch", "branch-api", True
             return
         self._api = "proof"
+        if self._probed:
+            return
         try:
             self._request("POST", f"/process/{pid}/is_valid_source", {}, retry=False)
         except HttpStatusError as e:
-            if e.status == 404:
-                self._generation, self._generation_sure = "single-branch", True
+            if e.status == 404:  # (not sure: a factorizing tactic reply would still say generation 2)
+                self._generation, self._probed = "single-branch", True
                 return
         except ServerError:
             return  # no answer: the tactic replies will tell
@@ -437,7 +449,7 @@ class LeanTreeClient:
                 if e.status != 404 or attempt:
                     raise
                 self._api = "branch" if api == "proof" else "proof"
-                self._generation, self._generation_sure = "unknown", False
+                self._generation, self._generation_sure, self._probed = "unknown", False, False
         raise AssertionError("unreachable")
 
     def apply_tactic(self, pid: int, state: ProofState | int, tactic: str, timeout_ms: int = 1000) -> TacticResult:
@@ -529,6 +541,9 @@ class LeanTreeClient:
         return self._generation
 
     def _observe_generation(self, body: Any) -> None:
+        if self._api == "branch":  # the branch routes answered: generation 3
+            self._generation, self._generation_sure = "branch-api", True
+            return
         value = body.get("value") if isinstance(body, Mapping) else None
         if not isinstance(value, list):
             return
