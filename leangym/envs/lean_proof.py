@@ -32,8 +32,8 @@ Outcomes of ``step``, by ``info["outcome"]``:
 * ``"check_failed"``: every goal is closed but the re-check failed:
   ``terminated=True`` (nothing is left to try from "no goals") with NO
   ``reward_proved``, ``info["verified"] = False``, ``info["error"]`` says why.
-* ``"server_failure"`` (unreachable, HTTP 5xx, dead process; also during the
-  re-check) and ``"budget"`` (the session ``budget`` is spent):
+* ``"server_failure"`` (unreachable, HTTP 5xx, dead process, a lease the server no longer
+  has: reclaimed when idle, recycled, restarted; also during the re-check) and ``"budget"`` (the session ``budget`` is spent):
   ``truncated=True`` with ``info["error"]``. A server failure never raises
   from ``step``; the next ``reset`` leases a fresh process. ``max_steps``
   truncates too (``info["truncated_by"] = "max_steps"``). The registry's
@@ -386,6 +386,8 @@ class LeanProofEnv(gym.Env[str, str]):
             elif result.outcome is Outcome.SERVER_FAILURE:
                 self._process_broken = True
                 truncated, extra["error"] = True, f"server failure: {result.error}"
+                if result.cause == "LeaseLost":  # reclaimed, recycled, restarted: not this env's to mend
+                    extra["error"] += "; the next reset() leases a new process"
             else:
                 outcome = "progress"
                 self._set_open(walk)

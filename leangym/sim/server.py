@@ -38,12 +38,13 @@ Server generations (``--generation``; leantree-protocol.md)
 
 Behaviour worth knowing
 -----------------------
-* HTTP/1.1 with ``Content-Length`` on every answer: pooled clients keep their
-  connections alive (the real server speaks HTTP/1.0 and closes them).
+* Generations 1-2: HTTP/1.1 with ``Content-Length`` on every answer: pooled clients keep
+  their connections alive (the real server speaks HTTP/1.0 and closes them, as generation 3 does here).
 * Lease ids are issued per lease (1, 2, 3, ...), as the real server does, so
-  an id goes stale once returned: using it afterwards is an HTTP 500
-  ``Process N not found``; returning it again is ``already_returned``.
-  Returning an id that was never issued is also a 500 (the real server says
+  an id goes stale once returned: using it afterwards is ``Process N not found``
+  (HTTP 404 on generation 3; HTTP 500 on 1-2, HTTP 200 ``{"error"}`` on their
+  ``try_apply_tactic``); returning it again is ``already_returned``.
+  Returning an id that was never issued is also an error (the real server says
   ``already_returned`` there; clients must not rely on either).
 * ``/process/{pid}/return`` rolls the process back with ``SimProcess.reset()``.
 * ``apply_tactic`` (the non-wrapping endpoint) answers the single resulting
@@ -56,7 +57,8 @@ Behaviour worth knowing
 * Fault injection (latency, HTTP 500 errors, dropped connections) applies only
   to the Lean endpoints (``command``, ``proof_from_sorry``, ``try_apply_tactic``,
   ``apply_tactic``); ``/status`` and the lease endpoints stay reliable, so a
-  client can always give its leases back. ``crash_after`` counts *every*
+  client can always give its leases back. An injected HTTP 500 stays a 500 on every generation
+  (it stands for a failure outside the endpoint's handler). ``crash_after`` counts *every*
   request, and once reached the server closes its listening socket and every
   open connection (clients then see "connection refused").
 * Injected latency counts from a request's arrival. Each simulated process, like
