@@ -258,6 +258,17 @@ def test_reset_during_warm_up_waits_and_says_so(sim_server, caplog):
     assert requests.get(srv.url + "/status", timeout=5).json()["status"] == "ready"
 
 
+def test_a_vector_env_during_warm_up_says_so_once(sim_server, caplog):
+    srv = sim_server(generation=3, max_processes=4, warmup_s=0.5)
+    envs = gym.make_vec("LeanProof-v0", num_envs=3, theorem=AND, server=srv.url)
+    with caplog.at_level(logging.WARNING, logger="leangym.backends.leantree"):
+        obs, infos = envs.reset(seed=0)
+    assert all("⊢ p ∧ q" in o for o in obs)
+    assert len([r for r in caplog.records if "warm up" in r.getMessage()]) == 1  # not one per sub-env
+    envs.close()
+    assert used(srv) == 0
+
+
 def test_the_warm_up_wait_has_a_bound_the_user_sets(sim_server, monkeypatch):
     srv = sim_server(generation=3, max_processes=2, warmup_s=60.0)
     env = gym.make("LeanProof-v0", theorem=AND, server=srv.url, warmup_wait_s=0.2)

@@ -124,6 +124,24 @@ DEFAULT_LEASE_IDLE_LIMIT_S = 570.0
 _PROCESS_PATH = re.compile(r"/process/(\d+)/")
 
 
+_WAITING: dict[str, int] = {}  # URL -> lease requests of this interpreter waiting for its warm-up
+_WAITING_LOCK = threading.Lock()
+
+
+def _start_waiting(url: str) -> bool:
+    """Count a lease request waiting for ``url``'s warm-up; True for the first (which says so)."""
+    with _WAITING_LOCK:
+        _WAITING[url] = _WAITING.get(url, 0) + 1
+        return _WAITING[url] == 1
+
+
+def _stop_waiting(url: str) -> None:
+    with _WAITING_LOCK:
+        _WAITING[url] -= 1
+        if not _WAITING[url]:
+            del _WAITING[url]
+
+
 def _warmup_default() -> float:
     raw = os.environ.get(WARMUP_ENV_VAR)
     if not raw:
@@ -338,27 +356,33 @@ class LeanTreeClient:
 
     def _get_when_ready(self, payload: dict, timeout: tuple[float, float]) -> Any:
         """``/process/get``, waiting while the server answers HTTP 503 (warming up, or its event loop busy)
-        for at most ``warmup_wait_s``; one log line says so."""
+        for at most ``warmup_wait_s``; one log line says so (one for all the clients waiting on that URL)."""
         since, pause = None, 0.2
-        while True:
-            try:
-                return self._request("POST", "/process/get", payload, retry=False, timeout=timeout)
-            except HttpStatusError as e:
-                if e.status != 503:
-                    raise
-                now = time.monotonic()
-                if since is None:
-                    since = now
-                    log.warning("LeanTree server at %s is not ready (%s): waiting up to %g s for it to warm up "
-                                "(warmup_wait_s / $%s)", self.url, e.error, self.warmup_wait_s, WARMUP_ENV_VAR)
-                left = since + self.warmup_wait_s - now
-                if left <= 0:
-                    raise ServerWarmingUp(
-                        f"LeanTree server at {self.url} still answers HTTP 503 on /process/get ({e.error}) after "
-                        f"{now - since:.0f} s: it is warming up (loading Lean in its processes). Wait longer with "
-                        f"warmup_wait_s=SECONDS or ${WARMUP_ENV_VAR}") from None
-                time.sleep(min(pause, left))
-                pause = min(2.0, pause * 2)
+        try:
+            while True:
+                try:
+                    return self._request("POST", "/process/get", payload, retry=False, timeout=timeout)
+                except HttpStatusError as e:
+                    if e.status != 503:
+                        raise
+                    now = time.monotonic()
+                    if since is None:
+                        since = now
+                        if _start_waiting(self.url):
+                            log.warning("LeanTree server at %s is not ready (%s): waiting up to %g s for it to warm "
+                                        "up (warmup_wait_s / $%s)", self.url, e.error, self.warmup_wait_s,
+                                        WARMUP_ENV_VAR)
+                    left = since + self.warmup_wait_s - now
+                    if left <= 0:
+                        raise ServerWarmingUp(
+                            f"LeanTree server at {self.url} still answers HTTP 503 on /process/get ({e.error}) after "
+                            f"{now - since:.0f} s: it is warming up (loading Lean in its processes). Wait longer "
+                            f"with warmup_wait_s=SECONDS or ${WARMUP_ENV_VAR}") from None
+                    time.sleep(min(pause, left))
+                    pause = min(2.0, pause * 2)
+        finally:
+            if since is not None:
+                _stop_waiting(self.url)
 
     def return_process(self, pid: int, *, timeout: tuple[float, float] | None = None, retry: bool = True) -> dict:
         """Give a lease back (idempotent on the server side, so retried even after an HTTP 5xx or a
