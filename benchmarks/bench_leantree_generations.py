@@ -9,7 +9,6 @@ next to the keep-alive connections of generations 1-2 (on loopback: a lower boun
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # also runnable as a file
 
 from leangym.backends.leantree import LeanTreeClient  # noqa: E402
+from leangym.cli import ArgumentParser, integer, run_cli  # noqa: E402
 from leangym.sim.server import start_server  # noqa: E402
 
 AND = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
@@ -36,15 +36,16 @@ def calls_per_s(generation: int, calls: int) -> float:
         handle.stop()
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--calls", type=int, default=400, help="tactic calls per generation (default 400)")
-    args = p.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    p = ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--calls", type=integer(1), default=400, help="tactic calls per generation (default 400)")
+    args = p.parse_args(argv)
     rates = {g: calls_per_s(g, args.calls) for g in (1, 2, 3)}
     print("| generation | tactic calls/s | vs generation 1 |\n|---|---:|---:|")
     for g, rate in rates.items():
         print(f"| {g} | {rate:,.0f} | {rate / rates[1]:.2f}x |")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)
