@@ -86,8 +86,9 @@ def test_default_server_comes_from_the_environment(monkeypatch):
     assert LeanProofEnv(AND).server_url == "http://127.0.0.1:8000"
 
 
-def test_server_killed_mid_episode_then_restarted(sim_server):
-    srv = sim_server()
+@pytest.mark.parametrize("gen", [1, 2, 3])
+def test_server_killed_mid_episode_then_restarted(sim_server, gen):
+    srv = sim_server(generation=gen)
     env = make(srv, theorem=ONE)
     env.reset(seed=0)
     srv.stop()
@@ -104,8 +105,9 @@ def test_server_killed_mid_episode_then_restarted(sim_server):
     assert used(srv) == 0
 
 
-def test_stale_lease_after_a_silent_restart_is_replaced(sim_server):
-    srv = sim_server()
+@pytest.mark.parametrize("gen", [1, 2, 3])
+def test_stale_lease_after_a_silent_restart_is_replaced(sim_server, gen):
+    srv = sim_server(generation=gen)
     env = make(srv, theorem=ONE)
     env.reset(seed=0)
     srv.restart()  # the kept lease id is unknown to the new server

@@ -77,12 +77,14 @@ def test_proof_from_sorry(client):
     client.return_process(pid)
 
 
-@pytest.mark.parametrize("factorized", [False, True])
-def test_try_apply_tactic_both_generations(sim_server, factorized):
-    srv = sim_server(process_factory=scripted, factorized=factorized)
+@pytest.mark.parametrize("gen", [1, 2, 3])
+def test_try_apply_tactic_every_generation(sim_server, gen):
+    factorized = gen >= 2
+    srv = sim_server(process_factory=scripted, generation=gen)
     client = LeanTreeClient(srv.url)
+    name = {1: "single-branch", 2: "factorized", 3: "branch-api"}[gen]
     with client.lease() as lease:
-        assert lease.identity().generation == ("factorized" if factorized else "single-branch")
+        assert lease.identity().generation == name  # (the simulator's claim in /status, before any start)
         root = lease.start_proof(THM)
         r = lease.apply_tactic(root, "split")
         assert r.outcome is Outcome.PROGRESS and r.ok and r.error is None
@@ -91,7 +93,7 @@ def test_try_apply_tactic_both_generations(sim_server, factorized):
         assert r.states[0].goals[0].tag == "left"
         done = lease.apply_tactic(r.states[0], "done")
         assert done.outcome is Outcome.PROVED and done.states == ()
-        assert client.generation == ("factorized" if factorized else "single-branch")  # inferred
+        assert client.generation == name  # inferred
         rej = lease.apply_tactic(root, "nonsense")
         assert rej.outcome is Outcome.REJECTED and "unknown tactic" in rej.error
         assert lease.apply_tactic(root, "slow").outcome is Outcome.TIMEOUT
@@ -104,12 +106,16 @@ def test_generation_inference_starts_unknown(srv):
     assert client.generation == "unknown"
     with client.lease() as lease:
         root = lease.start_proof(THM)
-        lease.apply_tactic(root, "intro h")  # one branch with one goal: no information
-        assert client.generation == "unknown"
-        lease.apply_tactic(root, "split")  # one branch holding several goals: a factorizing
-        assert client.generation == "unknown"  # server keeps goals that share metavariables together
-        lease.apply_tactic(root, "done")  # a closed proof as one empty branch: decisive
+        # the start said proof_state_id (generations 1-2), and is_valid_source answered 404: generation 1
         assert client.generation == "single-branch"
+        # a client that did not see the start learns it from tactic replies
+        other = LeanTreeClient(srv.url)
+        other.try_apply_tactic(lease.process_id, root, "intro h")  # one branch with one goal: no information
+        assert other.generation == "unknown"
+        other.try_apply_tactic(lease.process_id, root, "split")  # one branch holding several goals: a factorizing
+        assert other.generation == "unknown"  # server keeps goals that share metavariables together
+        other.try_apply_tactic(lease.process_id, root, "done")  # a closed proof as one empty branch: decisive
+        assert other.generation == "single-branch"
         ident = lease.identity()
         assert ident.url == srv.url and ident.info["max_processes"] == 2
 
@@ -170,7 +176,8 @@ def test_no_server_is_unavailable_with_hint(refused_url):
 
 
 def test_server_crash_mid_use_gives_server_failures(sim_server):
-    srv = sim_server(process_factory=scripted, crash_after=4)  # get, proof_from_sorry, 2 tactics
+    # get, proof_from_sorry, the generation probe (is_valid_source), 2 tactics
+    srv = sim_server(process_factory=scripted, crash_after=5)
     client = LeanTreeClient(srv.url, retries=1)
     lease = client.lease()
     root = lease.start_proof(THM)
@@ -280,8 +287,10 @@ def test_exception_pickle_is_never_loaded(sim_server, tmp_path, monkeypatch):
         client.command(pid, "x")
     assert "evil process failure" in str(e.value) and raw["exception"] not in str(e.value)
     assert "Traceback" not in str(e.value)
-    r = client.try_apply_tactic(pid, 0, "split")
+    r = client.apply_tactic(pid, 0, "split")
     assert r.outcome is Outcome.SERVER_FAILURE and "evil process failure" in r.error
+    r = client.try_apply_tactic(pid, 0, "split")  # generation 1 answers it as HTTP 200, without a pickle
+    assert r.error == "evil process failure"
     assert not marker.exists()
 
 

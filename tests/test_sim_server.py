@@ -79,7 +79,8 @@ def test_return_resets_process(sim_server):
     pid2 = lease(srv.url)
     assert pid2 != pid  # ids are per lease, as on the real server
     r = post(srv.url, f"/process/{pid2}/proof/0/try_apply_tactic", {"tactic": "split", "timeout": 1000})
-    assert r.status_code == 500  # the old proof state died with the lease
+    # the old proof state died with the lease (generations 1-2 answer failures of try_apply_tactic as HTTP 200)
+    assert r.status_code == 200 and r.json() == {"error": f"Proof state 0 not found in process {pid2}"}
 
 
 def test_get_process_nonblocking_and_timeout(srv):
@@ -167,9 +168,11 @@ def test_apply_tactic_endpoint(sim_server, factorized):
 
 
 def test_server_failures_are_500_with_pickle(srv):
+    # except on try_apply_tactic, where generations 1-2 answer every exception as HTTP 200
+    r = post(srv.url, "/process/99/proof/0/try_apply_tactic", {"tactic": "split"})
+    assert r.status_code == 200 and r.json() == {"error": "Process 99 not found"}
     for path, body in [("/process/99/command", {"command": "x"}),
                        ("/process/99/proof_from_sorry", {"theorem_with_sorry": THM}),
-                       ("/process/99/proof/0/try_apply_tactic", {"tactic": "split"}),
                        ("/process/99/proof/0/apply_tactic", {"tactic": "split"}),
                        ("/process/99/return", {})]:
         r = post(srv.url, path, body)
@@ -179,7 +182,7 @@ def test_server_failures_are_500_with_pickle(srv):
         assert isinstance(j["traceback"], str)
         base64.b64decode(j["exception"], validate=True)  # a base64 blob (never unpickled here either)
     pid = lease(srv.url)
-    r = post(srv.url, f"/process/{pid}/proof/42/try_apply_tactic", {"tactic": "split"})
+    r = post(srv.url, f"/process/{pid}/proof/42/apply_tactic", {"tactic": "split"})
     assert r.status_code == 500 and "Proof state 42 not found" in r.json()["error"]
     r = post(srv.url, f"/process/{pid}/command", {"wrong": 1})
     assert r.status_code == 500 and "command" in r.json()["error"]
@@ -305,7 +308,7 @@ def test_real_sim_process_round_trip(sim_server):
         r = post(srv.url, f"/process/{pid}/proof/{psid}/apply_tactic", {"tactic": "constructor"})
         assert r.status_code == 200 and len(r.json()["goals"]) == 2
         r = post(srv.url, f"/process/{pid}/proof/987654/try_apply_tactic", {"tactic": "constructor"})
-        assert r.status_code == 500 and "987654" in r.json()["error"]
+        assert r.status_code == 200 and "987654" in r.json()["error"]  # generations 1-2 answer every failure of try_apply_tactic as HTTP 200
         assert post(srv.url, f"/process/{pid}/return").json() == {"status": "ok"}
         json.dumps(requests.get(srv.url + "/status", timeout=T).json())
 
@@ -372,7 +375,7 @@ def test_malformed_requests_get_an_answer_and_the_server_goes_on(srv):
                        ({"tactic": None}, "'tactic' must be a string, got NoneType"),
                        ({"tactic": "skip", "timeout": "soon"}, "'timeout' must be a finite number")]:
         r = post(srv.url, f"/process/{pid}/proof/0/try_apply_tactic", body)
-        assert r.status_code == 500 and text in r.json()["error"], r.json()["error"]
+        assert r.status_code == 200 and text in r.json()["error"], r.json()["error"]  # generations 1-2 answer every failure of try_apply_tactic as HTTP 200
     r = requests.post(srv.url + "/process/get", data=b'{"timeout": Infinity}', timeout=T)
     assert r.status_code == 500 and "'timeout' must be a finite number" in r.json()["error"]
     assert requests.get(srv.url + "/status", timeout=T).status_code == 200

@@ -285,8 +285,8 @@ def test_cli_help_says_lease_idle_timeout_is_not_the_real_servers_behaviour(caps
     with pytest.raises(SystemExit):
         server.main(["--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "--lease-idle-timeout" in out and "unlike the real server" in out
-    assert "Divergence from the real server" in server.__doc__ and "--lease-idle-timeout" in server.__doc__
+    assert "--lease-idle-timeout" in out and "never on generations 1-2, as those servers" in out
+    assert "a divergence" in server.__doc__ and "--lease-idle-timeout" in server.__doc__
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "", "::"])
@@ -296,13 +296,15 @@ def test_every_interface_is_announced_with_a_warning(sim_server, host):
     from leangym.sim.server import announcement
 
     srv = sim_server(process_factory=scripted, max_processes=1)
-    line, warning = announcement(host, srv, factorized=False, max_processes=1)
+    line, warning = announcement(host, srv, generation=1, max_processes=1)
     bound = "[::]" if host == "::" else "0.0.0.0"
-    assert line.startswith("Simulated LeanTree server (single-branch, 1 process) listening on ")
+    assert line.startswith("Simulated LeanTree server (generation 1: single-branch, 1 process) listening on ")
     assert f"http://{bound}:{srv.port} (from this machine: {srv.url})" in line
     assert warning.startswith(f"WARNING: bound to {bound}:") and "authentication" in warning and "traceback" in warning
-    assert announcement("127.0.0.1", srv, factorized=True, max_processes=1) == (
-        f"Simulated LeanTree server (factorized, 1 process) listening on {srv.url}", None)
+    assert announcement("127.0.0.1", srv, generation=True, max_processes=1) == (
+        f"Simulated LeanTree server (generation 2: factorized, 1 process) listening on {srv.url}", None)
+    assert announcement("127.0.0.1", srv, generation=3, max_processes=1)[0].startswith(
+        "Simulated LeanTree server (generation 3: branch-api, 1 process)")
 
 
 def _ipv6_loopback() -> bool:

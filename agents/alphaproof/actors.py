@@ -32,6 +32,7 @@ import torch
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.search import SERVER_STOPS, SearchConfig, SearchResult, gives_verdict, run_batched_search
 from agents.alphaproof.theorem_source import Task
+from leangym.backends.select import open_backend
 from leangym.backends.types import (LeanError, LeanProcess, NoProcessAvailable, ServerError, ServerTimeout,
                                     ServerUnavailable)
 from leangym.daemon_pool import DaemonPool
@@ -53,26 +54,19 @@ def process_factory(args: "Args", deadline: float | None = None) -> Callable[[],
     actors beyond the pool would wait a minute for a process and then count as unsolved.
     A lease waits for a free process at most until ``deadline`` (``time.monotonic()``), if sooner.
     """
-    if args.server:
-        from leangym.backends.leantree import LeanTreeClient
+    if args.server and not args.read_timeout > 0:
+        raise ValueError(f"--read-timeout must be a number of seconds > 0, got {args.read_timeout}")
+    source = open_backend(args.server, factorized=args.factorized, read_timeout_s=args.read_timeout,
+                          processes=args.actors if args.server else None,
+                          what=f"--actors {args.actors} (one theorem per Lean process)")
+    if source.in_process:
+        return source
 
-        if not args.read_timeout > 0:
-            raise ValueError(f"--read-timeout must be a number of seconds > 0, got {args.read_timeout}")
-        client = LeanTreeClient(args.server, read_timeout=args.read_timeout)
-        size = client.max_processes()  # ServerUnavailable (with a hint) if nobody answers
-        if size is not None and args.actors > size:
-            raise ValueError(f"--actors {args.actors} searches {args.actors} theorems at once, each on its own Lean "
-                             f"process, but the server at {args.server} runs at most {size}: restart it with "
-                             f"--max-processes {args.actors} (or more), or pass --actors {size}")
+    def lease():
+        wait = LEASE_WAIT if deadline is None else min(LEASE_WAIT, max(1.0, deadline - time.monotonic()))
+        return source(timeout=wait)
 
-        def lease():
-            wait = LEASE_WAIT if deadline is None else min(LEASE_WAIT, max(1.0, deadline - time.monotonic()))
-            return client.lease(timeout=wait)
-
-        return lease
-    from leangym.sim.local import LocalProcess
-
-    return lambda: LocalProcess(factorized=args.factorized)
+    return lease
 
 
 START_ATTEMPTS = 3  # a theorem's start is tried this often on a failing server (fresh process each time)

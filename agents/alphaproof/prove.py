@@ -30,6 +30,7 @@ from agents.alphaproof import checkpoint, cli_checks
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.search import SearchConfig, SearchResult, run_search
 from agents.alphaproof.train_args import DEFAULT_CHECKPOINT_DIR
+from leangym.backends.select import open_backend
 from leangym.backends.types import LeanError
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 from leangym.session import Budget, ProofSession
@@ -141,15 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.manual_seed(a.seed)
     net = PolicyValueNet.load(path, a.device)
     theorem = Theorem(a.theorem, header=a.header)
-    if a.server:
-        from leangym.backends.leantree import LeanTreeClient
-
-        process = LeanTreeClient(a.server).lease()
-    else:
-        from leangym.sim.local import LocalProcess
-
-        factorized = a.factorized if a.factorized is not None else trained_factorized(path)
-        process = LocalProcess(factorized=factorized)
+    factorized = a.factorized if a.factorized is not None else trained_factorized(path)
+    process = open_backend(a.server, factorized=factorized)()
     cfg = SearchConfig.for_budget(a.sims, a.num_tactics, a.lean_calls, a.seconds)
     t0 = time.monotonic()
     try:

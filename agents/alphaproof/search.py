@@ -39,7 +39,8 @@ __all__ = ["SearchConfig", "SearchResult", "run_search", "run_batched_search", "
 # Stop reasons of a search cut short before its budget was spent: by a hung or vanished server,
 # or by the caller's deadline. Its unsolved nodes are not "unprovable within budget".
 SERVER_STOPS = ("server_timeout", "server_unavailable")
-CUT_SHORT = SERVER_STOPS + ("deadline",)
+# "lease_lost": the server no longer has this search's process (reclaimed, recycled): that theorem stops
+CUT_SHORT = SERVER_STOPS + ("lease_lost", "deadline")
 
 
 def gives_verdict(result: "SearchResult") -> bool:
@@ -54,8 +55,9 @@ def gives_verdict(result: "SearchResult") -> bool:
 
 
 def server_gone(results: Sequence[TacticResult]) -> str | None:
-    """``"server_timeout"`` / ``"server_unavailable"`` when a Lean call failed because the server hung
-    (the client's read timeout) or nobody answers any more; None otherwise.
+    """``"server_timeout"`` / ``"server_unavailable"`` / ``"lease_lost"`` when a Lean call failed because the
+    server hung (the client's read timeout), nobody answers any more, or the server no longer has this
+    search's process; None otherwise.
 
     A client turns these into ``SERVER_FAILURE`` results (it never raises), which the tree treats as
     transient; against a hung server every later call would wait a whole read timeout as well.
@@ -66,7 +68,7 @@ def server_gone(results: Sequence[TacticResult]) -> str | None:
     return None
 
 
-_GONE = {"ServerTimeout": "server_timeout", "ServerUnavailable": "server_unavailable"}
+_GONE = {"ServerTimeout": "server_timeout", "ServerUnavailable": "server_unavailable", "LeaseLost": "lease_lost"}
 
 
 @dataclass
@@ -81,7 +83,7 @@ class SearchResult:
     stop_reason: str  # "solved" | "exhausted" (the root is dead: every tactic the policy proposed, in
     # max_empty_evaluations tries, failed, led nowhere, or led back to a state still open above it: see
     # mcts.py's known limits) | "simulations" | "lean_calls" | "time"
-    # ... or one of CUT_SHORT: "server_timeout" | "server_unavailable" | "deadline"
+    # ... or one of CUT_SHORT: "server_timeout" | "server_unavailable" | "lease_lost" | "deadline"
     targets: list[Target]  # one per expanded OR node (training data)
     verify_error: str | None = None
     # Lean calls of this search that the server failed (HTTP 5xx, a dropped connection ...): charged to the

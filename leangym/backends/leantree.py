@@ -2,9 +2,17 @@
 
 Protocol: LeanTree's HTTP server as its source implements it (PyPI ``leantree``, its
 ``leanserver`` command; this project's write-up of it is ``leantree-protocol.md`` in the
-workspace's shared docs, not shipped). Both server generations (single-branch
-and factorized) are accepted; every reply is converted into the typed values of
-:mod:`leangym.backends.types` right here.
+workspace's shared docs, not shipped; ``docs/leantree-servers.md`` for users). All three server
+generations are accepted, told apart by what the server answers, never by a setting:
+
+* a proof start answers ``branch_id`` (generation 3, the branch API: tactics go to
+  ``/process/P/branch/B/...``) or ``proof_state_id`` (generations 1-2: ``/process/P/proof/S/...``);
+* on the ``proof`` routes, ``/process/P/is_valid_source`` answering 404 means generation 1
+  (single-branch), any other answer generation 2 (factorized); tactic replies confirm it.
+  A tactic route answering 404 ``Not Found`` switches to the other API (a server replaced by
+  another generation at the same URL).
+
+Every reply is converted into the typed values of :mod:`leangym.backends.types` right here.
 
 Usage::
 
@@ -15,6 +23,15 @@ Usage::
 
 Design notes
 ------------
+* A lease that is gone (:class:`LeaseLost`): HTTP 404 ``Process N not found`` (generation 3), the
+  same text as HTTP 500, or as HTTP 200 ``{"error": ...}`` on ``try_apply_tactic`` (generations
+  1-2), or HTTP 503 on a Lean route (generation 3: past its deadline, the process was recycled).
+  Tactics then come back ``SERVER_FAILURE`` with ``cause="LeaseLost"``; nothing more is sent on that
+  lease, and it is not returned (see :mod:`leangym.backends.lease`, also for leases idle near the
+  server's ``lease_timeout``).
+* Warm-up: ``/process/get`` answering HTTP 503 (generation 3 until its processes have loaded
+  Lean) is waited for, with one log line saying so, at most ``warmup_wait_s`` seconds
+  (default ``$LEANGYM_WARMUP_WAIT_S``, else 600), then :class:`ServerWarmingUp`.
 * One ``requests.Session`` per client: keep-alive, a connection pool sized for
   concurrent use from threads (``pool_maxsize``). Each call borrows one of that
   Session's pooled connections and does one request/response on it
@@ -42,18 +59,22 @@ Design notes
 * One request at a time per leased process (:class:`HttpLease` holds a lock): the
   protocol does not say that a server queues concurrent requests to one REPL.
   Parallel work uses several leases (a vector env, a batched search).
-* ``apply_tactic`` (the non-wrapping endpoint; failures are HTTP 500) maps an
+* ``apply_tactic`` (the non-wrapping endpoint of generations 1-2; failures are HTTP 500) maps an
   HTTP error whose text is one of Lean's documented rejection texts
   (``REPL returned error messages``, ``Step verification error``, ``Could not
   apply tactic in REPL``, ``... timed out``) to ``REJECTED``/``TIMEOUT``, and
   every other failure (unknown process, dead REPL, unreachable, malformed) to
-  ``SERVER_FAILURE``. It never raises either.
+  ``SERVER_FAILURE``. It never raises either. Generation 3 has no such endpoint.
+* ``is_valid_source`` (generations 2-3) is only used to tell generations apart, never as a proof
+  check: it ignores ``sorry`` and runs no ``#print axioms`` (:mod:`leangym.soundness` checks proofs).
 """
 from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
+import re
 import time
 from typing import Any, Mapping
 from urllib.parse import urlparse
@@ -66,30 +87,72 @@ from leangym.backends.transport import ConnectFailed, Dropped, ReadTimedOut, Tra
 from leangym.backends.types import (
     CommandResult,
     LeanError,
+    LeaseLost,
     NoProcessAvailable,
     Outcome,
     ProofState,
+    GENERATIONS,
     ServerError,
     ServerIdentity,
     ServerTimeout,
     ServerUnavailable,
+    ServerWarmingUp,
     TacticResult,
     TIMEOUT_TEXT,
     parse_command,
     parse_proof_state,
     parse_start,
     parse_tactic_reply,
+    process_gone,
     reported_lean_errors,
 )
 
 __all__ = [
     "LeanTreeClient", "HttpLease", "HttpStatusError", "live_leases", "pool_size", "start_hint",
     # re-exported so callers can catch everything from one module
-    "ServerError", "ServerUnavailable", "ServerTimeout", "NoProcessAvailable", "LeanError",
+    "ServerError", "ServerUnavailable", "ServerTimeout", "NoProcessAvailable", "LeanError", "LeaseLost",
+    "ServerWarmingUp", "WARMUP_ENV_VAR",
 ]
 
 log = logging.getLogger(__name__)
 _HUNG_RECENTLY_S = 600.0  # after a read timeout, a lease request first checks the server answers at all
+WARMUP_ENV_VAR = "LEANGYM_WARMUP_WAIT_S"  # the default bound on waiting for a server's warm-up
+DEFAULT_WARMUP_WAIT_S = 600.0  # loading Mathlib takes ~10-60 s per process, and a pool starts in waves
+# A generation-3 server reclaims a lease after lease_timeout (600 s by default) without a request: a lease
+# idle this long is taken as reclaimed and nothing more is sent on it (its id might be reused meanwhile).
+DEFAULT_LEASE_IDLE_LIMIT_S = 570.0
+_PROCESS_PATH = re.compile(r"/process/(\d+)/")
+
+
+_WAITING: dict[str, int] = {}  # URL -> lease requests of this interpreter waiting for its warm-up
+_WAITING_LOCK = threading.Lock()
+
+
+def _start_waiting(url: str) -> bool:
+    """Count a lease request waiting for ``url``'s warm-up; True for the first (which says so)."""
+    with _WAITING_LOCK:
+        _WAITING[url] = _WAITING.get(url, 0) + 1
+        return _WAITING[url] == 1
+
+
+def _stop_waiting(url: str) -> None:
+    with _WAITING_LOCK:
+        _WAITING[url] -= 1
+        if not _WAITING[url]:
+            del _WAITING[url]
+
+
+def _warmup_default() -> float:
+    raw = os.environ.get(WARMUP_ENV_VAR)
+    if not raw:
+        return DEFAULT_WARMUP_WAIT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"${WARMUP_ENV_VAR} must be a number of seconds, got {raw!r}") from None
+    if not value >= 0:
+        raise ValueError(f"${WARMUP_ENV_VAR} must be >= 0 seconds, got {raw!r}")
+    return value
 
 def start_hint(url: str) -> str:
     """How to start a server where ``url`` points (its port, 8000 if it names none)."""
@@ -135,7 +198,12 @@ class LeanTreeClient:
     """A thread-safe client for one LeanTree server (real or simulated)."""
 
     def __init__(self, url: str, connect_timeout: float = 3.0, read_timeout: float = 120.0, retries: int = 2,
-                 *, pool_maxsize: int = 256) -> None:
+                 *, pool_maxsize: int = 256, warmup_wait_s: float | None = None,
+                 lease_idle_limit_s: float = DEFAULT_LEASE_IDLE_LIMIT_S) -> None:
+        """``warmup_wait_s``: how long a lease request waits for a server that is warming up (default
+        ``$LEANGYM_WARMUP_WAIT_S``, else 600). ``lease_idle_limit_s``: on a generation-3 server, a lease
+        without a request for this long is taken as reclaimed (the server's ``lease_timeout`` is 600 s
+        by default; set it below yours)."""
         url = url.strip()
         if "://" not in url:
             url = "http://" + url
@@ -149,8 +217,12 @@ class LeanTreeClient:
         for scheme in ("http://", "https://"):
             s.mount(scheme, HTTPAdapter(pool_connections=4, pool_maxsize=pool_maxsize, max_retries=0))
         self._transport = Transport(s, self.url)
+        self.warmup_wait_s = _warmup_default() if warmup_wait_s is None else max(0.0, float(warmup_wait_s))
+        self.lease_idle_limit_s = float(lease_idle_limit_s)
         self._generation = "unknown"
         self._generation_sure = False
+        self._api: str | None = None  # the tactic routes: "proof" (generations 1-2) or "branch" (3)
+        self._probed = False  # is_valid_source answered 404 (generation 1, unless a tactic reply says 2)
         self._status_snapshot: dict | None = None
         # When nothing last listened at the URL (connection refused). A lease older than
         # that may belong to a server that has restarted since; see _give_back.
@@ -207,6 +279,9 @@ class LeanTreeClient:
                            f"without an answer ({e})") from None
         if status != 200:
             err = self._error_text(content)
+            lost = self._lease_lost(path, status, err)
+            if lost is not None:
+                raise LeaseLost(f"LeanTree server at {self.url} answered HTTP {status} on {path}: {lost}")
             raise HttpStatusError(f"LeanTree server at {self.url} answered HTTP {status} on {path}: {err}",
                                   status, err)
         try:
@@ -214,6 +289,18 @@ class LeanTreeClient:
         except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python's stack
             raise _Malformed(f"LeanTree server at {self.url} sent malformed JSON for {path}: "
                               f"{content[:200]!r}") from None
+
+    @staticmethod
+    def _lease_lost(path: str, status: int, err: str) -> str | None:
+        """Why an error answer on ``path`` means the lease is gone (see the module docstring), or None."""
+        m = _PROCESS_PATH.match(path)
+        if m is None:
+            return None  # /status, /process/get
+        if status in (404, 500) and process_gone(err, int(m.group(1))):
+            return f"{err}: the server no longer has this process (returned, reclaimed, recycled or restarted)"
+        if status == 503 and not path.endswith("/return"):
+            return f"{err}: past its deadline, the server recycled the process; it no longer has this lease"
+        return None
 
     @staticmethod
     def _error_text(content: bytes) -> str:
@@ -256,8 +343,7 @@ class LeanTreeClient:
             self._request("GET", "/status", retry=False, timeout=(self.connect_timeout, min(5.0, self.read_timeout)))
             self._probed_at = time.monotonic()  # it answers again
         read = self.read_timeout + (max(0.0, float(timeout)) if blocking else 0.0)
-        body = self._request("POST", "/process/get", {"blocking": bool(blocking), "timeout": float(timeout)},
-                             retry=False, timeout=(self.connect_timeout, read))
+        body = self._get_when_ready({"blocking": bool(blocking), "timeout": float(timeout)}, (self.connect_timeout, read))
         if not isinstance(body, Mapping) or "process_id" not in body:
             raise ServerError(f"malformed server reply: expected {{'process_id': ...}}, got {str(body)[:200]!r}")
         pid = body["process_id"]
@@ -268,17 +354,51 @@ class LeanTreeClient:
             raise ServerError(f"malformed server reply: process_id {pid!r}")
         return pid
 
+    def _get_when_ready(self, payload: dict, timeout: tuple[float, float]) -> Any:
+        """``/process/get``, waiting while the server answers HTTP 503 (warming up, or its event loop busy)
+        for at most ``warmup_wait_s``; one log line says so (one for all the clients waiting on that URL)."""
+        since, pause = None, 0.2
+        try:
+            while True:
+                try:
+                    return self._request("POST", "/process/get", payload, retry=False, timeout=timeout)
+                except HttpStatusError as e:
+                    if e.status != 503:
+                        raise
+                    now = time.monotonic()
+                    if since is None:
+                        since = now
+                        if _start_waiting(self.url):
+                            log.warning("LeanTree server at %s is not ready (%s): waiting up to %g s for it to warm "
+                                        "up (warmup_wait_s / $%s)", self.url, e.error, self.warmup_wait_s,
+                                        WARMUP_ENV_VAR)
+                    left = since + self.warmup_wait_s - now
+                    if left <= 0:
+                        raise ServerWarmingUp(
+                            f"LeanTree server at {self.url} still answers HTTP 503 on /process/get ({e.error}) after "
+                            f"{now - since:.0f} s: it is warming up (loading Lean in its processes). Wait longer "
+                            f"with warmup_wait_s=SECONDS or ${WARMUP_ENV_VAR}") from None
+                    time.sleep(min(pause, left))
+                    pause = min(2.0, pause * 2)
+        finally:
+            if since is not None:
+                _stop_waiting(self.url)
+
     def return_process(self, pid: int, *, timeout: tuple[float, float] | None = None, retry: bool = True) -> dict:
         """Give a lease back (idempotent on the server side, so retried even after an HTTP 5xx or a
         garbled answer: a lease not returned holds a Lean process until the server restarts)."""
-        body = self._request("POST", f"/process/{int(pid)}/return", {}, retry=retry, timeout=timeout,
-                             idempotent=True)
+        try:
+            body = self._request("POST", f"/process/{int(pid)}/return", {}, retry=retry, timeout=timeout,
+                                 idempotent=True)
+        except LeaseLost:
+            return {"status": "ok", "already_gone": True}  # nothing left to give back
         return body if isinstance(body, dict) else {"status": body}
 
     def command(self, pid: int, source: str) -> CommandResult:
         """Run a whole Lean command in the process (``/command``); not retried."""
         try:
             payload = self._request("POST", f"/process/{int(pid)}/command", {"command": source}, retry=False)
+            self._raise_if_gone(int(pid), payload)
         except HttpStatusError as e:
             # LeanTree's server answers a command Lean reported errors on with HTTP 500 (see
             # reported_lean_errors): a failed command, so a wrong proof is "check failed", not a failure
@@ -292,7 +412,38 @@ class LeanTreeClient:
         """Root proof state of ``theorem ... := by sorry``; :class:`LeanError` if Lean rejects it."""
         body = self._request("POST", f"/process/{int(pid)}/proof_from_sorry", {"theorem_with_sorry": theorem},
                              retry=True, resend=False)
-        return parse_start(int(pid), body)
+        self._raise_if_gone(int(pid), body)
+        root = parse_start(int(pid), body)
+        if not self._generation_sure:
+            self._observe_start(int(pid), body["value"])
+        return root
+
+    def _raise_if_gone(self, pid: int, body: Any) -> None:
+        """An HTTP 200 ``{"error": "Process N not found"}`` (a server that wraps its failures) is a lost lease,
+        not Lean's verdict on the statement or command."""
+        err = body.get("error") if isinstance(body, Mapping) else None
+        if isinstance(err, str) and process_gone(err, pid):
+            raise LeaseLost(f"LeanTree server at {self.url}: {err}: the server no longer has this process")
+
+    def _observe_start(self, pid: int, value: Mapping) -> None:
+        """The generation from a start's reply: ``branch_id`` is generation 3; with ``proof_state_id``, a 404
+        on ``is_valid_source`` (a route generation 1 lacks) tells 1 from 2. The probe sends no source: it
+        runs nothing on the process."""
+        if "branch_id" in value:
+            self._api, self._generation, self._generation_sure = "branch", "branch-api", True
+            return
+        self._api = "proof"
+        if self._probed:
+            return
+        try:
+            self._request("POST", f"/process/{pid}/is_valid_source", {}, retry=False)
+        except HttpStatusError as e:
+            if e.status == 404:  # (not sure: a factorizing tactic reply would still say generation 2)
+                self._generation, self._probed = "single-branch", True
+                return
+        except ServerError:
+            return  # no answer: the tactic replies will tell
+        self._generation, self._generation_sure = "factorized", True
 
     def try_apply_tactic(self, pid: int, state: ProofState | int, tactic: str,
                          timeout_ms: int = 1000) -> TacticResult:
@@ -300,8 +451,7 @@ class LeanTreeClient:
         t0 = time.perf_counter()
         psid = state.proof_state_id if isinstance(state, ProofState) else state
         try:
-            body = self._request("POST", f"/process/{int(pid)}/proof/{int(psid)}/try_apply_tactic",
-                                 {"tactic": tactic, "timeout": int(timeout_ms)}, retry=True)
+            body = self._tactic_request(int(pid), int(psid), {"tactic": tactic, "timeout": int(timeout_ms)})
         except ServerError as e:
             return TacticResult(tactic, Outcome.SERVER_FAILURE, (), str(e), time.perf_counter() - t0,
                                 type(e).__name__)
@@ -312,6 +462,20 @@ class LeanTreeClient:
             self._observe_generation(body)
         return parse_tactic_reply(int(pid), tactic, body, time.perf_counter() - t0)
 
+    def _tactic_request(self, pid: int, sid: int, payload: dict) -> Any:
+        """``try_apply_tactic`` on the routes of this server's generation (``proof`` or ``branch``). A route
+        that answers 404 ``Not Found`` is the other generation's: the other one is tried once."""
+        for attempt in range(2):
+            api = self._api or "proof"
+            try:
+                return self._request("POST", f"/process/{pid}/{api}/{sid}/try_apply_tactic", payload, retry=True)
+            except HttpStatusError as e:
+                if e.status != 404 or attempt:
+                    raise
+                self._api = "branch" if api == "proof" else "proof"
+                self._generation, self._generation_sure, self._probed = "unknown", False, False
+        raise AssertionError("unreachable")
+
     def apply_tactic(self, pid: int, state: ProofState | int, tactic: str, timeout_ms: int = 1000) -> TacticResult:
         """The non-wrapping ``apply_tactic`` endpoint. Never raises.
 
@@ -321,6 +485,9 @@ class LeanTreeClient:
         """
         t0 = time.perf_counter()
         psid = state.proof_state_id if isinstance(state, ProofState) else state
+        if self._api == "branch":
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), f"the LeanTree server at {self.url} is of generation "
+                                "3 (the branch API), which has no apply_tactic endpoint: use try_apply_tactic")
         path = f"/process/{int(pid)}/proof/{int(psid)}/apply_tactic"
         try:
             body = self._request("POST", path, {"tactic": tactic, "timeout": int(timeout_ms)}, retry=True)
@@ -393,10 +560,14 @@ class LeanTreeClient:
 
     @property
     def generation(self) -> str:
-        """``"single-branch"``, ``"factorized"`` or ``"unknown"`` (inferred from tactic replies)."""
+        """``"single-branch"`` (1), ``"factorized"`` (2), ``"branch-api"`` (3) or ``"unknown"`` (learnt from the
+        first proof start, see the module docstring, and from tactic replies)."""
         return self._generation
 
     def _observe_generation(self, body: Any) -> None:
+        if self._api == "branch":  # the branch routes answered: generation 3
+            self._generation, self._generation_sure = "branch-api", True
+            return
         value = body.get("value") if isinstance(body, Mapping) else None
         if not isinstance(value, list):
             return
@@ -426,7 +597,7 @@ class LeanTreeClient:
             self._status_snapshot = info
         gen = self._generation
         claim = info.get("leangym") if isinstance(info, dict) else None
-        if isinstance(claim, Mapping) and claim.get("generation") in ("single-branch", "factorized"):
+        if not self._generation_sure and isinstance(claim, Mapping) and claim.get("generation") in GENERATIONS:
             gen = str(claim["generation"])
         return ServerIdentity(self.url, gen, info)
 

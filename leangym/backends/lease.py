@@ -5,6 +5,13 @@
 A lease is returned when closed, when its ``with`` block exits, when it is
 garbage collected, and at interpreter exit (SIGTERM included): a lease that
 is never returned holds a Lean process until the server restarts.
+
+A lease the server no longer has (:class:`~leangym.backends.types.LeaseLost`:
+its answers said so, or on a generation-3 server it went ``lease_idle_limit_s``
+without a request, past which the server reclaims it) is *lost*: nothing more is
+sent on it, not even its return, since its id might name another client's
+process by then. Its tactics come back ``SERVER_FAILURE`` with ``cause="LeaseLost"``;
+lease a new one.
 """
 from __future__ import annotations
 
@@ -17,7 +24,8 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any, Sequence
 
-from leangym.backends.types import CommandResult, Outcome, ProofState, ServerError, ServerIdentity, TacticResult
+from leangym.backends.types import (CommandResult, LeaseLost, Outcome, ProofState, ServerError, ServerIdentity,
+                                   TacticResult)
 
 if TYPE_CHECKING:
     from leangym.backends.leantree import LeanTreeClient
@@ -43,6 +51,10 @@ def _may_be_reassigned(client: LeanTreeClient, state: dict) -> bool:
 def _give_back(client: LeanTreeClient, pid: int, state: dict) -> None:
     """Return a lease; quiet (logs) on failure. Called at most once per lease (weakref.finalize)."""
     state["closed"] = True
+    if state.get("lost"):
+        log.info("not returning LeanTree process %s to %s: the server no longer has it (%s)", pid, client.url,
+                 state["lost"])
+        return
     if _may_be_reassigned(client, state):
         # returning it would take that client's process; a restart frees every lease anyway
         log.info("not returning LeanTree process %s: %s refused connections since it was leased", pid, client.url)
@@ -117,7 +129,10 @@ class HttpLease:
         # say that the server queues concurrent requests to one process. Parallelism comes from
         # several leases (a vector env, a batched search), never from one.
         self._busy = threading.Lock()
-        self._state: dict[str, Any] = {"closed": False, "timeout": None, "since": time.monotonic()}
+        now = time.monotonic()
+        # "lost": why the server no longer has this process (then nothing is sent on it, see the module doc);
+        # "used": when its last request ended (a generation-3 server reclaims leases idle for lease_timeout)
+        self._state: dict[str, Any] = {"closed": False, "timeout": None, "since": now, "used": now, "lost": None}
         # The finalizer must not reference self: it holds the client, the pid and a shared dict.
         self._finalizer = weakref.finalize(self, _give_back, client, self.process_id, self._state)
         _LIVE_LEASES.add(self)
@@ -127,11 +142,28 @@ class HttpLease:
     def closed(self) -> bool:
         return self._state["closed"]
 
+    @property
+    def lost(self) -> str | None:
+        """Why the server no longer has this lease's process (see the module docstring), or None."""
+        return self._state["lost"]
+
+    def _lose(self, why: str) -> str:
+        self._state["lost"] = self._state["lost"] or why
+        return self._state["lost"]
+
     def _unusable(self) -> str | None:
         """Why nothing may be sent on this lease any more, or None: its id may name another client's process
-        (after the return, as a server may reuse ids, or after a refusal: :func:`_may_be_reassigned`)."""
+        (after the return, as a server may reuse ids, after a refusal: :func:`_may_be_reassigned`, or once the
+        server reclaimed it)."""
+        if self._state["lost"]:
+            return f"the server no longer has process {self.process_id}: {self._state['lost']}; lease a new one"
         if self.closed:
             return f"the lease of process {self.process_id} was returned (closed); lease a new one"
+        idle, limit = time.monotonic() - self._state["used"], self.client.lease_idle_limit_s
+        if self.client.generation == "branch-api" and idle >= limit:
+            self._lose(f"no request for {idle:.0f} s (a generation-3 server reclaims leases idle for its "
+                       f"lease_timeout, 600 s by default; this client stops at lease_idle_limit_s={limit:g})")
+            return self._unusable()
         if _may_be_reassigned(self.client, self._state):
             return (f"the LeanTree server at {self.client.url} refused connections while process {self.process_id} "
                     "was leased: it was down, and if it restarted that id may now be another client's process; "
@@ -144,46 +176,63 @@ class HttpLease:
             raise ValueError(f"this proof state was made by Lean process {state.process_id}, not by this lease's "
                              f"process {self.process_id}; a state is only valid on the lease that made it")
 
-    def start_proof(self, theorem_with_sorry: str) -> ProofState:
+    def _used(self, result: TacticResult) -> TacticResult:
+        """Note a tactic's answer: the lease was used now, or the server no longer has it."""
+        self._state["used"] = time.monotonic()
+        if result.cause == "LeaseLost":
+            self._lose(result.error or "lost")
+        return result
+
+    def _call(self, fn: Any, *args: Any) -> Any:
+        """A call that raises (start, command): a :class:`LeaseLost` marks the lease lost."""
         if why := self._unusable():
-            raise ServerError(why)
+            raise (LeaseLost if self.lost else ServerError)(why)
         with self._busy:
-            return self.client.proof_from_sorry(self.process_id, theorem_with_sorry)
+            try:
+                return fn(self.process_id, *args)
+            except LeaseLost as e:
+                self._lose(str(e))
+                raise
+            finally:
+                self._state["used"] = time.monotonic()
+
+    def start_proof(self, theorem_with_sorry: str) -> ProofState:
+        return self._call(self.client.proof_from_sorry, theorem_with_sorry)
 
     def apply_tactic(self, state: ProofState, tactic: str, timeout_ms: int = 1000) -> TacticResult:
         self._check_state(state)
         if why := self._unusable():
-            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), why)
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), why, cause="LeaseLost" if self.lost else None)
         with self._busy:
-            return self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
+            return self._used(self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms))
 
     def apply_tactics(self, state: ProofState, tactics: Sequence[str], timeout_ms: int = 1000) -> list[TacticResult]:
         """Apply each tactic to ``state`` (states are immutable), one request after another; results in input order.
 
         Once a tactic gets no answer within the read timeout (the server hangs), the rest are not
-        sent: each would wait as long. They come back as ``SERVER_FAILURE`` too.
+        sent: each would wait as long. They come back as ``SERVER_FAILURE`` too, as do the rest after
+        the server said that it no longer has the lease.
         """
         tactics, results = list(tactics), []
         self._check_state(state)
         if why := self._unusable():
-            return [TacticResult(t, Outcome.SERVER_FAILURE, (), why) for t in tactics]
+            cause = "LeaseLost" if self.lost else None
+            return [TacticResult(t, Outcome.SERVER_FAILURE, (), why, cause=cause) for t in tactics]
         with self._busy:
             for tactic in tactics:
-                r = self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
+                r = self._used(self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms))
                 results.append(r)
-                if r.cause == "ServerTimeout":
+                if r.cause in ("ServerTimeout", "LeaseLost"):
                     break
+        why = {"ServerTimeout": "the server did not answer the previous tactic (read timeout)",
+               "LeaseLost": f"the server no longer has this lease ({self.lost})"}.get(results[-1].cause if results else "")
         for tactic in tactics[len(results):]:
-            results.append(TacticResult(tactic, Outcome.SERVER_FAILURE, (),
-                                        "not sent: the server did not answer the previous tactic (read timeout)",
-                                        cause="ServerTimeout"))
+            results.append(TacticResult(tactic, Outcome.SERVER_FAILURE, (), f"not sent: {why}",
+                                        cause=results[-1].cause))
         return results
 
     def run_command(self, source: str) -> CommandResult:
-        if why := self._unusable():
-            raise ServerError(why)
-        with self._busy:
-            return self.client.command(self.process_id, source)
+        return self._call(self.client.command, source)
 
     def identity(self) -> ServerIdentity:
         return self.client.identity()
@@ -205,4 +254,5 @@ class HttpLease:
         self.close()
 
     def __repr__(self) -> str:
-        return f"HttpLease(pid={self.process_id}, url={self.client.url!r}, closed={self.closed})"
+        lost = ", lost" if self.lost else ""
+        return f"HttpLease(pid={self.process_id}, url={self.client.url!r}, closed={self.closed}{lost})"

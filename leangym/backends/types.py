@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence
 
@@ -30,6 +31,16 @@ class NoProcessAvailable(ServerError):
 
 class ServerTimeout(ServerError):
     """The server did not answer within the client's read timeout (hung, or far too busy)."""
+
+
+class LeaseLost(ServerError):
+    """The server no longer has this lease's process: returned, reclaimed after ``lease_timeout`` idle
+    seconds, recycled after a deadline, crashed, or the server restarted. Nothing more may be sent on it
+    (its id may name another client's process one day); lease a new one."""
+
+
+class ServerWarmingUp(ServerUnavailable):
+    """The server is still warming up (loading Lean in its processes) after the client's wait bound."""
 
 
 class LeanError(RuntimeError):
@@ -116,7 +127,8 @@ class TacticResult:
     error: str | None = None
     elapsed_s: float = 0.0
     # SERVER_FAILURE only: the ServerError class behind it when there was one ("ServerTimeout":
-    # the server hung; "ServerUnavailable": nobody answers), so callers need not read `error`
+    # the server hung; "ServerUnavailable": nobody answers; "LeaseLost": the server no longer has the
+    # lease's process, lease a new one), so callers need not read `error`
     cause: str | None = None
 
     @property
@@ -153,11 +165,20 @@ class CommandResult:
         return self.sorries > 0 or any("declaration uses 'sorry'" in m.text for m in self.messages)
 
 
+# The three server generations (leantree-protocol.md), by the name ``ServerIdentity.generation`` gives them.
+GENERATIONS = {"single-branch": 1, "factorized": 2, "branch-api": 3}
+
+
 @dataclass(frozen=True)
 class ServerIdentity:
     url: str
-    generation: str = "unknown"  # "single-branch" | "factorized" | "unknown"
+    generation: str = "unknown"  # "single-branch" (1) | "factorized" (2) | "branch-api" (3) | "unknown"
     info: Mapping[str, Any] = field(default_factory=dict, repr=False)  # the whole /status: long, not printed
+
+    @property
+    def generation_number(self) -> int | None:
+        """1, 2 or 3 (see :data:`GENERATIONS`); None while unknown."""
+        return GENERATIONS.get(self.generation)
 
 
 # --------------------------------------------------------------------------- parsers
@@ -182,7 +203,9 @@ def parse_goal(payload: Any) -> Goal:
 
 
 def parse_proof_state(process_id: int, payload: Any) -> ProofState:
-    psid = payload.get("proof_state_id") if isinstance(payload, Mapping) else None
+    """A state of generations 1-2 (``proof_state_id``) or a branch of generation 3 (``branch_id``, kept
+    in the same field: the id the next tactic names)."""
+    psid = payload.get("proof_state_id", payload.get("branch_id")) if isinstance(payload, Mapping) else None
     _require(isinstance(psid, int) and not isinstance(psid, bool), "a proof state", payload)  # (JSON true is no id)
     goals = payload.get("goals")  # required: a state without it must not read as a closed proof
     _require(isinstance(goals, list), "a goal list", payload)
@@ -199,14 +222,26 @@ def parse_start(process_id: int, payload: Any) -> ProofState:
 
 
 TIMEOUT_TEXT = "Tactic application timed out."
+_PROCESS_GONE = re.compile(r"Process (\d+) not found")
+
+
+def process_gone(error: str, process_id: int) -> bool:
+    """Whether a server's error text says that it no longer has ``process_id`` (the lease is gone).
+    Older servers answer it on ``try_apply_tactic`` as HTTP 200 ``{"error": ...}``, like a rejected tactic;
+    the whole text must be exactly that, for this very process (Lean's own errors never are)."""
+    m = _PROCESS_GONE.fullmatch(error.strip())
+    return m is not None and int(m.group(1)) == process_id
 
 
 def parse_tactic_reply(process_id: int, tactic: str, payload: Any, elapsed_s: float = 0.0) -> TacticResult:
-    """``/try_apply_tactic`` reply (either server generation) -> :class:`TacticResult`."""
+    """``/try_apply_tactic`` reply (any server generation) -> :class:`TacticResult`."""
     try:
         _require(isinstance(payload, Mapping), "a JSON object", payload)
         if "error" in payload:
             err = str(payload["error"])
+            if process_gone(err, process_id):  # not Lean's verdict: the server lost the lease
+                return TacticResult(tactic, Outcome.SERVER_FAILURE, (), f"the server no longer has this lease: {err}",
+                                    elapsed_s, "LeaseLost")
             outcome = Outcome.TIMEOUT if err.startswith(TIMEOUT_TEXT) else Outcome.REJECTED
             lean = reported_lean_errors(err) if outcome is Outcome.REJECTED else None
             if lean is not None:  # `REPL returned error messages: [{...}]`: Lean's own messages, as Lean says them

@@ -32,8 +32,8 @@ Outcomes of ``step``, by ``info["outcome"]``:
 * ``"check_failed"``: every goal is closed but the re-check failed:
   ``terminated=True`` (nothing is left to try from "no goals") with NO
   ``reward_proved``, ``info["verified"] = False``, ``info["error"]`` says why.
-* ``"server_failure"`` (unreachable, HTTP 5xx, dead process; also during the
-  re-check) and ``"budget"`` (the session ``budget`` is spent):
+* ``"server_failure"`` (unreachable, HTTP 5xx, dead process, a lease the server no longer
+  has: reclaimed when idle, recycled, restarted; also during the re-check) and ``"budget"`` (the session ``budget`` is spent):
   ``truncated=True`` with ``info["error"]``. A server failure never raises
   from ``step``; the next ``reset`` leases a fresh process. ``max_steps``
   truncates too (``info["truncated_by"] = "max_steps"``). The registry's
@@ -62,6 +62,7 @@ from leangym.backends.types import (
     ServerUnavailable, goals_to_text,
 )
 from leangym.envs.counted import CountedProcess
+from leangym.backends.select import open_backend
 from leangym.envs.server_lease import (DEFAULT_SERVER, SERVER_ENV_VAR, ServerLeaser, default_server_url,
                                       open_session)
 from leangym.envs.spaces import LEAN_CHARSET, TACTIC_SAMPLE_CHARSET, LeanText, clip_text
@@ -111,6 +112,8 @@ class LeanProofEnv(gym.Env[str, str]):
         read_timeout_s: how long to wait for any answer of the server (beyond the lease wait);
             a server that takes longer counts as hung: ``step`` truncates, ``reset`` raises
             :class:`ServerTimeout` at once instead of trying again.
+        warmup_wait_s: how long ``reset`` waits for a server that is warming up (HTTP 503 on
+            ``/process/get``), saying so in one log line (default ``$LEANGYM_WARMUP_WAIT_S``, else 600).
         fresh_process: lease a new process at every ``reset`` (returning the previous one,
             which ends the previous session) instead of keeping one across episodes.
         episodes_per_lease: otherwise, how many episodes one lease serves before it is given
@@ -147,6 +150,7 @@ class LeanProofEnv(gym.Env[str, str]):
         max_text_length: int = 8192,
         lease_timeout_s: float = 60.0,
         read_timeout_s: float = 120.0,
+        warmup_wait_s: float | None = None,
         fresh_process: bool = False,
         episodes_per_lease: int = 256,
         reset_attempts: int = 4,
@@ -157,7 +161,8 @@ class LeanProofEnv(gym.Env[str, str]):
         self.theorems = resolve_theorems(theorem, header)
         self.header = header
         self.server_url = None if process_factory is not None else (server or default_server_url())
-        self._process_factory = process_factory or ServerLeaser(self.server_url, lease_timeout_s, read_timeout_s)
+        self._process_factory = process_factory or open_backend(
+            self.server_url, lease_timeout_s=lease_timeout_s, read_timeout_s=read_timeout_s, warmup_wait_s=warmup_wait_s)
         self.max_steps = max_steps
         self.tactic_timeout_ms = int(tactic_timeout_ms)
         self._reward_proved, self._reward_rejected = float(reward_proved), float(reward_rejected)
@@ -381,6 +386,8 @@ class LeanProofEnv(gym.Env[str, str]):
             elif result.outcome is Outcome.SERVER_FAILURE:
                 self._process_broken = True
                 truncated, extra["error"] = True, f"server failure: {result.error}"
+                if result.cause == "LeaseLost":  # reclaimed, recycled, restarted: not this env's to mend
+                    extra["error"] += "; the next reset() leases a new process"
             else:
                 outcome = "progress"
                 self._set_open(walk)

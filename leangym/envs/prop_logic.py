@@ -20,24 +20,12 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
-from leangym.backends.types import LeanProcess
+from leangym.backends.select import open_backend
 from leangym.envs.lean_proof import LeanProofEnv, theorem_index
 from leangym.datasets import proplogic as generator
 from leangym.theorem import Theorem
 
 __all__ = ["PropLogicEnv"]
-
-
-class _LocalFactory:
-    """Builds the in-process kernel (a plain object, so the env holds no reference cycle)."""
-
-    def __init__(self, factorized: bool) -> None:
-        self.factorized = factorized
-
-    def __call__(self) -> LeanProcess:
-        from leangym.sim.local import LocalProcess
-
-        return LocalProcess(factorized=self.factorized)
 
 
 class PropLogicEnv(LeanProofEnv):
@@ -76,7 +64,7 @@ class PropLogicEnv(LeanProofEnv):
         self._current: generator.PropTheorem | None = None
         self._reseeded = self._seeding = False
         kwargs.setdefault("fresh_process", process_factory is None)
-        super().__init__(process_factory=process_factory or _LocalFactory(factorized), **kwargs)
+        super().__init__(process_factory=process_factory or open_backend(None, factorized=factorized), **kwargs)
 
     def _draw_theorem(self, options: Mapping[str, Any]) -> Theorem:
         # sticky until the stream restarts: a seeded reset that picks its theorem (options) draws

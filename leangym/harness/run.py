@@ -201,6 +201,12 @@ class RunConfig:
 
 
 ATTEMPTS_PER_PROCESS = 64  # then a worker's process goes back to the server (which rolls it back)
+LEASE_LOST_RETRIES = 1  # an attempt whose lease the server took back (reclaimed, recycled) runs again on a fresh one
+
+
+def _lease_lost(r: AttemptResult, *processes: LeanProcess | None) -> bool:
+    """Whether ``r`` is server trouble because the server no longer has one of the attempt's leases."""
+    return r.status == "infra_error" and any(getattr(p, "lost", None) for p in processes if p is not None)
 
 
 class _Worker:
@@ -288,9 +294,18 @@ def run_tasks(tasks: Sequence[Task], make_prover: Callable[[], Prover], lease: C
                                        f"agent (it did not return in time) still hold theirs: {e}")
                         _after(r)
                         continue
-                r = run_attempt(w.prover, w.process, task, config.budget, run_seed=config.run_seed,
-                                timeout_ms=config.timeout_ms, clean_process=w.renew, grace_s=config.grace_s,
-                                on_abandon=w.abandon)
+                for retry in range(1 + LEASE_LOST_RETRIES):
+                    used = w.process
+                    r = run_attempt(w.prover, w.process, task, config.budget, run_seed=config.run_seed,
+                                    timeout_ms=config.timeout_ms, clean_process=w.renew, grace_s=config.grace_s,
+                                    on_abandon=w.abandon)
+                    if retry == LEASE_LOST_RETRIES or not _lease_lost(r, used, w.process):
+                        break
+                    try:  # the server no longer has the lease: the attempt again, on a fresh one
+                        w.drop_process()
+                        w.process = lease()
+                    except ServerError:
+                        break
                 # the process may be dead: lease a fresh one; a header that declares something stays
                 # declared on the process (as LeanTree's keep it), so the next start there would fail; and a
                 # process keeps every proof start and state until it is returned, so it goes back now and then

@@ -29,6 +29,8 @@ def probe_generation(client: Any) -> str:
             result = lease.apply_tactic(lease.start_proof(Theorem(GENERATION_PROBE).start_source()), "constructor")
     except (ServerError, LeanError):
         return "unknown"
+    if client.generation != "unknown":  # the client tells every generation apart from the start's answers
+        return client.generation
     if result.outcome is not Outcome.PROGRESS:
         return "unknown"
     if len(result.states) == 2:
@@ -51,7 +53,7 @@ def connect(args: argparse.Namespace, stack: ExitStack, processes: int) -> tuple
     """A client of ``--server`` (else ``$LEANGYM_SERVER``, else a simulated server started here with
     ``processes`` processes, which says so), closed with ``stack``; and the server's identity.
     ConnectionError if the server does not answer."""
-    from leangym.backends.leantree import LeanTreeClient
+    from leangym.backends.select import open_backend
 
     url = args.server or (None if args.sim or args.sim_factorized else os.environ.get(SERVER_ENV_VAR))
     simulated = url is None
@@ -64,10 +66,10 @@ def connect(args: argparse.Namespace, stack: ExitStack, processes: int) -> tuple
         why = "--sim" if args.sim or args.sim_factorized else f"no --server and ${SERVER_ENV_VAR} unset"
         print(f"[benchmark] {why}: using an in-process SIMULATED LeanTree server at {url} "
               "(simulated Lean, not real Lean results)", file=sys.stderr)
-    client = LeanTreeClient(url)
-    stack.callback(client.close)
     try:
-        client.status()  # identity() below tolerates a silent server; a run must not start on one
-        return client, _server_identity(client, simulated)
+        # (identity() below tolerates a silent server; a run must not start on one: check=True)
+        leaser = open_backend(url, check=True)
+        stack.callback(leaser.close)
+        return leaser.client, _server_identity(leaser.client, simulated)
     except Exception as e:  # noqa: BLE001
         raise ConnectionError(f"cannot reach the server: {e}") from None

@@ -9,8 +9,9 @@ transport :mod:`leangym.sim.server_http`; this module runs them.
 
 Command line (``python -m leangym.sim.server --help`` documents every flag)::
 
-    python -m leangym.sim.server --port 8000 --max-processes 8
-    python -m leangym.sim.server --port 8000 --factorized --latency-ms 20 --jitter-ms 5
+    python -m leangym.sim.server --port 8000 --max-processes 8          # generation 1
+    python -m leangym.sim.server --port 8000 --generation 2 --latency-ms 20 --jitter-ms 5
+    python -m leangym.sim.server --port 8000 --generation 3 --warmup-s 20 --lease-idle-timeout 600
 
 Python (tests, benchmarks)::
 
@@ -21,14 +22,29 @@ Python (tests, benchmarks)::
     finally:
         handle.stop()
 
+Server generations (``--generation``; leantree-protocol.md)
+----------------------------------------------------------
+1. single-branch (default): ``/process/P/proof/S/...`` routes, one branch holding every goal;
+   ``try_apply_tactic`` answers every failure, an unknown process included, as HTTP 200 ``{"error"}``.
+2. factorized (``--factorized`` is the same): one branch per goal, ``{"value": []}`` when closed,
+   ``/process/P/is_valid_source``.
+3. the branch API: starts answer ``branch_id`` (counted server-wide), ``/process/P/branch/B/...``
+   routes (``try_apply_tactic``, ``state``), no ``proof/...`` routes; an unknown process is HTTP 404;
+   ``/process/get`` answers 503 while warming up (``--warmup-s``); leases idle for
+   ``--lease-idle-timeout`` (600 s) are reclaimed; answers are HTTP/1.0 without Content-Length
+   (the connection closes), non-ASCII text as ``\\uXXXX``. Test hooks:
+   ``handle.server.reclaim(pid)`` (any generation: the lease is lost) and
+   ``handle.server.expire_next(pid)`` (the next request passes its deadline: 503, recycled).
+
 Behaviour worth knowing
 -----------------------
-* HTTP/1.1 with ``Content-Length`` on every answer: pooled clients keep their
-  connections alive (the real server speaks HTTP/1.0 and closes them).
+* Generations 1-2: HTTP/1.1 with ``Content-Length`` on every answer: pooled clients keep
+  their connections alive (the real server speaks HTTP/1.0 and closes them, as generation 3 does here).
 * Lease ids are issued per lease (1, 2, 3, ...), as the real server does, so
-  an id goes stale once returned: using it afterwards is an HTTP 500
-  ``Process N not found``; returning it again is ``already_returned``.
-  Returning an id that was never issued is also a 500 (the real server says
+  an id goes stale once returned: using it afterwards is ``Process N not found``
+  (HTTP 404 on generation 3; HTTP 500 on 1-2, HTTP 200 ``{"error"}`` on their
+  ``try_apply_tactic``); returning it again is ``already_returned``.
+  Returning an id that was never issued is also an error (the real server says
   ``already_returned`` there; clients must not rely on either).
 * ``/process/{pid}/return`` rolls the process back with ``SimProcess.reset()``.
 * ``apply_tactic`` (the non-wrapping endpoint) answers the single resulting
@@ -41,7 +57,8 @@ Behaviour worth knowing
 * Fault injection (latency, HTTP 500 errors, dropped connections) applies only
   to the Lean endpoints (``command``, ``proof_from_sorry``, ``try_apply_tactic``,
   ``apply_tactic``); ``/status`` and the lease endpoints stay reliable, so a
-  client can always give its leases back. ``crash_after`` counts *every*
+  client can always give its leases back. An injected HTTP 500 stays a 500 on every generation
+  (it stands for a failure outside the endpoint's handler). ``crash_after`` counts *every*
   request, and once reached the server closes its listening socket and every
   open connection (clients then see "connection refused").
 * Injected latency counts from a request's arrival. Each simulated process, like
@@ -70,12 +87,13 @@ Behaviour worth knowing
 * ``/status`` adds a ``leangym`` object (clients ignore unknown keys): the
   generation, request counts and ``leases``, each ``{"process_id", "idle_seconds"}``.
 
-Divergence from the real server (opt-in)
-----------------------------------------
+Leases taken back
+-----------------
 ``--lease-idle-timeout SECONDS`` returns (rolls back) a lease that has had no
-request for that long, as if its client had returned it; its id goes stale. The
-real server never takes a lease back: a client that dies holding one leaks it
-until the server restarts. Off by default.
+request for that long, as if its client had returned it; its id goes stale.
+Generation 3 does so (600 s by default: its ``lease_timeout``); servers of
+generations 1-2 never take a lease back (a client that dies holding one leaks it
+until the server restarts), so there it is off unless asked for (a divergence).
 """
 from __future__ import annotations
 
@@ -89,7 +107,8 @@ from typing import Any
 
 from leangym.cli import ArgumentParser, integer, number
 from leangym.sim.server_http import HTTPServer
-from leangym.sim.server_pool import INJECTED_ERROR_TEXT, VERSION, SimFault, SimLeanServer, SimServerConfig
+from leangym.sim.server_pool import (GENERATION_NAMES, INJECTED_ERROR_TEXT, VERSION, SimFault, SimLeanServer,
+                                     SimServerConfig)
 
 __all__ = ["SimServerConfig", "SimServerHandle", "SimLeanServer", "start_server", "main", "VERSION",
            "INJECTED_ERROR_TEXT", "SimFault"]
@@ -202,9 +221,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=integer(0, 65535), default=8000,
                    help="port to listen on (default 8000; 0 = any free port)")
     p.add_argument("--max-processes", type=integer(1), default=8, help="size of the simulated process pool (default 8)")
+    p.add_argument("--generation", type=int, choices=(1, 2, 3), default=None,
+                   help="server generation to play: 1 single-branch (default), 2 factorized, 3 the branch API "
+                        "(branch ids, 404 for a lost process, warm-up, leases reclaimed when idle)")
     p.add_argument("--factorized", action="store_true",
-                   help="behave like the newer server generation: one branch per independent goal and "
-                        "{\"value\": []} when a tactic closes the goal (default: older single-branch servers)")
+                   help="the same as --generation 2: one branch per independent goal and "
+                        "{\"value\": []} when a tactic closes the goal")
+    p.add_argument("--warmup-s", type=number(), default=0.0, metavar="SECONDS",
+                   help="generation 3: answer /process/get with HTTP 503 'server is warming up' for this long "
+                        "after the start (default 0)")
     p.add_argument("--latency-ms", type=number(), default=0.0,
                    help="fixed latency added to command/proof_from_sorry/apply_tactic endpoints (ms)")
     p.add_argument("--jitter-ms", type=number(), default=0.0,
@@ -223,8 +248,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="serve at most N connections at once (default 1024, lowered to fit the open-file "
                         "limit); a connection beyond them is closed unanswered")
     p.add_argument("--lease-idle-timeout", type=number(positive=True), default=None, metavar="SECONDS",
-                   help="SIM ONLY, unlike the real server: return a lease that has had no request for this "
-                        "long (a dead client's), as if its client had (default: never, as the real server)")
+                   help="take back a lease that has had no request for this long (default: 600 on generation 3, "
+                        "as its lease_timeout; never on generations 1-2, as those servers)")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
     return p
 
@@ -238,23 +263,31 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def announcement(host: str, handle: SimServerHandle, factorized: bool, max_processes: int) -> tuple[str, str | None]:
-    """The "listening on" line for a server bound to ``host``, and a warning when that is not loopback."""
+def announcement(host: str, handle: SimServerHandle, generation: bool | int, max_processes: int) -> tuple[str, str | None]:
+    """The "listening on" line for a server bound to ``host``, and a warning when that is not loopback.
+    ``generation``: 1, 2 or 3 (a bool: factorized or not, generation 2 or 1)."""
     where, warning = handle.url, None
     if not _is_loopback(host):
         bound = f"[{host}]" if ":" in host else host or "0.0.0.0"
         where = f"http://{bound}:{handle.port} (from this machine: {handle.url})"
         warning = (f"WARNING: bound to {bound}: any machine that can reach this one can use this server, without "
                    "authentication, and its HTTP 500 answers carry Python tracebacks")
-    gen = "factorized" if factorized else "single-branch"
+    number = (2 if generation else 1) if isinstance(generation, bool) else int(generation)
+    gen = f"generation {number}: {GENERATION_NAMES[number]}"
     processes = f"{max_processes} process{'es' if max_processes > 1 else ''}"
     return f"Simulated LeanTree server ({gen}, {processes}) listening on {where}", warning
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.factorized and args.generation not in (None, 2):
+        parser.error(f"--factorized is --generation 2; it contradicts --generation {args.generation}")
+    if args.warmup_s and args.generation != 3:
+        parser.error("--warmup-s is generation 3's warm-up: add --generation 3")
     config = SimServerConfig(host=args.host, port=args.port, max_processes=args.max_processes,
-                             factorized=args.factorized, latency_ms=args.latency_ms, jitter_ms=args.jitter_ms,
+                             factorized=args.factorized, generation=args.generation, warmup_s=args.warmup_s,
+                             latency_ms=args.latency_ms, jitter_ms=args.jitter_ms,
                              error_rate=args.error_rate, drop_rate=args.drop_rate, crash_after=args.crash_after,
                              seed=args.seed, verbose=args.verbose, idle_timeout=args.idle_timeout,
                              max_connections=args.max_connections, lease_idle_timeout=args.lease_idle_timeout)
@@ -270,13 +303,14 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         raise OSError(f"cannot listen on {args.host}:{args.port}: {e}; is a server already running there? "
                       "Pick another --port (0: any free one)") from None
-    listening, warning = announcement(args.host, handle, args.factorized, args.max_processes)
+    listening, warning = announcement(args.host, handle, config.gen, args.max_processes)
     if warning:
         print(warning, file=sys.stderr, flush=True)
     print(listening, flush=True)
-    if args.lease_idle_timeout is not None:
-        print(f"Leases idle for {args.lease_idle_timeout:g} s are returned (--lease-idle-timeout; the real server "
-              "keeps them)", flush=True)
+    if config.lease_timeout is not None:
+        print(f"Leases idle for {config.lease_timeout:g} s are taken back (--lease-idle-timeout)", flush=True)
+    if config.warmup_s:
+        print(f"Warming up for {config.warmup_s:g} s: /process/get answers HTTP 503 until then", flush=True)
     try:
         while not stop.wait(0.5):
             if handle.crashed:

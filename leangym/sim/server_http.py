@@ -23,7 +23,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-from leangym.sim.server_pool import VERSION, Drop, SimLeanServer
+from leangym.sim.server_pool import VERSION, Answer, Drop, ProcessNotFound, SimFault, SimLeanServer
 from leangym.sim.server_request import MAX_REQUEST_BODY, BodyBudget, Refused, body_length, parse_fields, path_id
 
 
@@ -37,10 +37,11 @@ def _error_body(message: str, exc: BaseException) -> dict[str, Any]:
     return {"error": message, "traceback": tb, "exception": pickled}
 
 
-def _encode(code: int, payload: Any) -> tuple[int, bytes]:
-    """``(code, JSON body)``; never raises, so that every request gets an answer."""
+def _encode(code: int, payload: Any, ascii_only: bool = False) -> tuple[int, bytes]:
+    """``(code, JSON body)``; never raises, so that every request gets an answer. ``ascii_only``: non-ASCII
+    text as ``\\uXXXX`` escapes (as generation 3 sends it)."""
     try:
-        return code, json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        return code, json.dumps(payload, ensure_ascii=ascii_only).encode("utf-8")
     except UnicodeEncodeError:
         # A lone surrogate ("\ud800" is valid JSON, and Lean's error echoes the text): escaped,
         # the answer is ASCII and carries the same string back.
@@ -161,10 +162,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing --
     def _send(self, code: int, payload: Any) -> None:
-        code, body = _encode(code, payload)
+        gen3 = self.server.sim.gen == 3
+        code, body = _encode(code, payload, ascii_only=gen3)
         self.answered = True  # from here on, a failure is the connection's: no second answer
         if self.server.sim.config.verbose:
             self.log_request(code)
+        if gen3:
+            # Generation 3 answers HTTP/1.0 without Content-Length: the body ends where the connection closes.
+            self.close_connection = True
+            head = (f"HTTP/1.0 {code} {HTTPStatus(code).phrase}\r\nServer: {self.server_version}\r\n"
+                    f"Date: {_http_date()}\r\nContent-Type: application/json\r\n\r\n")
+            self.wfile.write(head.encode("latin-1") + body)
+            return
         if self.close_connection:
             connection = "Connection: close\r\n"
         elif self.request_version == "HTTP/1.0":  # kept open only because it asked: say so
@@ -273,16 +282,27 @@ class _Handler(BaseHTTPRequestHandler):
             sim.end_request(rid)
 
     def _answer(self, route: Callable[[dict[str, Any]], dict[str, Any]], body: dict[str, Any]) -> None:
+        gen = self.server.sim.gen
         try:
             result = route(body)
         except Drop:
             raise
+        except Answer as e:
+            code, payload = e.code, e.payload
+        except ProcessNotFound as e:
+            code, payload = (404, {"error": str(e)}) if gen == 3 else (500, _error_body(str(e), e))
+            if gen < 3 and getattr(route, "wraps_errors", False):
+                code, payload = 200, {"error": str(e)}
         except _BadField as e:
             code, payload = 400, {"error": str(e)}
         except KeyError as e:
             code, payload = 500, _error_body(f"Missing field {e.args[0]!r} in request body", e)
         except Exception as e:  # noqa: BLE001 - every failure becomes a 500, like the real server
             code, payload = 500, _error_body(str(e), e)
+            if getattr(route, "wraps_errors", False) and not isinstance(e, SimFault):
+                # generations 1-2 catch every exception of try_apply_tactic and answer it as HTTP 200 (an
+                # injected fault stands for a failure outside that handler: it stays a 500)
+                code, payload = 200, {"error": str(e)}
         else:
             code, payload = 200, result
         self._send(code, payload)  # _encode cannot fail: only the connection can
@@ -321,12 +341,24 @@ class _Handler(BaseHTTPRequestHandler):
             return lambda b: sim.command(pid, b)
         if action == ("proof_from_sorry",):
             return lambda b: sim.proof_from_sorry(pid, b)
-        if len(action) == 3 and action[0] == "proof" and action[2] in ("try_apply_tactic", "apply_tactic"):
-            psid = path_id(action[1])
-            if psid is None:
-                return None
-            fn = sim.try_apply_tactic if action[2] == "try_apply_tactic" else sim.apply_tactic
-            return lambda b: fn(pid, psid, b)
+        if action == ("is_valid_source",):  # generations 2-3
+            return (lambda b: sim.is_valid_source(pid, b)) if sim.gen >= 2 else None
+        sid = path_id(action[1]) if len(action) == 3 else None
+        if sid is None:
+            return None
+        if sim.gen == 3:  # the branch API: no proof/... routes
+            if action[0] == "branch" and action[2] == "try_apply_tactic":
+                return lambda b: sim.branch_try_apply_tactic(pid, sid, b)
+            if action[0] == "branch" and action[2] == "state":
+                return lambda b: sim.branch_state(pid, sid, b)
+            return None
+        if action[0] == "proof" and action[2] == "try_apply_tactic":
+            def tactic(b: dict[str, Any]) -> dict[str, Any]:
+                return sim.try_apply_tactic(pid, sid, b)
+            tactic.wraps_errors = True  # type: ignore[attr-defined]
+            return tactic
+        if action[0] == "proof" and action[2] == "apply_tactic":
+            return lambda b: sim.apply_tactic(pid, sid, b)
         return None
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib name

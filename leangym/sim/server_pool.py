@@ -1,7 +1,9 @@
 """The simulated server's state: options, the pool of simulated Lean processes, leases, faults.
 
 :class:`SimLeanServer` implements every endpoint of the LeanTree protocol as a
-method; :mod:`leangym.sim.server_http` routes HTTP requests to them and
+method, in the server generation of ``config.generation`` (1 single-branch, 2 factorized,
+3 the branch API: branch ids counted server-wide, warm-up, leases reclaimed after
+``lease_idle_timeout``); :mod:`leangym.sim.server_http` routes HTTP requests to them and
 :mod:`leangym.sim.server` runs them (see its docstring for the behaviour).
 """
 from __future__ import annotations
@@ -19,6 +21,9 @@ from typing import Any, Callable, Iterator
 VERSION = "0.1.0"
 
 INJECTED_ERROR_TEXT = "Simulated server failure (injected fault)"
+WARMING_UP_TEXT = "server is warming up"
+GEN3_LEASE_TIMEOUT = 600.0  # generation 3 reclaims leases idle this long (its lease_timeout default)
+GENERATION_NAMES = {1: "single-branch", 2: "factorized", 3: "branch-api"}
 _WAIT_SLICE_S = 0.5  # a /process/get waiting for a free process checks this often whether its client left
 
 
@@ -29,7 +34,11 @@ class SimServerConfig:
     host: str = "127.0.0.1"
     port: int = 0  # 0: pick a free port (the handle's .url / .port tell which)
     max_processes: int = 8
-    factorized: bool = False  # newer server generation: one branch per independent goal
+    factorized: bool = False  # generation 2 (when ``generation`` is None): one branch per independent goal
+    # 1 single-branch, 2 factorized, 3 the branch API (leantree-protocol.md); None: 2 if factorized else 1
+    generation: int | None = None
+    # generation 3: /process/get answers HTTP 503 "server is warming up" for this long after the start
+    warmup_s: float = 0.0
     latency_ms: float = 0.0  # added to every Lean endpoint (command, proof_from_sorry, *_apply_tactic)
     jitter_ms: float = 0.0  # uniform extra latency in [0, jitter_ms]
     error_rate: float = 0.0  # probability that a Lean endpoint answers HTTP 500 (with an `exception` pickle)
@@ -45,11 +54,30 @@ class SimServerConfig:
     # At most this many connections at once (lowered to fit the descriptor limit); beyond it a new
     # connection is closed unread.
     max_connections: int = 1024
-    # Sim only (the real server never takes a lease back): a lease that gets no request for this
-    # many seconds is returned, as if its client had. None: never.
+    # A lease that gets no request for this many seconds is taken back (rolled back; its id goes stale).
+    # None: never on generations 1-2 (as those servers), 600 s on generation 3 (its lease_timeout).
     lease_idle_timeout: float | None = None
     # Builds one simulated process: ``factory(factorized) -> SimProcess-like``. None: SimProcess.
     process_factory: Callable[[bool], Any] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.generation not in (None, 1, 2, 3):
+            raise ValueError(f"generation must be 1, 2 or 3, got {self.generation!r}")
+        if self.warmup_s and self.gen != 3:
+            raise ValueError("warmup_s (a /process/get that answers HTTP 503 while warming up) is generation 3's: "
+                             "pass generation=3")
+
+    @property
+    def gen(self) -> int:
+        """The generation served: ``generation``, else 2 if ``factorized`` else 1."""
+        return self.generation or (2 if self.factorized else 1)
+
+    @property
+    def lease_timeout(self) -> float | None:
+        """Seconds without a request after which a lease is taken back (None: never)."""
+        if self.lease_idle_timeout is None and self.gen == 3:
+            return GEN3_LEASE_TIMEOUT
+        return self.lease_idle_timeout
 
 
 class SimFault(RuntimeError):
@@ -82,6 +110,22 @@ class Drop(Exception):
     """Close the connection without answering (an injected dropped connection)."""
 
 
+class ProcessNotFound(ValueError):
+    """A request names a process the server does not have (returned, reclaimed, recycled, never issued):
+    HTTP 404 on generation 3, 500 on the older ones (200 on their ``try_apply_tactic``)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(f"Process {pid} not found")
+
+
+class Answer(Exception):
+    """Answer HTTP ``code`` with ``payload`` (a 503 while warming up or past a deadline)."""
+
+    def __init__(self, code: int, payload: dict[str, Any]) -> None:
+        super().__init__(payload.get("error", ""))
+        self.code, self.payload = code, payload
+
+
 def _default_factory(factorized: bool) -> Any:
     from leangym.sim.process import SimProcess  # imported lazily: another module, maybe absent in tools
 
@@ -91,7 +135,7 @@ def _default_factory(factorized: bool) -> Any:
 class Slot:
     """One simulated Lean process of the pool."""
 
-    __slots__ = ("process", "lock", "lease_id", "busy_until", "in_flight", "last_used")
+    __slots__ = ("process", "lock", "lease_id", "busy_until", "in_flight", "last_used", "branches", "doomed")
 
     def __init__(self, process: Any) -> None:
         self.process = process
@@ -100,6 +144,8 @@ class Slot:
         self.busy_until = 0.0  # with injected latency: when this process finishes its queued requests
         self.in_flight = 0  # requests to the lease being served (guarded by the server's _cond)
         self.last_used = 0.0  # monotonic time of the lease's last request (or of the lease itself)
+        self.branches: dict[int, tuple[int, list]] = {}  # generation 3: branch id -> (proof state id, goals)
+        self.doomed = False  # its next Lean request passes its deadline (expire_next): 503, recycled
 
 
 class SimLeanServer:
@@ -108,7 +154,10 @@ class SimLeanServer:
     def __init__(self, config: SimServerConfig) -> None:
         self.config = config
         factory = config.process_factory or _default_factory
-        self._slots = [Slot(factory(config.factorized)) for _ in range(max(0, int(config.max_processes)))]
+        self.gen = config.gen
+        self._slots = [Slot(factory(self.gen >= 2)) for _ in range(max(0, int(config.max_processes)))]
+        self._started = time.monotonic()
+        self._next_branch = 0  # generation 3: branch ids are counted server-wide from 1
         self._free: list[Slot] = list(self._slots)
         self._leases: dict[int, Slot] = {}
         self._next_lease = 0  # lease ids are sequential: an id up to this one not in _leases was returned
@@ -125,7 +174,7 @@ class SimLeanServer:
         self.crashed = False
         self.on_crash: Callable[[], None] | None = None  # set by the handle: close the transport
         self._closed = threading.Event()
-        if config.lease_idle_timeout is not None:
+        if config.lease_timeout is not None:
             threading.Thread(target=self._reclaim_idle_leases, name="sim-lease-reaper", daemon=True).start()
 
     def close(self) -> None:
@@ -214,17 +263,27 @@ class SimLeanServer:
 
     # ------------------------------------------------------------------ pool
 
+    def warming_up(self) -> bool:
+        return self.gen == 3 and time.monotonic() - self._started < self.config.warmup_s
+
     def status(self) -> dict[str, Any]:
         now = time.monotonic()
         with self._cond:
             available, used = len(self._free), len(self._leases)
             leases = [{"process_id": pid, "idle_seconds": 0.0 if s.in_flight else round(now - s.last_used, 1)}
                       for pid, s in sorted(self._leases.items())]
+            idle_60 = sum(1 for s in self._leases.values() if not s.in_flight and now - s.last_used >= 60)
+            branches = sum(len(s.branches) for s in self._slots)
         try:
             load = list(os.getloadavg())
         except (AttributeError, OSError):
             load = []
+        gen3 = {} if self.gen != 3 else {
+            "status": "warming_up" if self.warming_up() else "ready", "total_processes": len(self._slots),
+            "stopping_processes": 0, "idle_too_long_60s": idle_60, "total_branches": branches,
+            "inactive_branches_60s": 0, "leanserver_rss_bytes": 0}
         return {
+            **gen3,
             "available_processes": available,
             "used_processes": used,
             "starting_processes": 0,
@@ -234,13 +293,13 @@ class SimLeanServer:
             "ram": {},
             "leangym": {
                 "simulated": True,
-                "generation": "factorized" if self.config.factorized else "single-branch",
+                "generation": GENERATION_NAMES[self.gen],
                 "version": VERSION,
                 "load_average": load,
                 "requests": self.request_count,
                 "peak_active_requests": self.peak_active,
                 "leases": leases,
-                "lease_idle_timeout": self.config.lease_idle_timeout,
+                "lease_idle_timeout": self.config.lease_timeout,
             },
         }
 
@@ -255,6 +314,8 @@ class SimLeanServer:
         ends with None (an abandoned request would otherwise hold a thread and a connection to the end).
         """
         timeout = _seconds(timeout, "timeout", None)
+        if self.warming_up():
+            raise Answer(503, {"error": WARMING_UP_TEXT})
         deadline = None if timeout is None else time.monotonic() + timeout
         waited = False
         with self._cond:
@@ -282,7 +343,7 @@ class SimLeanServer:
             if slot is None:
                 if 0 < pid <= self._next_lease:  # issued, so returned already
                     return {"status": "ok", "already_returned": True}
-                raise ValueError(f"Process {pid} not found")
+                raise ProcessNotFound(pid)
         self._release(slot)
         return {"status": "ok"}
 
@@ -291,6 +352,7 @@ class SimLeanServer:
         try:
             with slot.lock:
                 slot.lease_id = None  # under the slot's lock: see _locked
+                slot.branches, slot.doomed = {}, False
                 slot.process.reset()
         finally:
             with self._cond:
@@ -299,13 +361,13 @@ class SimLeanServer:
 
     def _reclaim_idle_leases(self) -> None:
         """The reaper thread (``lease_idle_timeout`` set): reclaim idle leases until close()."""
-        while not self._closed.wait(min(float(self.config.lease_idle_timeout) / 4, 1.0)):  # type: ignore[arg-type]
+        while not self._closed.wait(min(float(self.config.lease_timeout) / 4, 1.0)):  # type: ignore[arg-type]
             self.reclaim_idle_leases()
 
     def reclaim_idle_leases(self, now: float | None = None) -> list[int]:
         """Return every lease that has had no request for ``lease_idle_timeout`` s (its client is
         presumably dead); the ids returned. A lease with a request in progress is never idle."""
-        limit = self.config.lease_idle_timeout
+        limit = self.config.lease_timeout
         if limit is None:
             return []
         now = time.monotonic() if now is None else now
@@ -319,14 +381,40 @@ class SimLeanServer:
             self._release(slot)
         return list(idle)
 
+    # ------------------------------------------------------------------ test hooks: a lease the server loses
+
+    def reclaim(self, pid: int) -> bool:
+        """Take lease ``pid`` back now, as a restart of its process, a crash or a recycling would (its id goes
+        stale: the next request on it is "Process N not found"). False if it is not leased."""
+        with self._cond:
+            slot = self._leases.pop(pid, None)
+        if slot is not None:
+            self._release(slot)
+        return slot is not None
+
+    def expire_next(self, pid: int) -> None:
+        """Generation 3: the next Lean request on lease ``pid`` passes its deadline: HTTP 503, and the
+        process is recycled (the lease is gone)."""
+        with self._cond:
+            slot = self._leases.get(pid)
+            if slot is None:
+                raise ProcessNotFound(pid)
+            slot.doomed = True
+
     @contextlib.contextmanager
     def _leased(self, pid: int) -> Iterator[Slot]:
         """The slot of lease ``pid`` for one request; the lease counts as in use until it ends."""
         with self._cond:
             slot = self._leases.get(pid)
             if slot is None:
-                raise ValueError(f"Process {pid} not found")
-            slot.in_flight += 1
+                raise ProcessNotFound(pid)
+            if slot.doomed:  # past its deadline (expire_next): the server recycles the process
+                del self._leases[pid]
+            else:
+                slot.in_flight += 1
+        if slot.doomed:
+            self._release(slot)
+            raise Answer(503, {"error": f"Request to process {pid} exceeded its deadline; the process was recycled"})
         try:
             yield slot
         finally:
@@ -342,7 +430,7 @@ class SimLeanServer:
         to another client): the lease id is checked again under the lock the return takes."""
         with slot.lock:
             if slot.lease_id != pid:
-                raise ValueError(f"Process {pid} not found")
+                raise ProcessNotFound(pid)
             yield
 
     # ------------------------------------------------------------------ Lean endpoints
@@ -357,7 +445,51 @@ class SimLeanServer:
         with self._leased(pid) as slot:
             theorem = _string(body, "theorem_with_sorry")
             with self.faults(slot), self._locked(slot, pid):
-                return slot.process.proof_from_sorry(theorem)
+                reply = slot.process.proof_from_sorry(theorem)
+                if self.gen == 3 and "value" in reply:
+                    return {"value": self._branch(slot, reply["value"])}
+                return reply
+
+    # ------------------------------------------------------------------ generation 3: branches
+
+    def _branch(self, slot: Slot, state: dict[str, Any]) -> dict[str, Any]:
+        """A process's ``{"proof_state_id", "goals"}`` as a new branch ``{"branch_id", "goals"}`` (the caller
+        holds the slot's lock)."""
+        with self._cond:
+            self._next_branch += 1
+            bid = self._next_branch
+        slot.branches[bid] = (state["proof_state_id"], state["goals"])
+        return {"branch_id": bid, "goals": state["goals"]}
+
+    def _branch_of(self, slot: Slot, pid: int, bid: int) -> tuple[int, list]:
+        found = slot.branches.get(bid)
+        if found is None:  # HTTP 500; the process stays usable
+            raise RuntimeError(f"Branch {bid} not found for process {pid}")
+        return found
+
+    def branch_try_apply_tactic(self, pid: int, bid: int, body: dict[str, Any]) -> dict[str, Any]:
+        with self._leased(pid) as slot:
+            tactic = _string(body, "tactic", limit=100_000)
+            timeout_ms = int(min(_seconds(body.get("timeout"), "timeout", 1000.0), 3_600_000.0))
+            with self.faults(slot), self._locked(slot, pid):
+                psid, _ = self._branch_of(slot, pid, bid)
+                reply = slot.process.try_apply_tactic(psid, tactic, timeout_ms)
+                if "value" in reply:  # (factorized: [] when the tactic closed the goal)
+                    return {"value": [self._branch(slot, b) for b in reply["value"]]}
+                return reply
+
+    def branch_state(self, pid: int, bid: int, body: dict[str, Any]) -> dict[str, Any]:
+        with self._leased(pid) as slot, self._locked(slot, pid):
+            _, goals = self._branch_of(slot, pid, bid)
+            return {"branch_id": bid, "goals": goals, "is_solved": not goals}
+
+    def is_valid_source(self, pid: int, body: dict[str, Any]) -> dict[str, Any]:
+        """Generations 2-3: no error-severity message (a ``sorry`` warning passes: never a proof check)."""
+        with self._leased(pid) as slot:
+            source = _string(body, "source")
+            with self.faults(slot), self._locked(slot, pid):
+                reply = slot.process.command(source)
+        return {"is_valid": not any(m.get("severity") == "error" for m in reply.get("messages") or [])}
 
     def try_apply_tactic(self, pid: int, psid: int, body: dict[str, Any]) -> dict[str, Any]:
         return self._tactic(pid, psid, body, "try_apply_tactic")

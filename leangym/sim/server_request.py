@@ -23,7 +23,7 @@ BUDGET_WAIT = 10.0  # seconds a large body waits for budget before a 503 (parsin
 
 # The fields the protocol's bodies have: anything else is dropped as soon as the body is parsed,
 # so that a padded body is not kept in memory while its request waits (a blocking /process/get).
-FIELDS = ("blocking", "timeout", "command", "theorem_with_sorry", "tactic")
+FIELDS = ("blocking", "timeout", "command", "theorem_with_sorry", "tactic", "source")
 
 # Ids are issued from 1 up, so one of more digits than this was never issued. Converting a longer
 # digit string is refused past Python's int limit (4300 digits) and slow before it.
