@@ -104,7 +104,7 @@ def test_train(tmp_path, sim_server, gen):
 @GENS
 def test_benchmark_harness(tmp_path, sim_server, gen):
     from scripts import benchmark
-    from scripts.bench_records import read_results
+    from leangym.harness.records import read_results
 
     srv = sim_server(generation=gen, max_processes=4)
     out = tmp_path / "r.jsonl"
@@ -216,7 +216,7 @@ def test_a_search_stops_a_theorem_whose_lease_is_lost(sim_server):
 
 
 def test_the_benchmark_retries_an_attempt_on_a_fresh_lease(sim_server):
-    from scripts.bench_run import RunConfig, Task, run_tasks
+    from leangym.harness.run import RunConfig, Task, run_tasks
     from leangym.session import Budget
 
     srv = sim_server(generation=3, max_processes=2)
