@@ -35,7 +35,8 @@ _KEYWORDS = frozenset(
 
 # The words that begin a Lean command (and modifiers before one). They are keywords, so no
 # identifier is spelled like them: neither a tactic (leangym.soundness) nor the text of a
-# statement after its own head may hold one.
+# statement after its own head may hold one. A second layer (a proof is placed where no command
+# can parse: leangym.soundness); where each word is declared: tests/data/command_words.tsv.
 COMMAND_KEYWORDS = (
     "theorem lemma def axiom example instance abbrev structure class inductive opaque "
     "noncomputable private protected partial unsafe namespace section end open export "
@@ -56,7 +57,10 @@ COMMAND_KEYWORDS = (
     "declare_sint_simprocs mk_iff_of_inductive_prop count_heartbeats whatsnew guard_min_heartbeats "
     "assert_not_imported deprecated_module extend_docs unsuppress_compilation register_hint "
     "insert_to_additive_translation unlock_limits unset_option sudo erase_aesop_rules declare_aesop_exception "
-    "run_cmd run_elab run_meta variables reset_grind_attrs%"
+    "run_cmd run_elab run_meta variables reset_grind_attrs% "
+    # missing before issue 24 (an independent review): set_premise_selector evaluates its argument
+    "set_premise_selector set_library_suggestions lrat_proof reprove init_grind_norm assert_no_sorry "
+    "name_poly_vars deprecate prelude module"
 ).split()
 NOT_NAME_BEFORE, NOT_NAME_AFTER = r"(?<![\w.'«])", r"(?![\w.'?!»])"  # a whole token, not part of a name
 def _token_search(pattern: re.Pattern[str], code: str, pos: int = 0, endpos: int | None = None):
@@ -101,13 +105,13 @@ def _unescaped(code: str) -> str:
 # Header commands that change how Lean reads later commands or run code: not in a header.
 # A #command: `#` and a word (`# Title` in a module doc's markdown is none; nor is Mathlib's `#s`, the card of a
 # set named by one letter: no command's name is one letter)
-_HASH_WORD = r"#(?![A-Za-z](?![\w'!?]))[A-Za-z]\w*"
+HASH_WORD = r"#(?![A-Za-z](?![\w'!?]))[A-Za-z]\w*"
 _HEADER_META = re.compile(r"(?:macro|macro_rules|elab|elab_rules|syntax|command_elab|term_elab|"
                           r"initialize|builtin_initialize|run_cmd|run_elab|run_meta|simproc|dsimproc|simproc_decl|"
                           r"dsimproc_decl|add_aesop_rules|erase_aesop_rules|declare_aesop_rule_sets)" + NOT_NAME_AFTER
-                          + r"|" + _HASH_WORD + r"|@\[[^\]]*\btactic\b")  # (`@[tactic x] def`)
+                          + r"|" + HASH_WORD + r"|@\[[^\]]*\btactic\b")  # (`@[tactic x] def`)
 # `#eval`, `#guard` ... run code; `#exit` ends the file: no #command in a statement or a header (`#[1, 2]` is fine)
-HASH_COMMAND = re.compile(_HASH_WORD)
+HASH_COMMAND = re.compile(HASH_WORD)
 
 
 def _doc_comment_danger(text: str) -> str | None:
@@ -414,9 +418,12 @@ class Theorem:
         return self.formal_statement[: -len(" sorry")]
 
     def source_with_proof(self, script: str) -> str:
-        """Preamble + statement with ``script`` (a tactic block) in place of ``sorry``."""
-        body = "\n".join("  " + line if line.strip() else line for line in script.splitlines())
-        return f"{self.preamble}{self.statement_without_proof}\n{body}\n"
+        """Preamble + statement with ``script`` (a tactic block) in place of ``sorry``, inside the
+        brackets of Lean's tactic ``( tacs )``: a script whose brackets balance (the soundness policy
+        refuses any other) cannot close them, so no text of it can leave the tactic block
+        (:mod:`leangym.soundness`)."""
+        body = "\n".join("    " + line if line.strip() else line for line in script.splitlines())
+        return f"{self.preamble}{self.statement_without_proof}\n  (\n{body}\n  )\n"
 
     @property
     def source_with_sorry(self) -> str:

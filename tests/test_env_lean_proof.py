@@ -95,7 +95,7 @@ def test_full_proof_is_rewarded_and_verified(sim_server):
     obs, reward, terminated, truncated, info = env.step("exact hq")
     assert (obs, reward, terminated, truncated) == ("no goals", 1.0, True, False)
     assert info["verified"] is True and info["outcome"] == "proved"
-    assert info["proof"] == "theorem t (p q : Prop) (hp : p) (hq : q) : q := by\n  exact hq\n"
+    assert info["proof"] == "theorem t (p q : Prop) (hp : p) (hq : q) : q := by\n  (\n    exact hq\n  )\n"
     assert info["proof_script"] == "exact hq"
     env.close()
 
