@@ -97,7 +97,9 @@ class PolicyProver:
             tactic = act(walk.observation(), dict(info))
             if not tactic:
                 return None
-            result = walk.step(session, tactic)
+            result = session.apply(walk.current, tactic)
+            if result.ok:
+                walk.advance(result.tactic, result.states)  # as sent (normalised): the text the proof must hold
             info.update(last_tactic=tactic, last_outcome=result.outcome.value, last_error=result.error)
         return walk.tree()
 

@@ -359,19 +359,21 @@ def test_info_learns_the_server_generation_from_tactic_replies():
 def test_the_sessions_process_is_metered():
     """A prover that calls ``session.process`` directly pays like one that calls ``apply_many``:
     the budget, the soundness policy and the statistics cannot be side-stepped."""
-    from leangym.session import BudgetExhausted, ProofSession
+    from leangym.session import BudgetExhausted, ProofSession, RawAccessRefused
 
     s = ProofSession(LocalProcess(), AND, budget=Budget(max_lean_calls=3))
     results = s.process.apply_tactics(s.root, ["constructor", "sorry"])
     assert [r.outcome.value for r in results] == ["progress", "rejected"] and s.stats.lean_calls == 1
     assert s.stats.policy_rejected == 1
     assert s.process.apply_tactic(s.root, "intro x").outcome.value == "rejected" and s.stats.lean_calls == 2
-    s.process.run_command("example : True := trivial")
-    assert s.stats.lean_calls == 3
+    with pytest.raises(RawAccessRefused):  # commands and proof starts do not pass the gate at all
+        s.process.run_command("example : True := trivial")
+    with pytest.raises(RawAccessRefused):
+        s.process.start_proof(AND)
+    assert s.stats.lean_calls == 2
+    s.apply(s.root, "constructor")
     with pytest.raises(BudgetExhausted):
         s.process.apply_tactics(s.root, ["constructor", "exact hp"])
-    with pytest.raises(BudgetExhausted):
-        s.process.start_proof(AND)
     with pytest.raises(BudgetExhausted):  # a prover's check is a Lean call too: whole candidates are not free
         s.verify("constructor\n· exact hp\n· exact hq")
     assert s.stats.lean_calls == 3
