@@ -154,6 +154,10 @@ def _is_literal(text: str, strict: bool = False) -> bool:
         if i >= len(tokens):
             return -1
         if tokens[i] == "atom":
+            if not strict and texts[i].startswith(".") and i + 1 < len(tokens) and tokens[i + 1] in ("[", "atom"):
+                # `.pos [2]`: a constructor of the option's own type (its namespace only) applied to a literal;
+                # as trusted as a bare name, so not in a dataset's text (strict), where the header could define it
+                return unit(i + 1)
             return i + 1
         if tokens[i] == "-":  # a negative number
             return unit(i + 1)

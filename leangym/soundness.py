@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from leangym.backends.types import LeanProcess, ServerError
 from leangym.lexer import ID_FIRST_ALWAYS, ID_REST_ALWAYS, banned_word, scan
 from leangym.named_args import named_argument_refusal
-from leangym.theorem import COMMAND_KEYWORDS, HASH_WORD, NOT_NAME_AFTER, NOT_NAME_BEFORE, Theorem, open_in
+from leangym.theorem import COMMAND_KEYWORDS, HASH_WORD, LEMMA_SEARCH, NOT_NAME_AFTER, NOT_NAME_BEFORE, Theorem, open_in
 
 # Escape hatches, plus meta-programming that could forge messages or add declarations.
 DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofReduceBool", "ofReduceNat",
@@ -40,11 +40,6 @@ DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofRed
                   # a proof has no use for IO or for meta code that adds declarations: a term that an
                   # elaborator evaluates (a `(config := ...)`) could otherwise run it
                   "IO", "BaseIO", "EIO", "evalExpr", "addDecl")
-# Tactics that search the whole environment for a lemma (decision in docs/soundness.md: banned, and
-# harmless anyway: the final check runs on a process nothing earlier touched, so a name an earlier
-# check or episode declared is unknown there). Their `?` forms print a proof to paste instead.
-LEMMA_SEARCH = ("exact?", "apply?", "rw?", "rw??", "rw_search", "library_search", "hint", "observe",
-                "observe?", "have?", "propose", "says", "unfold?", "suggest_premises", "exact?%")
 DEFAULT_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 # Lean commands (theorem.COMMAND_KEYWORDS, the second layer): none may appear in a tactic, anywhere;
 # Lean needs no line break between commands (`exact h axiom x : False` ends a proof and declares an axiom).

@@ -211,6 +211,69 @@ def _code_attribute(code: str) -> str | None:
     return None
 
 
+# --------------------------------------------------------------------------- the header allow-list
+# What a header may hold, command by command (a command starts at a command word, :data:`COMMAND_KEYWORDS`):
+# scoping, a few options, and declarations whose bodies pass the checks above (no sorry, no code-running word,
+# literal configurations, no lemma search, balanced brackets). Never `variable`/`include`/`omit` (a hypothesis
+# such as `(h : False)` or `[Fact False]` would join the statement), `axiom`, notations, macros, elaborators,
+# `local`/`scoped` declarations, `unsafe`/`partial` code, or any command not listed here.
+HEADER_COMMANDS = frozenset("open namespace section end universe set_option attribute def theorem lemma abbrev instance "
+                            "example structure class inductive".split())
+HEADER_MODIFIERS = frozenset("private protected noncomputable".split())
+# options a header may set: resource limits and how goals print (the final check reads no printed goal)
+HEADER_OPTIONS = re.compile(r"(?:maxHeartbeats|maxRecDepth|synthInstance\.maxHeartbeats|synthInstance\.maxSize|"
+                            r"autoImplicit|relaxedAutoImplicit|pp\.[\w.]+|linter\.[\w.]+)")
+# Tactics that search the whole environment for a lemma (docs/soundness.md: banned in proofs and headers, and
+# harmless anyway: a final check runs on a process nothing earlier touched, so what an earlier check or episode
+# declared is not there to find). Run them in your own Lean, then write the lemma's name.
+LEMMA_SEARCH = ("exact?", "apply?", "rw?", "rw??", "rw_search", "library_search", "hint", "observe",
+                "observe?", "have?", "propose", "says", "unfold?", "suggest_premises", "exact?%")
+_HEAD_WORD = re.compile("(?:" + "|".join(sorted(COMMAND_KEYWORDS, key=len, reverse=True)) + ")" + NOT_NAME_AFTER
+                        + r"|@\[|" + HASH_WORD)
+
+
+def header_refusal(text: str) -> str | None:
+    """Why a header (its preamble) is refused by the allow-list, naming the line and what to do; else None."""
+    code = scan(text, strings=True)[0]
+    heads = [m for m in _HEAD_WORD.finditer(code) if starts_token(code, m.start())]
+    for k, m in enumerate(heads):
+        word = m.group(0)
+        line = code.count("\n", 0, m.start()) + 1
+        shown = text.splitlines()[line - 1].strip()[:80]
+        where = f"the header's line {line} ({shown!r})"
+        if word in HEADER_MODIFIERS or word == "@[":
+            continue  # a modifier: the command word after it is checked
+        if word not in HEADER_COMMANDS:
+            advice = {"variable": "state hypotheses in the theorem itself: a variable joins every statement after it",
+                      "include": "state hypotheses in the theorem itself", "omit": "state hypotheses in the theorem itself",
+                      "axiom": "a header may not assume anything: prove it as a lemma"}.get(
+                word, "a header may hold imports, open, namespace/section/end, universe, set_option of a resource "
+                      "limit, and def/theorem/lemma/abbrev/instance/structure/class/inductive declarations")
+            return f"{where} holds '{word}', which a header may not hold; {advice}"
+        if word == "set_option":
+            option = re.match(r"set_option\s+([\w.]+)", code[m.start():])
+            if option is None or not HEADER_OPTIONS.fullmatch(option.group(1)):
+                return (f"{where} sets an option a header may not set; allowed: maxHeartbeats, maxRecDepth, "
+                        "synthInstance.maxHeartbeats/maxSize, autoImplicit, relaxedAutoImplicit, pp.*, linter.*")
+        end = heads[k + 1].start() if k + 1 < len(heads) else len(code)
+        body = code[m.end():end]
+        if word := banned_word(LEMMA_SEARCH, body):
+            return f"{where} uses '{word}', which searches the environment for a lemma; write the lemma's name"
+        if _unbalanced(body) and not body.rstrip().endswith(" in"):
+            return f"{where}: its brackets do not balance as Lean reads them; close each bracket inside its declaration"
+    return None
+
+
+def _unbalanced(code: str) -> bool:
+    pairs, stack = {")": "(", "]": "[", "}": "{", "⟩": "⟨"}, []
+    for c in re.sub("«[^»]*»", "", code):
+        if c in "([{⟨":
+            stack.append(c)
+        elif c in pairs and (not stack or stack.pop() != pairs[c]):
+            return True
+    return bool(stack)
+
+
 def _spell(component: str) -> str:
     """One name component as Lean prints it: plain when it is an identifier, else ``«...»``."""
     if re.fullmatch(_PLAIN, component) and component not in _KEYWORDS:
@@ -245,6 +308,11 @@ def _parse(stmt: str) -> tuple[_Head, re.Match[str]]:
     decl = DECLARATION.search(code)
     if decl is None:
         raise TheoremError(f"expected a 'theorem NAME ... := by sorry' statement, got {stmt[:120]!r}")
+    if code[:decl.start()].strip():
+        # `variable (h : False)` before the theorem would join its statement: only `open ... in` / `set_option
+        # ... in` prefixes, attributes and modifiers may stand before it (the DECLARATION pattern's prefix)
+        raise TheoremError(f"the statement holds {code[:decl.start()].strip()[:60]!r} before its theorem; a statement "
+                           f"holds one theorem: put other commands in `header` (an allow-list): {stmt[:120]!r}")
     tail = _TAIL.search(code)
     if tail is None:
         raise TheoremError(f"statement must end with ':= by sorry' (or ':= by', ':= sorry'): {stmt[-80:]!r}")
@@ -347,6 +415,8 @@ class Theorem:
                                "extensions ...) run it on the server; allowed: " + ", ".join(sorted(HEADER_ATTRIBUTES)))
         if why := named_argument_refusal(text, strict=True):
             raise TheoremError(f"the header holds {why.removeprefix('leangym soundness policy: ')}")
+        if why := header_refusal(text):
+            raise TheoremError(why)
 
     def check_name(self, suffix: str) -> str:
         """The name to declare this theorem under for a check of its own: ``decl_name`` with

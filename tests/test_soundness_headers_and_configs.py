@@ -61,7 +61,7 @@ def test_a_header_cannot_switch_checks_off_or_redefine_how_they_read(header):
     "simp (config := ((System.FilePath.pathExists \"/etc/passwd\").run' ()).elim {} fun b => {})",
     "simp (config := (Lean.Core.CoreM.toIO (pure ()) {fileName := \"\"} {env := e}).run' ())",
     "simp («config» := (f ()).run' ())", "decide (kernel := (g ()))", "simp (config := { zeta := f () })",
-    "rw (occs := .pos [2]) [h]", "simp (config := (cfg) ())", "simp (x := g () + 1)", "try simp (config := f ())",
+    "simp (config := (cfg) ())", "rw (occs := .pos (f ())) [h]", "rw (occs := .pos [f ()]) [h]", "simp (x := g () + 1)", "try simp (config := f ())",
     "all_goals nlinarith (discharger := fun _ => g ())", "apply (config := mk ()) foo", "exact (f a) (x := g ())",
     "exact Nat.rec (motive := fun _ => True) (by simp (config := f ())) h",  # a configuration inside a term argument
 ])
