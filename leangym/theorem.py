@@ -415,7 +415,9 @@ class Theorem:
                                "extensions ...) run it on the server; allowed: " + ", ".join(sorted(HEADER_ATTRIBUTES)))
         if why := named_argument_refusal(text, strict=True):
             raise TheoremError(f"the header holds {why.removeprefix('leangym soundness policy: ')}")
-        if why := header_refusal(text):
+        lines, code = self.header.splitlines(keepends=True), strip_comments(self.header).splitlines(keepends=True)
+        as_written = "".join("\n" if seen.lstrip().startswith("import ") else line for line, seen in zip(lines, code))
+        if why := header_refusal(as_written):  # (the preamble with its import lines blank: line numbers as written)
             raise TheoremError(why)
 
     def check_name(self, suffix: str) -> str:
