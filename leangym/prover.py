@@ -97,9 +97,7 @@ class PolicyProver:
             tactic = act(walk.observation(), dict(info))
             if not tactic:
                 return None
-            result = session.apply(walk.current, tactic)
-            if result.ok:
-                walk.advance(result.tactic, result.states)  # as sent (normalised): the text the proof must hold
+            result = session.step_walk(walk, tactic)
             info.update(last_tactic=tactic, last_outcome=result.outcome.value, last_error=result.error)
         return walk.tree()
 

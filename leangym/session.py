@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from leangym.backends.types import CommandResult, LeanProcess, Outcome, ProofState, TacticResult
-from leangym.proof import ProofTree, script_of
+from leangym.proof import LinearWalk, ProofTree, script_of
 from leangym.soundness import SoundnessPolicy, Verification, normalise_tactic, verify
 from leangym.theorem import Theorem
 
@@ -228,6 +228,14 @@ class ProofSession:
         for r in results:
             self.stats.record(r)
         return results  # type: ignore[return-value]
+
+    def step_walk(self, walk: LinearWalk, tactic: str) -> TacticResult:
+        """Apply ``tactic`` to the first open branch of ``walk`` (a linear proof, as Lean runs a ``by``
+        block) and advance it if the tactic ran: the env's ``step`` and linear provers use this."""
+        result = self.apply(walk.current, tactic)
+        if result.ok:
+            walk.advance(result.tactic, result.states)  # as sent (normalised): the text the proof must hold
+        return result
 
     # ------------------------------------------------------------------ the check
     def verify(self, proof: ProofTree | str | Sequence[str]) -> Verification:

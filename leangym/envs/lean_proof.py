@@ -387,7 +387,7 @@ class LeanProofEnv(gym.Env[str, str]):
         reward, terminated, truncated, extra = self._reward_step, False, False, {"tactic": tactic}
         walk = self._walk
         try:
-            result = self._session.apply(walk.current, tactic)  # env -> session -> Lean process
+            result = self._session.step_walk(walk, tactic)  # env -> session -> Lean process
         except BudgetExhausted as e:
             outcome, truncated, extra["error"] = "budget", True, str(e)
         else:
@@ -401,7 +401,6 @@ class LeanProofEnv(gym.Env[str, str]):
                 truncated, extra["error"] = True, f"server failure: {result.error}"
             else:
                 outcome = "progress"
-                walk.advance(result.tactic, result.states)
                 self._set_open(walk)
                 if walk.done:
                     outcome, terminated, truncated, bonus = self._finish(extra)

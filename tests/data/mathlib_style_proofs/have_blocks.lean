@@ -108,3 +108,11 @@ have h1 : 0 < a * b := mul_pos ha hb
 have h2 : 0 < a + b := add_pos ha hb
 rw [div_add_div _ _ (ne_of_gt ha) (ne_of_gt hb), le_div_iff (mul_pos ha hb)]
 nlinarith [sq_nonneg (a - b)]
+-- ===== next =====
+-- We use the "instance" of `Fact (1 < 2)` here; the local "open" namespace is not needed.
+have h : (1 : ℕ) < 2 := by norm_num
+exact h
+-- ===== next =====
+/- Proof sketch: "open" the square, then the local bound gives it.
+   See the `example` in the docs for the "instance" argument. -/
+nlinarith [sq_nonneg (x - y)]
