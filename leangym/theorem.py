@@ -219,7 +219,7 @@ def _code_attribute(code: str) -> str | None:
 # `local`/`scoped` declarations, `unsafe`/`partial` code, or any command not listed here.
 HEADER_COMMANDS = frozenset("open namespace section end universe set_option attribute def theorem lemma abbrev instance "
                             "example structure class inductive".split())
-HEADER_MODIFIERS = frozenset("private protected noncomputable".split())
+HEADER_MODIFIERS = frozenset("private protected noncomputable local scoped".split())  # (`local instance`, `open scoped`)
 # options a header may set: resource limits and how goals print (the final check reads no printed goal)
 HEADER_OPTIONS = re.compile(r"(?:maxHeartbeats|maxRecDepth|synthInstance\.maxHeartbeats|synthInstance\.maxSize|"
                             r"autoImplicit|relaxedAutoImplicit|pp\.[\w.]+|linter\.[\w.]+)")
@@ -235,7 +235,9 @@ _HEAD_WORD = re.compile("(?:" + "|".join(sorted(COMMAND_KEYWORDS, key=len, rever
 def header_refusal(text: str) -> str | None:
     """Why a header (its preamble) is refused by the allow-list, naming the line and what to do; else None."""
     code = scan(text, strings=True)[0]
-    heads = [m for m in _HEAD_WORD.finditer(code) if starts_token(code, m.start())]
+    in_attribute = _attribute_spans(code)
+    heads = [m for m in _HEAD_WORD.finditer(code) if starts_token(code, m.start())
+             and not (m.group(0) in ("local", "scoped", "instance") and in_attribute(m.start()))]
     for k, m in enumerate(heads):
         word = m.group(0)
         line = code.count("\n", 0, m.start()) + 1
@@ -262,6 +264,20 @@ def header_refusal(text: str) -> str | None:
         if _unbalanced(body) and not body.rstrip().endswith(" in"):
             return f"{where}: its brackets do not balance as Lean reads them; close each bracket inside its declaration"
     return None
+
+
+def _attribute_spans(code: str):
+    """A test: is position i directly inside an attribute list (``@[...]``, ``attribute [...]``), where
+    ``local``, ``scoped`` and ``instance`` are attribute syntax (``attribute [local instance] f``)?"""
+    inside, stack = set(), []
+    for i, c in enumerate(code):
+        if c in "([{⟨":
+            stack.append(c == "[" and (code[i - 1:i] == "@" or re.search(r"(?:^|\s)attribute\s*$", code[:i]) is not None))
+        elif c in ")]}⟩" and stack:
+            stack.pop()
+        elif stack and stack[-1]:
+            inside.add(i)
+    return lambda i: i in inside
 
 
 def _unbalanced(code: str) -> bool:
@@ -308,9 +324,12 @@ def _parse(stmt: str) -> tuple[_Head, re.Match[str]]:
     decl = DECLARATION.search(code)
     if decl is None:
         raise TheoremError(f"expected a 'theorem NAME ... := by sorry' statement, got {stmt[:120]!r}")
-    if code[:decl.start()].strip():
-        # `variable (h : False)` before the theorem would join its statement: only `open ... in` / `set_option
-        # ... in` prefixes, attributes and modifiers may stand before it (the DECLARATION pattern's prefix)
+    before = code[:decl.start()]
+    if before.strip() and (header_refusal(stmt[:decl.start()]) or any(
+            m.group(0) not in ("open", "set_option", "universe", "scoped") for m in _HEAD_WORD.finditer(before)
+            if starts_token(before, m.start()))):
+        # `variable (h : False)` before the theorem would join its statement: only `open`, `set_option` (of the
+        # header's short list) and `universe` lines may stand before it, besides its own prefixes
         raise TheoremError(f"the statement holds {code[:decl.start()].strip()[:60]!r} before its theorem; a statement "
                            f"holds one theorem: put other commands in `header` (an allow-list): {stmt[:120]!r}")
     tail = _TAIL.search(code)

@@ -455,13 +455,13 @@ def test_a_session_s_own_check_of_a_header_declaring_theorem(sim_server, factori
 
 @pytest.mark.parametrize("header, declares", [
     ("import Mathlib\nopen BigOperators Real Nat Topology Rat\nset_option maxHeartbeats 400000\n", False),
-    ("-- a note\n/- theorem x : True -/\nnamespace Foo\nend Foo\nnoncomputable section\nvariable (n : ℕ)\n", False),
+    ("-- a note\n/- theorem x : True -/\nnamespace Foo\nend Foo\nnoncomputable section\n", False),
     ("theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n", True),
     # a declaration after a scoping prefix or a doc comment on its line, and declarations of other kinds
     ("open Nat in theorem helper : True := trivial\n", True),
     ("set_option maxRecDepth 100 in\ntheorem helper : True := trivial\n", True),
     ("/-- doc -/ theorem helper : True := trivial\n", True),
-    ("local instance : Inhabited ℕ := ⟨0⟩\n", True), ("universe u\n", True), ("notation \"x\" => 1\n", True),
+    ("local instance : Inhabited ℕ := ⟨0⟩\n", True), ("universe u\n", True), ("abbrev two : ℕ := 2\n", True),
 ])
 def test_which_headers_declare_something(header, declares):
     # a header that declares something cannot run twice on one process (the env's and the benchmark's

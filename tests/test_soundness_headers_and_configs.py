@@ -32,8 +32,9 @@ def test_a_lease_that_ran_another_theorems_header_is_not_kept():
 
 @pytest.mark.parametrize("header", ["open Nat def helper : Nat := 5",
                                     "namespace Foo theorem helper (p : Prop) (hp : p) : p := hp",
-                                    "set_option maxHeartbeats 400000 axiom cheat : False", "end Foo axiom x : False",
-                                    "variable (x : Nat) theorem foo : x = x := rfl", "open Nat @[simp] def x := 1"])
+                                    "set_option maxHeartbeats 400000 theorem cheat : True := trivial",
+                                    "end Foo def x : Nat := 1", "universe u theorem foo : True := trivial",
+                                    "open Nat @[simp] def x := 1"])
 def test_a_declaration_on_a_scoping_commands_line_declares(header):
     """Lean needs no line break between commands: such a header declares (a second run on the same
     process is "already declared": every check after the first failed, in the env and the benchmark)."""
@@ -124,7 +125,7 @@ def test_headers_that_differ_only_in_comments_share_a_lease():
 
 @pytest.mark.parametrize("header", ["open Nat in\ntheorem helper : True := trivial\n",
                                     "local instance : Inhabited ℕ := ⟨0⟩\ntheorem helper : True := trivial\n",
-                                    "local notation \"x\" => 1\ntheorem helper : True := trivial\n",
+                                    "attribute [local simp] Nat.add_comm\ntheorem helper : True := trivial\n",
                                     "attribute [simp] Nat.add_comm\ntheorem helper : True := trivial\n"])
 def test_no_bare_retry_for_a_header_whose_effects_are_scoped(header):
     """A REPL may not carry scoped effects (a local instance, a notation, `open X in` on the next line)
