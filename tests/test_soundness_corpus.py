@@ -58,3 +58,16 @@ def test_every_command_word_names_its_source_and_the_list_is_the_table():
 def test_each_listed_command_word_is_refused_after_a_proof(word):
     why = SoundnessPolicy().check_script(f"exact hp\n{word} x")
     assert why is not None and ("starts a Lean command" in why or "not allowed in a proof" in why), why
+
+
+@pytest.mark.parametrize("script", [
+    'nlinarith [sq_nonneg (a - b), sq_nonneg (a + b)] -- "AM-GM", for example',
+    '-- the "instance" here is local; we "open" the box\nsimp',
+    "have h3 : #s ≤ 4 := by omega\nomega",
+    "exact Finset.sum_le_sum (f := fun i => (i : ℝ)) h",
+    "exact Nat.rec (motive := fun _ => True) trivial (fun _ _ => trivial) n",
+    "set_option maxHeartbeats 2000000 in nlinarith [sq_nonneg (x - y), sq_nonneg (x + y)]",
+])
+def test_the_false_refusals_the_review_found_pass_now(script):
+    """Issue 24, class 5: correct tactics an independent review saw refused."""
+    assert SoundnessPolicy().check_script(script) is None
