@@ -145,7 +145,7 @@ def test_lemma_search_is_banned_and_harmless_through_isolation():
 # ---------------------------------------------------------------------------- headers (dataset rows)
 @pytest.mark.parametrize("header, word", [
     ("variable (h : False)\ninclude h", "variable"), ("variable [Fact False]", "variable"),
-    ("omit h", "omit"), ("axiom cheat : False", "axiom"), ("local notation \"x\" => 1", "local"),
+    ("omit h", "omit"), ("axiom cheat : False", "axiom"), ("local notation \"x\" => 1", "notation"),
     ("opaque c : ℕ", "opaque"), ("set_premise_selector (fun _ _ => pure #[])", "set_premise_selector"),
     ("open Nat\nunsafe def f : ℕ := 1", "unsafe"), ("open Nat\n\nnotation \"y\" => 2", "notation"),
 ])
