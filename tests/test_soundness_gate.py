@@ -225,3 +225,13 @@ def test_the_trainer_s_verify_passes_the_gate_and_is_isolated():
         assert not ok and error
     assert search._verify("exact hp") == (True, None)
     assert session.verify("exact hp").isolated
+
+
+def test_the_trainer_s_verdict_needs_a_process_no_other_session_touched():
+    from agents.alphaproof.search import SearchConfig, _Search
+
+    process = LocalProcess()
+    ProofSession(process, ONE)  # an earlier session on the same process
+    search = _Search(ProofSession(process, ONE, budget=Budget(max_lean_calls=10)), SearchConfig(num_simulations=1), None)
+    ok, error = search._verify("exact hp")
+    assert not ok and "other sessions" in error
