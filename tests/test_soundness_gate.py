@@ -235,3 +235,15 @@ def test_the_trainer_s_verdict_needs_a_process_no_other_session_touched():
     search = _Search(ProofSession(process, ONE, budget=Budget(max_lean_calls=10)), SearchConfig(num_simulations=1), None)
     ok, error = search._verify("exact hp")
     assert not ok and "other sessions" in error
+
+
+@pytest.mark.parametrize("row", [
+    {"name": "v", "header": "variable (h : False)\ninclude h", "formal_statement": "theorem v : (1 : ℕ) = 2 := by sorry"},
+    {"name": "f", "header": "variable [Fact False]", "formal_statement": "theorem f : (1 : ℕ) = 2 := by sorry"},
+    {"name": "s", "header": "", "formal_statement": "variable (h : False)\ntheorem s : (1 : ℕ) = 2 := by sorry"},
+])
+def test_the_env_and_a_session_refuse_a_malicious_row(row):
+    with pytest.raises(TheoremError):
+        LeanProofEnv(row, process_factory=LocalProcess)
+    with pytest.raises(TheoremError):
+        ProofSession(LocalProcess(), Theorem.from_row(row))
