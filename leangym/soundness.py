@@ -233,13 +233,16 @@ class Verification:
     axioms: tuple[str, ...] = ()
     error: str | None = None
     server_failure: bool = False  # the check could not run: not a verdict on the proof
-    # the check ran on a process that nothing but this proof's own session touched (see ProofSession.verify);
-    # rewards and "proved" verdicts rest only on such checks (the env and the harness check on fresh leases)
+    # the check ran on a process that nothing but this proof's own session touched: ProofSession.verify says
+    # so from the process's record; a caller of verify() chooses the process (the env, the harness and
+    # recheck pass fresh leases). Rewards and "proved" verdicts rest only on such checks.
     isolated: bool = True
 
 
 def verify(process: LeanProcess, theorem: Theorem, script: str, policy: SoundnessPolicy) -> Verification:
-    """Check ``script`` as the whole proof of ``theorem`` in one command (the only way to a reward)."""
+    """Check ``script`` as the whole proof of ``theorem`` in one command (the only way to a reward): the
+    policy first, then the proof inside the bracket it cannot close, under a fresh random name, with
+    ``#print axioms`` after it. Give it a process nothing earlier touched for a verdict a reward rests on."""
     if type(script) is not str:
         if not isinstance(script, str):
             raise TypeError(f"a proof script is a str, not {type(script).__name__}")
