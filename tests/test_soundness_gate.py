@@ -247,3 +247,24 @@ def test_the_env_and_a_session_refuse_a_malicious_row(row):
         LeanProofEnv(row, process_factory=LocalProcess)
     with pytest.raises(TheoremError):
         ProofSession(LocalProcess(), Theorem.from_row(row))
+
+
+NO_LISTS = SoundnessPolicy(banned=(), lemma_search=(), reject_commands=False)  # the structure alone
+
+
+@pytest.mark.parametrize("script", [
+    "exact hp\naxiom cheat : False", "exact hp\ntheorem x : False := sorry", "exact hp\nfuture_command x",
+    "exact hp\n#print axioms t", "exact hp\nend\naxiom cheat : False",
+])
+def test_with_every_word_list_off_a_command_in_the_bracket_is_still_an_error(script):
+    """Structure, not lists: inside the check's bracket a command (listed or not) is a parse error."""
+    thm = Theorem("theorem t (p : Prop) (hp : p) : p := by sorry")
+    assert NO_LISTS.check_script(script) is None  # the lists are off: it reaches Lean
+    assert not verify(LocalProcess(), thm, script, NO_LISTS).ok
+
+
+@pytest.mark.parametrize("script", ["exact hp)\naxiom cheat : False\nexample : True := (trivial",
+                                    "exact hp\n)\n(", "(exact hp", "exact hp]", "exact ⟨hp, hq)"])
+def test_with_every_word_list_off_a_proof_still_cannot_close_the_bracket(script):
+    why = NO_LISTS.check_script(script)
+    assert why is not None and "bracket" in why, why
