@@ -60,7 +60,9 @@ COMMAND_KEYWORDS = (
     "run_cmd run_elab run_meta variables reset_grind_attrs% "
     # missing before issue 24 (an independent review): set_premise_selector evaluates its argument
     "set_premise_selector set_library_suggestions lrat_proof reprove init_grind_norm assert_no_sorry "
-    "name_poly_vars deprecate prelude module"
+    "name_poly_vars deprecate prelude module "
+    # from a Lean v4.25 reserved-token dump and mathlib4-help's command list (tests/data/command_words.tsv)
+    "assert_exists norm_cast_add_elim register_parser_alias declare_bitwise_int_theorems docs_to_verso"
 ).split()
 NOT_NAME_BEFORE, NOT_NAME_AFTER = r"(?<![\w.'«])", r"(?![\w.'?!»])"  # a whole token, not part of a name
 def _token_search(pattern: re.Pattern[str], code: str, pos: int = 0, endpos: int | None = None):
