@@ -39,7 +39,9 @@ DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofRed
                   "unsafeBaseIO", "unsafeIO", "unsafeEIO", "unsafeCast",
                   # a proof has no use for IO or for meta code that adds declarations: a term that an
                   # elaborator evaluates (a `(config := ...)`) could otherwise run it
-                  "IO", "BaseIO", "EIO", "evalExpr", "addDecl")
+                  "IO", "BaseIO", "EIO", "evalExpr", "addDecl",
+                  # reads a file of the server at elaboration (Lean core's `include_str "path"`)
+                  "include_str")
 DEFAULT_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 # Lean commands (theorem.COMMAND_KEYWORDS, the second layer): none may appear in a tactic, anywhere;
 # Lean needs no line break between commands (`exact h axiom x : False` ends a proof and declares an axiom).

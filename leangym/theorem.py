@@ -163,7 +163,7 @@ def _find_sorry(code: str) -> str | None:
 CODE_RUNNING_WORDS = ("native_decide", "+native", "ofReduceBool", "run_tac", "run_cmd", "run_elab", "run_meta",
                       "by_elab", "command_elab", "eval%", "unsafeBaseIO", "unsafeIO", "unsafeEIO", "unsafeCast",
                       "IO", "BaseIO", "EIO", "evalExpr", "addDecl", "implemented_by", "extern", "plausible",
-                      "slim_check", "polyrith")
+                      "slim_check", "polyrith", "include_str")
 # The attributes a header may give (`@[simp] lemma`, `attribute [local instance] foo`). An allow-list: many
 # attributes register code that Lean then compiles and runs (`@[delab]`, `@[app_unexpander]`, any
 # `@[..._parser]`, Mathlib's `@[norm_num ...]` and `@[positivity ...]` extensions).
