@@ -123,8 +123,9 @@ class LeanProofEnv(gym.Env[str, str]):
             proof state and checked proof until it is returned, so a kept lease would grow
             without bound over a long run. A proof start declares its statement (under a name of
             its own) and header on the process (LeanTree's processes keep what they ran), so a
-            theorem whose header declares something gets a fresh lease at every reset, and its
-            final check runs on another clean one (Lean refuses to declare the header twice).
+            theorem whose header declares something gets a fresh lease at every reset. Every final
+            check runs on a fresh lease of its own (isolation: see the module docstring), which then
+            serves the next episodes.
         reset_attempts: how often ``reset`` tries to start the proof when the server fails
             (HTTP 5xx, a dropped connection, a dead process), each time on a new lease, before
             it raises. A server nobody answers at, no free process, and a statement Lean
