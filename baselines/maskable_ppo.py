@@ -123,7 +123,7 @@ class MaskablePPOProver:
             action, _ = self.model.predict(self.codec.encode(goals), action_masks=allowed(menu, rejected),
                                            deterministic=deterministic)
             a = int(action)
-            rejected = set() if walk.step(session, self.menu.tactic(menu, a)).ok else rejected | {a}
+            rejected = set() if session.step_walk(walk, self.menu.tactic(menu, a)).ok else rejected | {a}
         return walk.tree()
 
 

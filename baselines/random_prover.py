@@ -92,7 +92,7 @@ class RandomProver:
         while not walk.done and steps < self.max_steps and tries < self.max_walk_tries and tried[0] < cap:
             tried[0] += 1
             tries += 1
-            steps += walk.step(session, self.sample(walk.current)).ok
+            steps += session.step_walk(walk, self.sample(walk.current)).ok
         return walk.tree()
 
     def _tree(self, session: ProofSession, state: ProofState, depth: int, tried: list[int],

@@ -16,6 +16,13 @@ servers started as subprocesses (``python -m leangym.sim.server``):
    Printed next to it, measured in alternating blocks: the same requests sent
    by plain ``http.client`` threads, the floor of any threaded Python client
    against this server on this machine.
+3. The cost of isolation (issue 24): a proved episode's final check runs on a
+   fresh lease (the episode's process goes back, rolled back by the server, and
+   a new one is leased). Time per proved episode through the env, divided by the
+   same calls with the check on the episode's own lease (a ProofSession and
+   ``soundness.verify`` on one kept lease), in alternating blocks. With real
+   LeanTree add the server's rollback of the returned process (its
+   ``/process/{pid}/return``), which the simulator does at once.
 """
 from __future__ import annotations
 
@@ -75,7 +82,7 @@ class Server:
 
 
 def bench_step_overhead(n: int) -> dict[str, float]:
-    """Median seconds per call: env.step, the HTTP lease's apply_tactic, keep-alive raw, bare requests.post."""
+    """Median seconds per call: env.step, the gated env.process.apply_tactic, keep-alive raw, bare requests.post."""
     with Server("--max-processes", "2") as srv:
         env = gym.make("LeanProof-v0", theorem=THEOREM, server=srv.url, max_episode_steps=10**9)
         env.reset(seed=0)
@@ -174,6 +181,47 @@ def bench_vector(num_envs: int, latency_ms: float, steps: int) -> dict[str, floa
             "ideal": num_envs / (latency_ms / 1000.0), "cpu": cpu / done}
 
 
+PROOF = "constructor\n· exact ⟨hp, hq⟩\n· exact hpq hp"
+
+
+def bench_isolation(episodes: int) -> dict[str, float]:
+    """Median seconds per proved episode: the env (check on a fresh lease) vs the check on the kept lease."""
+    from leangym.backends.leantree import LeanTreeClient
+    from leangym.session import ProofSession
+    from leangym.soundness import SoundnessPolicy, verify
+    from leangym.theorem import Theorem
+
+    with Server("--max-processes", "2") as srv:
+        env = gym.make("LeanProof-v0", theorem=THEOREM, server=srv.url, max_episode_steps=10**9)
+        client = LeanTreeClient(srv.url)
+        kept, theorem, policy = client.lease(), Theorem(THEOREM), SoundnessPolicy()
+
+        def fresh() -> None:  # the env: reset, one step that closes the goals, the check on a fresh lease
+            env.reset(seed=0)
+            _, reward, *_ = env.step(PROOF)
+            assert reward == 1.0
+
+        def same() -> None:  # the same calls with the check on the episode's own (kept) lease
+            s = ProofSession(kept, theorem)
+            assert s.apply(s.root, PROOF).ok and verify(kept, theorem, PROOF, policy).ok
+
+        for _ in range(10):
+            fresh()
+            same()
+        times: dict[str, list[float]] = {"fresh": [], "same": []}
+        block = 10
+        for _ in tqdm(range(max(1, episodes // block)), desc="isolation", unit="block", leave=False):
+            for name, fn in (("fresh", fresh), ("same", same)):
+                for _ in range(block):
+                    t0 = time.perf_counter()
+                    fn()
+                    times[name].append(time.perf_counter() - t0)
+        kept.close()
+        env.close()
+        client.close()
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     from leangym.cli import ArgumentParser
 
@@ -182,14 +230,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--num-envs", type=int, default=16)
     ap.add_argument("--latency-ms", type=float, default=50.0)
     ap.add_argument("--vec-steps", type=int, default=100, help="vector steps for (2)")
+    ap.add_argument("--isolation-episodes", type=int, default=300, help="proved episodes each for (3)")
+    ap.add_argument("--only-isolation", action="store_true", help="run (3) alone")
     args = ap.parse_args(argv)
+    if args.only_isolation:
+        return _print_isolation(args.isolation_episodes)
 
     t = bench_step_overhead(args.steps)
     ratio1 = t["env"] / t["raw"]
     print(f"(1) env.step {t['env'] * 1e3:.3f} ms / the same request through requests.Session.post (keep-alive) "
           f"{t['raw'] * 1e3:.3f} ms = {ratio1:.3f}  (goal <= 1.10: {'OK' if ratio1 <= 1.10 else 'MISSED'}; below 1: "
           "leangym's own HTTP transport is faster than requests')")
-    print(f"    HTTP lease apply_tactic alone {t['lease'] * 1e3:.3f} ms ({t['lease'] / t['raw']:.3f} x raw); "
+    print(f"    env.process.apply_tactic (the gate, no env.step) {t['lease'] * 1e3:.3f} ms ({t['lease'] / t['raw']:.3f} x raw); "
           f"bare requests.post (new connection per call) {t['bare'] * 1e3:.3f} ms")
 
     v = bench_vector(args.num_envs, args.latency_ms, args.vec_steps)
@@ -199,6 +251,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"    floor: plain http.client threads, same requests and server: {v['floor']:.1f} steps/s = "
           f"{floor:.3f} of ideal; the vector env gets {v['env'] / v['floor']:.3f} of it")
     print(f"    client CPU per vector step {v['cpu'] * 1e3:.1f} ms ({v['cpu'] / args.num_envs * 1e3:.2f} ms per env step)")
+    _print_isolation(args.isolation_episodes)
+    return 0
+
+
+def _print_isolation(episodes: int) -> int:
+    i = bench_isolation(episodes)
+    print(f"(3) isolation: a proved episode with its final check on a fresh lease {i['fresh'] * 1e3:.2f} ms / the same "
+          f"calls with the check on the kept lease {i['same'] * 1e3:.2f} ms = {i['fresh'] / i['same']:.2f}x "
+          f"(+{(i['fresh'] - i['same']) * 1e3:.2f} ms per proved episode: one /return and one /process/get; "
+          "real LeanTree adds its rollback of the returned process)")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"    ({os.cpu_count()} CPUs, load average {load:.1f}, python {sys.version.split()[0]})")
     return 0

@@ -1,9 +1,23 @@
-"""What a ``(NAME := VALUE)`` may hold in text that reaches Lean: a literal.
+"""What a ``(NAME := VALUE)`` may hold in text that reaches Lean, by where it stands.
 
-A tactic's configuration (``simp (config := {...})``, ``decide (kernel := true)``) is compiled and
-run on the server when Lean elaborates it, wherever it stands: in a proof, in a lemma of a header,
-in a ``by`` block of a statement. So proofs (:mod:`leangym.soundness`), statements and headers
-(:mod:`leangym.theorem`) are read by the same rule.
+"Runs code" means: Lean compiles VALUE and evaluates it (``evalExpr``) on the server. That happens to
+a tactic's configuration item, ``simp (config := {...})``, ``decide (kernel := true)``,
+``nlinarith (discharger := ...)``: Lean's ``optConfig`` elaborates each item and evaluates it, and a
+value of an ``IO``-like type (or a function field of the configuration, such as a discharger) runs
+whatever it holds. It never happens to a *named argument of a term*, ``Finset.sum_le_sum (f := fun i
+=> (i : ℝ)) h``: that VALUE is elaborated and type-checked like any argument, and the kernel checks the
+result; nothing is compiled or evaluated. (Code inside VALUE that an elaborator itself runs, ``by``
+blocks' configurations, ``eval%``, ``run_tac``, is found where it stands by the same checks.)
+
+So the rule reads the token before the ``(``. A *term position* is one Lean can only read as an
+application's argument: after a dotted or ``@`` name (``Nat.rec``, ``h.trans``, ``@foo``: no tactic
+keyword holds a dot), after a name right after ``exact``/``refine``/``refine'``/``apply``/``:=``
+(``exact le_of_lt (h := ...)``), or after an earlier term-position group (``f (a := x) (b := y)``).
+There VALUE may be any term (a lambda, an application of names). Anywhere else, a bare word that may be
+a tactic keyword above all, it is a *configuration position* and VALUE must be a literal: a numeral, a
+name, a hole, those combined by arithmetic, or ``{ field := literal, ... }``; nothing applied to
+anything (an ``IO`` action runs only when applied to the world token). Doubt counts as configuration.
+Proofs (:mod:`leangym.soundness`), statements and headers (:mod:`leangym.theorem`) are read by this rule.
 """
 from __future__ import annotations
 
@@ -39,6 +53,7 @@ def named_argument_refusal(script: str, *, strict: bool = False) -> str | None:
     them is one (Lean allows comments there too: ``(config/- -/:= e)``, so a comment between them
     is refused outright); a ``:=`` after anything else (``(by have h := e; ...)``) is not.
     """
+    code, term_groups = strip_comments(script), set()
     for m in re.finditer(":=", script):
         opened = script.rfind("(", 0, m.start())
         if opened < 0:
@@ -54,12 +69,44 @@ def named_argument_refusal(script: str, *, strict: bool = False) -> str | None:
         if not _NAME_ONLY.fullmatch(head):
             continue
         value = _bracketed(script, m.end())
+        if value is not None and _term_position(code, opened, term_groups):
+            term_groups.add(opened)  # (a group after it is a term argument too)
+            continue
         if value is None or not _is_literal(value, strict):
             shown = (value if value is not None else script[m.end():])[:60].strip()
             return (f"leangym soundness policy: '({head.strip()} := {shown})': a named argument or tactic "
                     "configuration must be a literal (a numeral, a name, or { field := literal, ... }): Lean "
-                    "compiles and runs configuration terms on the server")
+                    "compiles and runs configuration terms on the server (a named argument of a function may be "
+                    "any term after its dotted or @ name, or after exact/refine/apply NAME)")
     return None
+
+
+_NAME_AT_END = re.compile(r"(@?)(?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*$")
+_TERM_TAKERS = re.compile(r"(?:^|[^\w'!?.])(?:exact|refine|refine'|apply)$|:=$")
+
+
+def _term_position(code: str, opened: int, term_groups: set[int]) -> bool:
+    """Whether the ``(`` at ``opened`` (in ``code``, comments blanked) can only be an application's named
+    argument (see the module docstring); False where in doubt."""
+    before = code[:opened].rstrip()
+    if before.endswith(")"):
+        depth, i = 0, len(before) - 1
+        while i >= 0:
+            depth += {")": 1, "(": -1}.get(before[i], 0)
+            if depth == 0:
+                return i in term_groups
+            i -= 1
+        return False
+    m = _NAME_AT_END.search(before)
+    if m is None or not m.group(0):
+        return False
+    name, start = m.group(0), m.start()
+    if m.group(1) or "." in _ESCAPES.sub("", name) or before[start - 1:start] == ".":
+        return True  # `@foo`, `Nat.rec`, `h.trans`, `.inl`: a term
+    return bool(_TERM_TAKERS.search(before[:start].rstrip()))
+
+
+_ESCAPES = re.compile("«[^»]*»")
 
 
 def _bracketed(code: str, start: int) -> str | None:
@@ -107,6 +154,10 @@ def _is_literal(text: str, strict: bool = False) -> bool:
         if i >= len(tokens):
             return -1
         if tokens[i] == "atom":
+            if not strict and texts[i].startswith(".") and i + 1 < len(tokens) and tokens[i + 1] in ("[", "atom"):
+                # `.pos [2]`: a constructor of the option's own type (its namespace only) applied to a literal;
+                # as trusted as a bare name, so not in a dataset's text (strict), where the header could define it
+                return unit(i + 1)
             return i + 1
         if tokens[i] == "-":  # a negative number
             return unit(i + 1)

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
-    from leangym.backends.types import ProofState, TacticResult
-    from leangym.session import ProofSession
+    from leangym.backends.types import ProofState
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,8 @@ class LinearWalk:
     """A proof built one tactic at a time on the first open branch, as Lean runs a ``by`` block.
 
     The open branches are kept in Lean's goal order; a tactic applied to the
-    first one replaces it with its child branches, in order. The branches form
+    first one (by the caller, through its session: this module sends nothing) replaces it with its
+    child branches, in order (:meth:`advance`). The branches form
     a :class:`ProofTree`, so the finished proof is assembled with correct
     ``·`` focusing on servers that split goals into several branches.
     """
@@ -101,13 +101,6 @@ class LinearWalk:
         from leangym.backends.types import goals_to_text
 
         return goals_to_text([g for s in self.states for g in s.goals])
-
-    def step(self, session: "ProofSession", tactic: str) -> "TacticResult":
-        """Apply ``tactic`` to the first open branch through ``session``; advance if it ran."""
-        result = session.apply(self.current, tactic)
-        if result.ok:
-            self.advance(result.tactic, result.states)  # as sent (normalised): the text the proof must hold
-        return result
 
     def advance(self, tactic: str, children: Sequence["ProofState"]) -> None:
         """``tactic`` succeeded on the first open branch and left ``children`` open."""

@@ -97,7 +97,7 @@ class PolicyProver:
             tactic = act(walk.observation(), dict(info))
             if not tactic:
                 return None
-            result = walk.step(session, tactic)
+            result = session.step_walk(walk, tactic)
             info.update(last_tactic=tactic, last_outcome=result.outcome.value, last_error=result.error)
         return walk.tree()
 

@@ -4,20 +4,20 @@ States are immutable, so a search may apply any tactic to any state it has
 seen, in any order, and several tactics to one state in one call
 (:meth:`ProofSession.apply_many`). This
 is what MCTS and best-first search are built on; the Gymnasium env is a thin
-linear walk over the same object.
+linear walk over the same object (env -> session -> Lean process, one way).
 
 Every tactic passes the :class:`~leangym.soundness.SoundnessPolicy` before it
 is sent; a banned one is an ordinary ``REJECTED`` result that costs no Lean
 call. :func:`leangym.soundness.verify` is the only way to call a proof correct (a prover calls it as
-:meth:`ProofSession.verify`, charged to its budget; the env's reward and the benchmark, uncharged).
+:meth:`ProofSession.verify`, charged to its budget; the env's reward and the benchmark, uncharged,
+on fresh leases).
 
-``session.process`` is the leased process behind a meter (:class:`MeteredProcess`):
-a prover that applies tactics through it goes through the same policy, budget and
-statistics as one that calls :meth:`ProofSession.apply_many`, so a fixed-budget
-comparison cannot be side-stepped. Its ``run_command`` costs a call but is not
-filtered: what a command declares on the process is the prover's business, which
-is why the benchmark harness runs the final check on a clean process, and the env
-does too after such a command (:mod:`leangym.envs.counted`).
+``session.process`` is the leased process behind the gate (:class:`MeteredProcess`): tactics go
+through the same policy, budget and statistics as :meth:`ProofSession.apply_many`; commands and
+proof starts are refused (:class:`RawAccessRefused`). Unfiltered access is an explicit opt-in,
+``ProofSession(..., allow_raw=True)`` then :meth:`ProofSession.raw_process`, and its use makes the
+session unverifiable (``verify`` says no) and marks the process (:func:`process_record`), so that
+whoever holds it (the env) gives it back rather than rewarding anything checked there.
 The session's ``theorem`` and ``policy`` are read-only and handed out as copies.
 """
 from __future__ import annotations
@@ -30,13 +30,45 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from leangym.backends.types import CommandResult, LeanProcess, Outcome, ProofState, TacticResult
-from leangym.proof import ProofTree, script_of
+from leangym.proof import LinearWalk, ProofTree, script_of
 from leangym.soundness import SoundnessPolicy, Verification, normalise_tactic, verify
 from leangym.theorem import Theorem
 
 
 class BudgetExhausted(RuntimeError):
     """The session's Lean-call or wall-time budget is spent."""
+
+
+class RawAccessRefused(PermissionError):
+    """A command or proof start through the gated ``session.process``/``env.process``, or
+    ``raw_process()`` on a session or env not built with ``allow_raw=True``."""
+
+
+@dataclass
+class ProcessRecord:
+    """What sessions did to one Lean process object (the change-tracking the env reads): how many
+    sessions started a proof on it, and whether anyone took unfiltered access to it."""
+
+    sessions: int = 0
+    raw: bool = False
+
+
+_RECORDS: "weakref.WeakKeyDictionary[Any, ProcessRecord]" = weakref.WeakKeyDictionary()
+
+
+def process_record(process: Any) -> ProcessRecord | None:
+    """The :class:`ProcessRecord` of ``process`` (None: no session has used it, or it takes no weak reference)."""
+    try:
+        return _RECORDS.get(process)
+    except TypeError:
+        return None
+
+
+def _record_for(process: Any) -> ProcessRecord | None:
+    try:
+        return _RECORDS.setdefault(process, ProcessRecord())
+    except TypeError:  # a process object that takes no weak reference: its history is unknown
+        return None
 
 
 @dataclass(frozen=True)
@@ -67,7 +99,11 @@ class Budget:
 
 
 class ProofSession:
-    """Start proving ``theorem`` on ``process``; raises LeanError / ServerError if it cannot start."""
+    """Start proving ``theorem`` on ``process``; raises LeanError / ServerError if it cannot start.
+
+    ``allow_raw``: :meth:`raw_process` may hand out the unfiltered process (an opt-in for trusted
+    code; using it makes the session unverifiable). The benchmark harness never sets it.
+    """
 
     def __init__(
         self,
@@ -77,6 +113,7 @@ class ProofSession:
         policy: SoundnessPolicy | None = None,
         timeout_ms: int = 1000,
         budget: Budget | None = None,
+        allow_raw: bool = False,
     ) -> None:
         self._lean = process  # the session's own calls; others go through the meter
         self.process = MeteredProcess(process, self)
@@ -90,7 +127,13 @@ class ProofSession:
         self._budget = budget or Budget()
         self._stats = SessionStats()
         self._started_at = time.monotonic()
-        self._sent_commands = False  # whether session.process sent a command or a proof start (see _check)
+        self._allow_raw, self._raw_used = bool(allow_raw), False
+        record = self._record = _record_for(process)
+        # isolated: nothing but this session has started a proof on this process object (its own checks
+        # then see nothing an earlier episode, check or agent put there; see verify)
+        self._first_on_process = record is not None and record.sessions == 0 and not record.raw
+        if record is not None:
+            record.sessions += 1
         # under a name of its own (Theorem.start_source): a second start of `t` on a process that kept
         # the first (LeanTree's keep what they ran) would be "already declared"
         self.root: ProofState = process.start_proof(self._theorem.start_source())
@@ -186,31 +229,62 @@ class ProofSession:
             self.stats.record(r)
         return results  # type: ignore[return-value]
 
+    def step_walk(self, walk: LinearWalk, tactic: str) -> TacticResult:
+        """Apply ``tactic`` to the first open branch of ``walk`` (a linear proof, as Lean runs a ``by``
+        block) and advance it if the tactic ran: the env's ``step`` and linear provers use this."""
+        result = self.apply(walk.current, tactic)
+        if result.ok:
+            walk.advance(result.tactic, result.states)  # as sent (normalised): the text the proof must hold
+        return result
+
     # ------------------------------------------------------------------ the check
     def verify(self, proof: ProofTree | str | Sequence[str]) -> Verification:
         """Re-check a complete proof (a tree, a script, or a linear list of tactics) as one command.
 
         Costs one Lean call of the budget (:class:`BudgetExhausted` when none is left), as any
-        Lean call does: else a prover could try whole candidate proofs for free.
+        Lean call does: else a prover could try whole candidate proofs for free. The verdict's
+        ``isolated`` says whether this process served no other session and no raw access: only then
+        does the check see nothing an earlier episode, check or command put there (a trainer that
+        opens each session on a fresh process, as agents.alphaproof does, gets isolated verdicts).
         """
         self._charge(1)
-        return self._check(proof)
+        if self._raw_used or (self._record is not None and self._record.raw):
+            return Verification(False, "", error="leangym: raw_process() was used on this process (unfiltered Lean "
+                                "access): its checks are no verdict; check the proof on a fresh process",
+                                isolated=False)
+        return dataclasses.replace(self._check(proof), isolated=self._first_on_process)
+
+    def raw_process(self) -> LeanProcess:
+        """The unfiltered Lean process: an explicit opt-in (``ProofSession(..., allow_raw=True)``) for
+        trusted code (debugging, your own experiments). Nothing it sends passes the policy or the budget,
+        so once it is taken this session's ``verify`` says no, and the process is marked
+        (:func:`process_record`): the env gives it back instead of rewarding anything on it."""
+        if not self._allow_raw:
+            raise RawAccessRefused("raw_process() needs ProofSession(..., allow_raw=True) (or LeanProofEnv(..., "
+                                   "allow_raw_process=True)); its use makes the attempt unrewardable")
+        self._raw_used = True
+        if self._record is not None:
+            self._record.raw = True
+        return self._lean
+
+    @property
+    def raw_used(self) -> bool:
+        """Whether :meth:`raw_process` was called (the session can no longer be verified)."""
+        return self._raw_used
 
     def _check(self, proof: ProofTree | str | Sequence[str]) -> Verification:
         """The check on the session's own process, for :meth:`verify` (which charges it)."""
         script = script_of(proof)
         result = verify(self._lean, self._theorem, script, self._policy)
         again = self._theorem.repeatable_preamble
-        if (not result.ok and self._theorem.header_declares and not self._sent_commands and again is not None
+        if (not result.ok and self._theorem.header_declares and again is not None
                 and "has already been declared" in (result.error or "")):
             # This process kept what the proof start declared (LeanTree's processes keep what they ran),
             # so the header is here already: check without declaring it again (the proof's own lines
-            # cannot declare anything: commands are refused), its `open`/`set_option` lines run again
-            # (a REPL may or may not carry them from command to command). Not for a header with
-            # namespaces, sections or variables (see Theorem.repeatable_preamble), nor after commands
-            # sent through session.process, which could have declared names the header's would then
-            # resolve to. A verdict for the session's holder (a prover's verify, a search's `verified`):
-            # the env's reward and the benchmark check on clean processes, with the header.
+            # cannot declare anything: it sits in a bracket it cannot close), its `open`/`set_option` lines
+            # run again (a REPL may or may not carry them from command to command). Not for a header with
+            # namespaces, sections or variables (see Theorem.repeatable_preamble). (No command reached this
+            # process but proof starts: the gate refuses them, and raw access ends verification above.)
             bare = dataclasses.replace(self._theorem, header=again)
             result = dataclasses.replace(verify(self._lean, bare, script, self._policy),
                                          source=self._theorem.source_with_proof(script))
@@ -218,13 +292,14 @@ class ProofSession:
 
 
 class MeteredProcess:
-    """``session.process``: the session's Lean process, every call charged to the session.
+    """``session.process`` (and ``env.process``): the session's Lean process behind the gate.
 
     Tactics go through :meth:`ProofSession.apply_many` (soundness policy, budget, statistics,
-    the session's tactic time limit whatever ``timeout_ms`` the caller passes); ``start_proof``
-    and ``run_command`` cost one Lean call each. Of the
+    the session's tactic time limit whatever ``timeout_ms`` the caller passes). ``start_proof`` and
+    ``run_command`` raise :class:`RawAccessRefused`: a command is not a tactic, and what it declares
+    or runs stays on the server (see :meth:`ProofSession.raw_process` for the opt-in). Of the
     process itself only ``process_id``, ``in_process``, ``identity()`` and ``close()`` show through:
-    nothing that could reach Lean uncharged (the lease's HTTP client, the simulator behind it).
+    nothing that could reach Lean unfiltered (the lease's HTTP client, the simulator behind it).
     """
 
     _SHOWN = frozenset({"process_id", "in_process", "identity", "close"})
@@ -256,20 +331,20 @@ class MeteredProcess:
         return self._session.apply_many(state, tactics)
 
     def start_proof(self, theorem_with_sorry: str) -> ProofState:
-        self._session._charge(1)
-        self._session._sent_commands = True
-        return self._process.start_proof(theorem_with_sorry)
+        raise RawAccessRefused("session.process / env.process sends tactics only: a proof start runs its text as "
+                               "commands. Start another ProofSession for another theorem (or see raw_process())")
 
     def run_command(self, source: str) -> CommandResult:
-        self._session._charge(1)
-        self._session._sent_commands = True
-        return self._process.run_command(source)
+        raise RawAccessRefused("session.process / env.process sends tactics only: a command can run code and declare "
+                               "what later checks would see. Check a proof with session.verify(); for unfiltered "
+                               "access see ProofSession(..., allow_raw=True).raw_process() (the attempt is then "
+                               "unrewardable)")
 
     def __getattr__(self, name: str) -> Any:  # process_id, in_process, identity, close
         process = self.__dict__.get("_process")  # absent while a copy is being built (copy, pickle)
         if process is None or name not in self._SHOWN:
             raise AttributeError(f"session.process has no {name!r}: it shows process_id, in_process, identity() and "
-                                 "close() of the process, and every Lean call goes through the session's budget")
+                                 "close() of the process, and every Lean call goes through the session's gate")
         return getattr(process, name)
 
     def __repr__(self) -> str:

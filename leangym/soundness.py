@@ -1,37 +1,21 @@
-"""The sound proof check: what a proof must pass before any reward.
+"""The sound proof check: what a proof must pass before any reward (docs/soundness.md says it all).
 
-Two gates. Before a tactic is sent, :meth:`SoundnessPolicy.check_tactic`
-rejects escape hatches (``sorry``, ``admit``, ``native_decide``, the
-``exact?`` family, meta code such as ``run_tac`` or ``by_elab``), tactics that
-compile and run a term the proof wrote (``trace e``, ``decide (native := true)``:
-code execution on the Lean server), and anything that would leave tactic mode
-(a command keyword such as ``theorem``/``axiom``/``#exit``/``end`` anywhere
-outside comments, read as Lean's tokenizer splits text: Lean needs no line
-break between commands, and ``hp#eval`` or ``0axiom`` are two tokens). Lean's scoped
-tactic forms ``open Foo in tac`` and ``set_option OPTION N in tac`` pass, the
-latter for a few resource limits only (``set_option debug.skipKernelTC true in``
-would switch the kernel off). After
-the goals are closed, :func:`verify` assembles the whole proof, checks it as
-one command together with ``#print axioms``, and accepts it only with no
-error, no ``sorry`` and no axiom outside the allowed set (its ``#print axioms`` answer is
-read whole, as Lean writes it). Every rule is a
-field of the policy; none is silent.
+Structure first. The final check (:func:`verify`) places the proof inside a tactic block's brackets,
+``:= by (`` PROOF ``)`` (:meth:`Theorem.source_with_proof`), and :meth:`SoundnessPolicy.check_script`
+refuses a proof whose brackets do not balance as Lean's tokenizer reads them (comments and literals
+read as :func:`leangym.lexer.scan` reads them; where it cannot be sure, the proof is refused). So the
+proof cannot close that bracket: any command word in it, known or not yet written, is a parse error
+inside a tactic block, and a check with an error is never a pass. The word lists (banned tactics,
+command words: :data:`leangym.theorem.COMMAND_KEYWORDS`, sources in ``tests/data/command_words.tsv``)
+are a second layer that stops such text before it reaches Lean at all (after a parse error Lean's
+command loop reads on from the error: what follows would run, though the check fails).
 
-Three red-team rounds shaped the command check (see the end of ``tests/test_soundness.py``):
-where Lean's tokenizer and a regex could disagree, the doubt counts as a command. The list of
-command words cannot be complete for every Mathlib version (``#`` commands are caught whatever
-their name); a command word it lacks, glued after a finished proof, would still reach Lean.
-
-The check declares the theorem under a name of its own: its name plus a random
-suffix (``t`` is checked as ``t_leangym_3fa9…``; a proof start, ``ProofSession``, does
-the same). A process may keep what earlier commands declared (the protocol does
-not say it forgets them, and LeanTree's processes do keep it), and a
-proof must not cite an earlier check of its own theorem, or of another one:
-those names are unguessable. The same statement can be checked again on the
-same process without Lean answering "already declared", and so can a theorem
-that the environment already has (one extracted from Mathlib). The name keeps
-its namespace (``Nat.foo``: ``Nat.foo_leangym_…``), so the proof sees the
-namespace-relative names it would see under the original name.
+Every path to Lean passes the same policy: ``step``, ``ProofSession.apply``/``apply_many``, the
+gated ``session.process``/``env.process``, :func:`verify` (``session.verify``, the env's reward,
+the benchmark's final check and ``recheck``, the trainer's verdicts). :func:`verify` then checks
+the whole proof as one command with ``#print axioms`` under a fresh random name, and accepts it only
+with no error, no ``sorry`` and no axiom outside the allowed set (its answer read whole, as Lean
+writes it). Every rule is a field of the policy; none is silent.
 """
 from __future__ import annotations
 
@@ -42,10 +26,10 @@ from dataclasses import dataclass
 from leangym.backends.types import LeanProcess, ServerError
 from leangym.lexer import ID_FIRST_ALWAYS, ID_REST_ALWAYS, banned_word, scan
 from leangym.named_args import named_argument_refusal
-from leangym.theorem import COMMAND_KEYWORDS, NOT_NAME_AFTER, NOT_NAME_BEFORE, Theorem, open_in
+from leangym.theorem import COMMAND_KEYWORDS, HASH_WORD, LEMMA_SEARCH, NOT_NAME_AFTER, NOT_NAME_BEFORE, Theorem, open_in
 
 # Escape hatches, plus meta-programming that could forge messages or add declarations.
-DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofReduceBool", "apply?", "exact?",
+DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofReduceBool", "ofReduceNat",
                   "sorryAx", "stop", "run_tac", "run_cmd", "run_elab", "run_meta", "by_elab", "command_elab",
                   # tactics that compile and run a term the proof wrote (code execution on the server):
                   # Mathlib's `trace e`, `eval% e`, and the counterexample searches
@@ -55,34 +39,29 @@ DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofRed
                   "unsafeBaseIO", "unsafeIO", "unsafeEIO", "unsafeCast",
                   # a proof has no use for IO or for meta code that adds declarations: a term that an
                   # elaborator evaluates (a `(config := ...)`) could otherwise run it
-                  "IO", "BaseIO", "EIO", "evalExpr", "addDecl")
+                  "IO", "BaseIO", "EIO", "evalExpr", "addDecl",
+                  # reads a file of the server at elaboration (Lean core's `include_str "path"`)
+                  "include_str")
 DEFAULT_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
-# Lean commands (theorem.COMMAND_KEYWORDS): none may appear in a tactic, anywhere; Lean needs no line
-# break between commands (`exact h axiom x : False` ends the proof and declares an axiom).
+# Lean commands (theorem.COMMAND_KEYWORDS, the second layer): none may appear in a tactic, anywhere;
+# Lean needs no line break between commands (`exact h axiom x : False` ends a proof and declares an axiom).
 # Found anywhere a keyword is not certainly part of a name (see _command_word).
 _KEYWORD = re.compile("|".join(sorted(COMMAND_KEYWORDS, key=len, reverse=True)))
 _ID_FIRST_CHAR, _ID_REST_CHAR = re.compile(f"[{ID_FIRST_ALWAYS}]"), re.compile(f"[{ID_REST_ALWAYS}]")
-_HASH_COMMAND = re.compile(r"#\s*[A-Za-z]\w*|@\[")  # anywhere: no name holds '#' (`hp#eval` is two tokens)
+# `#` + a word of two letters or more, anywhere (no name holds '#': `hp#eval` is two tokens); `#s` with one
+# letter is Mathlib's card notation (`#s ≤ 4`), and no command's name has one letter. `@[` starts attributes.
+_HASH_COMMAND = re.compile(HASH_WORD + r"|@\[")
 # Lean's scoped tactic forms `open Foo in tac` and `set_option OPTION N in tac` pass; the latter for
 # resource limits only, each with a ceiling (`maxHeartbeats 0` means no limit, and the final check
-# has no time limit in the protocol; `debug.skipKernelTC` would switch the kernel off).
-TACTIC_OPTIONS = {"maxRecDepth": 100_000, "maxHeartbeats": 1_000_000,
-                  "synthInstance.maxHeartbeats": 1_000_000, "synthInstance.maxSize": 10_000}
+# has no time limit in the protocol; `debug.skipKernelTC` would switch the kernel off). The ceilings
+# are what Mathlib-style proofs write (`set_option maxHeartbeats 400000 in`, up to 4000000).
+TACTIC_OPTIONS = {"maxRecDepth": 100_000, "maxHeartbeats": 4_000_000,
+                  "synthInstance.maxHeartbeats": 4_000_000, "synthInstance.maxSize": 10_000}
 _SCOPED_PREFIX = re.compile(
     NOT_NAME_BEFORE + r"(?:set_option\s+([\w.]+)\s+(\d+)\s+in|" + open_in(r"\s") + ")" + NOT_NAME_AFTER)
-# The comment scanner (leangym.lexer) reads literals and names token by token as Lean does, and says
-# where Lean could read them otherwise (a `'` that starts no char literal: Lean reports `!' -- x` past
-# the next character, and its error recovery may then read `- x` as code). A tactic has no use for
-# strings or «names» either: with any `"` or `«`, or a risk the scanner finds, nothing is blanked
-# (a rare tactic; every word then counts, comments included).
-_LITERAL_RISK = re.compile('["«]|/--|/-!')  # (a doc comment has no place in a proof: read as code)
-# Lean looks for a comment only between tokens, and reads the longest symbol it can: `<--x` is `<-`
-# then `-x`, `//-n` is `//` then `-n`. A comment opener glued to what precedes it may be no comment,
-# so with one, nothing is blanked either.
-_GLUED_COMMENT = re.compile(r"(?<=\S)(?:--|/-)")
-
-
 _ODD_LINE_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_OPENERS, _CLOSERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}, {")": "(", "]": "[", "}": "{", "⟩": "⟨"}
+_ESCAPED_NAME = re.compile("«[^»]*»")
 
 
 def normalise_tactic(tactic: str) -> str:
@@ -96,18 +75,37 @@ def normalise_tactic(tactic: str) -> str:
     return textwrap.dedent("\n".join(lines)).rstrip()
 
 
-def _code(tactic: str) -> str:
-    """``tactic`` with its comments blanked (``-- ...`` and nested ``/- ... -/``), so that prose like
-    "by the theorem of ..." is not taken for a command. Literals and names are read as Lean reads
-    them (:func:`leangym.lexer.scan`), but only where none could be misread: with a ``"``, a ``«``,
-    a risk the scanner reports (a ``'`` that starts no character literal, ...), or a comment opener
-    glued to the token before it, nothing is blanked and every word counts, comments included."""
-    if "--" not in tactic and "/-" not in tactic:  # no comment at all (most tactics): no scan
-        return tactic
-    if _LITERAL_RISK.search(tactic) or _GLUED_COMMENT.search(tactic):
-        return tactic
-    code, risk = scan(tactic)
-    return tactic if risk else code
+def read_as_lean(script: str) -> tuple[str | None, str | None]:
+    """``(code, None)``: ``script`` with comments and the insides of literals blanked, as Lean's tokenizer
+    reads them (:func:`leangym.lexer.scan`: a ``"`` inside a ``--`` comment is prose), or ``(None, why)``
+    where leangym cannot be sure how Lean reads it (then the script is refused, never guessed at)."""
+    if "/--" in script or "/-!" in script:
+        return None, "a doc comment (/-- or /-!), which has no place in a proof: write -- or /- -/"
+    code, risk = scan(script, strings=True)
+    return (None, risk) if risk else (code, None)
+
+
+def bracket_refusal(code: str) -> str | None:
+    """Why the brackets ``( [ { ⟨`` of ``code`` (from :func:`read_as_lean`) do not nest and balance, or None.
+    A proof that balances cannot close the bracket :func:`verify` puts around it (see the module doc)."""
+    stack: list[tuple[str, int]] = []
+    for i, c in enumerate(_ESCAPED_NAME.sub(lambda m: " " * len(m.group()), code)):
+        if c in _OPENERS:
+            stack.append((c, i))
+        elif c in _CLOSERS:
+            if not stack or stack[-1][0] != _CLOSERS[c]:
+                return (f"leangym soundness policy: the {c!r} at {_context(code, i)} closes no bracket the proof "
+                        "opened; a proof's brackets must balance (it is checked inside a bracket it may not close)")
+            stack.pop()
+    if stack:
+        c, i = stack[-1]
+        return (f"leangym soundness policy: the {c!r} at {_context(code, i)} is never closed; a proof's brackets "
+                "must balance")
+    return None
+
+
+def _context(text: str, i: int) -> str:
+    return repr(text[max(0, i - 15):i + 15])
 
 
 def _strip_scoped_prefixes(code: str) -> str:
@@ -155,12 +153,11 @@ class SoundnessPolicy:
 
     ``check_axioms=False`` trusts Lean's "declaration uses 'sorry'" warning alone, which Lean gives
     only for a ``sorry`` written in the checked declaration itself: a proof that cites a declaration
-    proved by ``sorry`` (a process keeps what earlier commands and proof starts declared, as
-    LeanTree's do) is then accepted. Only ``#print axioms`` sees through that: keep it on unless
-    every check runs on a process that has declared nothing else.
+    proved by ``sorry`` is then accepted. Only ``#print axioms`` sees through that: keep it on.
     """
 
     banned: tuple[str, ...] = DEFAULT_BANNED
+    lemma_search: tuple[str, ...] = LEMMA_SEARCH  # refused too (see LEMMA_SEARCH)
     reject_commands: bool = True
     literal_named_arguments: bool = True  # see leangym.named_args
     allowed_axioms: frozenset[str] = DEFAULT_AXIOMS
@@ -179,13 +176,28 @@ class SoundnessPolicy:
         return self.check_script(tactic)
 
     def check_script(self, script: str) -> str | None:
-        """The rules of :meth:`check_tactic` for a whole proof script (bullets and all), at any length."""
+        """The rules of :meth:`check_tactic` for a whole proof script (bullets and all), at any length.
+
+        In order: line breaks Lean reads as Python does; a reading of comments and literals leangym is
+        sure of (:func:`read_as_lean`); brackets that balance (the structural guarantee); no banned or
+        lemma-search word; named arguments that cannot run code (:mod:`leangym.named_args`); no command
+        word (the second layer).
+        """
         if m := _ODD_LINE_BREAK.search(script):
             # Python's splitlines() breaks there and Lean does not: the assembled proof would not be
             # the tactics that ran
             return f"leangym: a tactic may break lines only with '\\n' (found {m.group(0)!r})"
-        code = _code(script)
-        if self.banned and (word := banned_word(tuple(self.banned), code)):
+        code, risk = read_as_lean(script)
+        if code is None:
+            return (f"leangym soundness policy: leangym cannot be sure how Lean's tokenizer reads this proof "
+                    f"({risk}); write it without that")
+        if why := bracket_refusal(code):
+            return why
+        words = tuple(self.banned) + tuple(self.lemma_search)
+        if words and (word := banned_word(words, code)):
+            if word in self.lemma_search:
+                return (f"leangym soundness policy: '{word}' searches the environment for a lemma, which a proof may "
+                        "not do; run it in your own Lean to find the lemma, then write the lemma's name")
             return f"leangym soundness policy: '{word}' is not allowed in a proof"
         if self.literal_named_arguments and (why := named_argument_refusal(script)):
             return why
@@ -223,10 +235,16 @@ class Verification:
     axioms: tuple[str, ...] = ()
     error: str | None = None
     server_failure: bool = False  # the check could not run: not a verdict on the proof
+    # the check ran on a process that nothing but this proof's own session touched: ProofSession.verify says
+    # so from the process's record; a caller of verify() chooses the process (the env, the harness and
+    # recheck pass fresh leases). Rewards and "proved" verdicts rest only on such checks.
+    isolated: bool = True
 
 
 def verify(process: LeanProcess, theorem: Theorem, script: str, policy: SoundnessPolicy) -> Verification:
-    """Check ``script`` as the whole proof of ``theorem`` in one command (the only way to a reward)."""
+    """Check ``script`` as the whole proof of ``theorem`` in one command (the only way to a reward): the
+    policy first, then the proof inside the bracket it cannot close, under a fresh random name, with
+    ``#print axioms`` after it. Give it a process nothing earlier touched for a verdict a reward rests on."""
     if type(script) is not str:
         if not isinstance(script, str):
             raise TypeError(f"a proof script is a str, not {type(script).__name__}")

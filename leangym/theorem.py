@@ -35,7 +35,8 @@ _KEYWORDS = frozenset(
 
 # The words that begin a Lean command (and modifiers before one). They are keywords, so no
 # identifier is spelled like them: neither a tactic (leangym.soundness) nor the text of a
-# statement after its own head may hold one.
+# statement after its own head may hold one. A second layer (a proof is placed where no command
+# can parse: leangym.soundness); where each word is declared: tests/data/command_words.tsv.
 COMMAND_KEYWORDS = (
     "theorem lemma def axiom example instance abbrev structure class inductive opaque "
     "noncomputable private protected partial unsafe namespace section end open export "
@@ -56,7 +57,12 @@ COMMAND_KEYWORDS = (
     "declare_sint_simprocs mk_iff_of_inductive_prop count_heartbeats whatsnew guard_min_heartbeats "
     "assert_not_imported deprecated_module extend_docs unsuppress_compilation register_hint "
     "insert_to_additive_translation unlock_limits unset_option sudo erase_aesop_rules declare_aesop_exception "
-    "run_cmd run_elab run_meta variables reset_grind_attrs%"
+    "run_cmd run_elab run_meta variables reset_grind_attrs% "
+    # missing before issue 24 (an independent review): set_premise_selector evaluates its argument
+    "set_premise_selector set_library_suggestions lrat_proof reprove init_grind_norm assert_no_sorry "
+    "name_poly_vars deprecate prelude module "
+    # from a Lean v4.25 reserved-token dump and mathlib4-help's command list (tests/data/command_words.tsv)
+    "assert_exists norm_cast_add_elim register_parser_alias declare_bitwise_int_theorems docs_to_verso"
 ).split()
 NOT_NAME_BEFORE, NOT_NAME_AFTER = r"(?<![\w.'«])", r"(?![\w.'?!»])"  # a whole token, not part of a name
 def _token_search(pattern: re.Pattern[str], code: str, pos: int = 0, endpos: int | None = None):
@@ -101,13 +107,13 @@ def _unescaped(code: str) -> str:
 # Header commands that change how Lean reads later commands or run code: not in a header.
 # A #command: `#` and a word (`# Title` in a module doc's markdown is none; nor is Mathlib's `#s`, the card of a
 # set named by one letter: no command's name is one letter)
-_HASH_WORD = r"#(?![A-Za-z](?![\w'!?]))[A-Za-z]\w*"
+HASH_WORD = r"#(?![A-Za-z](?![\w'!?]))[A-Za-z]\w*"
 _HEADER_META = re.compile(r"(?:macro|macro_rules|elab|elab_rules|syntax|command_elab|term_elab|"
                           r"initialize|builtin_initialize|run_cmd|run_elab|run_meta|simproc|dsimproc|simproc_decl|"
                           r"dsimproc_decl|add_aesop_rules|erase_aesop_rules|declare_aesop_rule_sets)" + NOT_NAME_AFTER
-                          + r"|" + _HASH_WORD + r"|@\[[^\]]*\btactic\b")  # (`@[tactic x] def`)
+                          + r"|" + HASH_WORD + r"|@\[[^\]]*\btactic\b")  # (`@[tactic x] def`)
 # `#eval`, `#guard` ... run code; `#exit` ends the file: no #command in a statement or a header (`#[1, 2]` is fine)
-HASH_COMMAND = re.compile(_HASH_WORD)
+HASH_COMMAND = re.compile(HASH_WORD)
 
 
 def _doc_comment_danger(text: str) -> str | None:
@@ -157,7 +163,7 @@ def _find_sorry(code: str) -> str | None:
 CODE_RUNNING_WORDS = ("native_decide", "+native", "ofReduceBool", "run_tac", "run_cmd", "run_elab", "run_meta",
                       "by_elab", "command_elab", "eval%", "unsafeBaseIO", "unsafeIO", "unsafeEIO", "unsafeCast",
                       "IO", "BaseIO", "EIO", "evalExpr", "addDecl", "implemented_by", "extern", "plausible",
-                      "slim_check", "polyrith")
+                      "slim_check", "polyrith", "include_str")
 # The attributes a header may give (`@[simp] lemma`, `attribute [local instance] foo`). An allow-list: many
 # attributes register code that Lean then compiles and runs (`@[delab]`, `@[app_unexpander]`, any
 # `@[..._parser]`, Mathlib's `@[norm_num ...]` and `@[positivity ...]` extensions).
@@ -207,6 +213,85 @@ def _code_attribute(code: str) -> str | None:
     return None
 
 
+# --------------------------------------------------------------------------- the header allow-list
+# What a header may hold, command by command (a command starts at a command word, :data:`COMMAND_KEYWORDS`):
+# scoping, a few options, and declarations whose bodies pass the checks above (no sorry, no code-running word,
+# literal configurations, no lemma search, balanced brackets). Never `variable`/`include`/`omit` (a hypothesis
+# such as `(h : False)` or `[Fact False]` would join the statement), `axiom`, notations, macros, elaborators,
+# `local`/`scoped` declarations, `unsafe`/`partial` code, or any command not listed here.
+HEADER_COMMANDS = frozenset("open namespace section end universe set_option attribute def theorem lemma abbrev instance "
+                            "example structure class inductive".split())
+HEADER_MODIFIERS = frozenset("private protected noncomputable local scoped".split())  # (`local instance`, `open scoped`)
+# options a header may set: resource limits and how goals print (the final check reads no printed goal)
+HEADER_OPTIONS = re.compile(r"(?:maxHeartbeats|maxRecDepth|synthInstance\.maxHeartbeats|synthInstance\.maxSize|"
+                            r"autoImplicit|relaxedAutoImplicit|pp\.[\w.]+|linter\.[\w.]+)")
+# Tactics that search the whole environment for a lemma (docs/soundness.md: banned in proofs and headers, and
+# harmless anyway: a final check runs on a process nothing earlier touched, so what an earlier check or episode
+# declared is not there to find). Run them in your own Lean, then write the lemma's name.
+LEMMA_SEARCH = ("exact?", "apply?", "rw?", "rw??", "rw_search", "library_search", "hint", "observe",
+                "observe?", "have?", "propose", "says", "unfold?", "suggest_premises", "exact?%")
+_HEAD_WORD = re.compile("(?:" + "|".join(sorted(COMMAND_KEYWORDS, key=len, reverse=True)) + ")" + NOT_NAME_AFTER
+                        + r"|@\[|" + HASH_WORD)
+
+
+def header_refusal(text: str) -> str | None:
+    """Why a header (its preamble) is refused by the allow-list, naming the line and what to do; else None."""
+    code = scan(text, strings=True)[0]
+    in_attribute = _attribute_spans(code)
+    heads = [m for m in _HEAD_WORD.finditer(code) if starts_token(code, m.start())
+             and not (m.group(0) in ("local", "scoped", "instance") and in_attribute(m.start()))]
+    for k, m in enumerate(heads):
+        word = m.group(0)
+        line = code.count("\n", 0, m.start()) + 1
+        shown = text.splitlines()[line - 1].strip()[:80]
+        where = f"the header's line {line} ({shown!r})"
+        if word in HEADER_MODIFIERS or word == "@[":
+            continue  # a modifier: the command word after it is checked
+        if word not in HEADER_COMMANDS:
+            advice = {"variable": "state hypotheses in the theorem itself: a variable joins every statement after it",
+                      "include": "state hypotheses in the theorem itself", "omit": "state hypotheses in the theorem itself",
+                      "axiom": "a header may not assume anything: prove it as a lemma"}.get(
+                word, "a header may hold imports, open, namespace/section/end, universe, set_option of a resource "
+                      "limit, and def/theorem/lemma/abbrev/instance/structure/class/inductive declarations")
+            return f"{where} holds '{word}', which a header may not hold; {advice}"
+        if word == "set_option":
+            option = re.match(r"set_option\s+([\w.]+)", code[m.start():])
+            if option is None or not HEADER_OPTIONS.fullmatch(option.group(1)):
+                return (f"{where} sets an option a header may not set; allowed: maxHeartbeats, maxRecDepth, "
+                        "synthInstance.maxHeartbeats/maxSize, autoImplicit, relaxedAutoImplicit, pp.*, linter.*")
+        end = heads[k + 1].start() if k + 1 < len(heads) else len(code)
+        body = code[m.end():end]
+        if word := banned_word(LEMMA_SEARCH, body):
+            return f"{where} uses '{word}', which searches the environment for a lemma; write the lemma's name"
+        if _unbalanced(body) and not body.rstrip().endswith(" in"):
+            return f"{where}: its brackets do not balance as Lean reads them; close each bracket inside its declaration"
+    return None
+
+
+def _attribute_spans(code: str):
+    """A test: is position i directly inside an attribute list (``@[...]``, ``attribute [...]``), where
+    ``local``, ``scoped`` and ``instance`` are attribute syntax (``attribute [local instance] f``)?"""
+    inside, stack = set(), []
+    for i, c in enumerate(code):
+        if c in "([{⟨":
+            stack.append(c == "[" and (code[i - 1:i] == "@" or re.search(r"(?:^|\s)attribute\s*$", code[:i]) is not None))
+        elif c in ")]}⟩" and stack:
+            stack.pop()
+        elif stack and stack[-1]:
+            inside.add(i)
+    return lambda i: i in inside
+
+
+def _unbalanced(code: str) -> bool:
+    pairs, stack = {")": "(", "]": "[", "}": "{", "⟩": "⟨"}, []
+    for c in re.sub("«[^»]*»", "", code):
+        if c in "([{⟨":
+            stack.append(c)
+        elif c in pairs and (not stack or stack.pop() != pairs[c]):
+            return True
+    return bool(stack)
+
+
 def _spell(component: str) -> str:
     """One name component as Lean prints it: plain when it is an identifier, else ``«...»``."""
     if re.fullmatch(_PLAIN, component) and component not in _KEYWORDS:
@@ -241,6 +326,14 @@ def _parse(stmt: str) -> tuple[_Head, re.Match[str]]:
     decl = DECLARATION.search(code)
     if decl is None:
         raise TheoremError(f"expected a 'theorem NAME ... := by sorry' statement, got {stmt[:120]!r}")
+    before = code[:decl.start()]
+    if before.strip() and (header_refusal(stmt[:decl.start()]) or any(
+            m.group(0) not in ("open", "set_option", "universe", "scoped") for m in _HEAD_WORD.finditer(before)
+            if starts_token(before, m.start()))):
+        # `variable (h : False)` before the theorem would join its statement: only `open`, `set_option` (of the
+        # header's short list) and `universe` lines may stand before it, besides its own prefixes
+        raise TheoremError(f"the statement holds {code[:decl.start()].strip()[:60]!r} before its theorem; a statement "
+                           f"holds one theorem: put other commands in `header` (an allow-list): {stmt[:120]!r}")
     tail = _TAIL.search(code)
     if tail is None:
         raise TheoremError(f"statement must end with ':= by sorry' (or ':= by', ':= sorry'): {stmt[-80:]!r}")
@@ -343,6 +436,10 @@ class Theorem:
                                "extensions ...) run it on the server; allowed: " + ", ".join(sorted(HEADER_ATTRIBUTES)))
         if why := named_argument_refusal(text, strict=True):
             raise TheoremError(f"the header holds {why.removeprefix('leangym soundness policy: ')}")
+        lines, code = self.header.splitlines(keepends=True), strip_comments(self.header).splitlines(keepends=True)
+        as_written = "".join("\n" if seen.lstrip().startswith("import ") else line for line, seen in zip(lines, code))
+        if why := header_refusal(as_written):  # (the preamble with its import lines blank: line numbers as written)
+            raise TheoremError(why)
 
     def check_name(self, suffix: str) -> str:
         """The name to declare this theorem under for a check of its own: ``decl_name`` with
@@ -414,9 +511,12 @@ class Theorem:
         return self.formal_statement[: -len(" sorry")]
 
     def source_with_proof(self, script: str) -> str:
-        """Preamble + statement with ``script`` (a tactic block) in place of ``sorry``."""
-        body = "\n".join("  " + line if line.strip() else line for line in script.splitlines())
-        return f"{self.preamble}{self.statement_without_proof}\n{body}\n"
+        """Preamble + statement with ``script`` (a tactic block) in place of ``sorry``, inside the
+        brackets of Lean's tactic ``( tacs )``: a script whose brackets balance (the soundness policy
+        refuses any other) cannot close them, so no text of it can leave the tactic block
+        (:mod:`leangym.soundness`)."""
+        body = "\n".join("    " + line if line.strip() else line for line in script.splitlines())
+        return f"{self.preamble}{self.statement_without_proof}\n  (\n{body}\n  )\n"
 
     @property
     def source_with_sorry(self) -> str:

@@ -131,6 +131,8 @@ class FakeLean:
         goals = [parse_theorem(head + ":= by sorry")]
         for line in body.split("\n#print")[0].splitlines():
             tactic = line.strip().removeprefix("· ").strip()
+            if tactic in ("(", ")"):  # the brackets the final check puts around the proof
+                continue
             new = step(goals[0], tactic) if goals and tactic else None
             if new is None:
                 return CommandResult((ReplMessage("error", f"toy: {tactic!r} failed"),))

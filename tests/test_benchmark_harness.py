@@ -102,7 +102,7 @@ class TinyLean:
     def run_command(self, source: str) -> CommandResult:
         name = re.search(r"#print axioms (\S+)", source).group(1)
         body = source.split(":= by", 1)[1].split("#print", 1)[0]
-        lines = [line.strip() for line in body.splitlines() if line.strip()]
+        lines = [line.strip() for line in body.splitlines() if line.strip() not in ("", "(", ")")]  # (the brackets verify adds)
         if "sorry" in lines:
             return CommandResult((ReplMessage("warning", "declaration uses 'sorry'"),), 1)
         if lines and lines[-1] == "exact h" and set(lines) <= {"exact h", "skip"}:
@@ -377,8 +377,15 @@ def test_unsound_agent_never_counts_end_to_end(tmp_path: Path, agent_pkg: Path) 
 
 
 class CitesItsOwnLemma:
-    """Declares a lemma on the process it was handed, then cites it: no standalone proof."""
+    """Declares a lemma on the process it was handed (through the session's private attribute: Python
+    hides nothing), then cites it: no standalone proof."""
 
+    def prove(self, theorem, session, budget):
+        session._lean.run_command("theorem helper (P : Prop) (h : P) : P := by\n  exact h")
+        return "exact helper P h"
+
+
+class DeclaresThroughTheGate:
     def prove(self, theorem, session, budget):
         session.process.run_command("theorem helper (P : Prop) (h : P) : P := by\n  exact h")
         return "exact helper P h"
@@ -389,7 +396,10 @@ def test_the_check_runs_on_a_clean_process() -> None:
     from leangym.harness.run import run_attempt
 
     task = Task(Theorem("theorem t (P : Prop) (h : P) : P := by sorry"), 0)
-    # on the prover's own process the lemma it declared is there, and the proof goes through ...
+    # the gate refuses a command outright: the prover errs, nothing reaches Lean
+    r = run_attempt(DeclaresThroughTheGate(), LocalProcess(), task, Budget(5))
+    assert r.status == "error" and "RawAccessRefused" in r.error and r.lean_calls == 0
+    # on the prover's own process a lemma it declared behind the gate's back is there, and the proof goes through ...
     assert run_attempt(CitesItsOwnLemma(), LocalProcess(), task, Budget(5)).status == "proved"
     # ... but the harness checks on a process fresh from the pool
     out: list[AttemptResult] = []

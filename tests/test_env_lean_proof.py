@@ -95,7 +95,7 @@ def test_full_proof_is_rewarded_and_verified(sim_server):
     obs, reward, terminated, truncated, info = env.step("exact hq")
     assert (obs, reward, terminated, truncated) == ("no goals", 1.0, True, False)
     assert info["verified"] is True and info["outcome"] == "proved"
-    assert info["proof"] == "theorem t (p q : Prop) (hp : p) (hq : q) : q := by\n  exact hq\n"
+    assert info["proof"] == "theorem t (p q : Prop) (hp : p) (hq : q) : q := by\n  (\n    exact hq\n  )\n"
     assert info["proof_script"] == "exact hq"
     env.close()
 
@@ -359,19 +359,21 @@ def test_info_learns_the_server_generation_from_tactic_replies():
 def test_the_sessions_process_is_metered():
     """A prover that calls ``session.process`` directly pays like one that calls ``apply_many``:
     the budget, the soundness policy and the statistics cannot be side-stepped."""
-    from leangym.session import BudgetExhausted, ProofSession
+    from leangym.session import BudgetExhausted, ProofSession, RawAccessRefused
 
     s = ProofSession(LocalProcess(), AND, budget=Budget(max_lean_calls=3))
     results = s.process.apply_tactics(s.root, ["constructor", "sorry"])
     assert [r.outcome.value for r in results] == ["progress", "rejected"] and s.stats.lean_calls == 1
     assert s.stats.policy_rejected == 1
     assert s.process.apply_tactic(s.root, "intro x").outcome.value == "rejected" and s.stats.lean_calls == 2
-    s.process.run_command("example : True := trivial")
-    assert s.stats.lean_calls == 3
+    with pytest.raises(RawAccessRefused):  # commands and proof starts do not pass the gate at all
+        s.process.run_command("example : True := trivial")
+    with pytest.raises(RawAccessRefused):
+        s.process.start_proof(AND)
+    assert s.stats.lean_calls == 2
+    s.apply(s.root, "constructor")
     with pytest.raises(BudgetExhausted):
         s.process.apply_tactics(s.root, ["constructor", "exact hp"])
-    with pytest.raises(BudgetExhausted):
-        s.process.start_proof(AND)
     with pytest.raises(BudgetExhausted):  # a prover's check is a Lean call too: whole candidates are not free
         s.verify("constructor\n· exact hp\n· exact hq")
     assert s.stats.lean_calls == 3
@@ -453,13 +455,13 @@ def test_a_session_s_own_check_of_a_header_declaring_theorem(sim_server, factori
 
 @pytest.mark.parametrize("header, declares", [
     ("import Mathlib\nopen BigOperators Real Nat Topology Rat\nset_option maxHeartbeats 400000\n", False),
-    ("-- a note\n/- theorem x : True -/\nnamespace Foo\nend Foo\nnoncomputable section\nvariable (n : ℕ)\n", False),
+    ("-- a note\n/- theorem x : True -/\nnamespace Foo\nend Foo\nnoncomputable section\n", False),
     ("theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n", True),
     # a declaration after a scoping prefix or a doc comment on its line, and declarations of other kinds
     ("open Nat in theorem helper : True := trivial\n", True),
     ("set_option maxRecDepth 100 in\ntheorem helper : True := trivial\n", True),
     ("/-- doc -/ theorem helper : True := trivial\n", True),
-    ("local instance : Inhabited ℕ := ⟨0⟩\n", True), ("universe u\n", True), ("notation \"x\" => 1\n", True),
+    ("local instance : Inhabited ℕ := ⟨0⟩\n", True), ("universe u\n", True), ("abbrev two : ℕ := 2\n", True),
 ])
 def test_which_headers_declare_something(header, declares):
     # a header that declares something cannot run twice on one process (the env's and the benchmark's

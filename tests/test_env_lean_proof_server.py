@@ -207,7 +207,7 @@ def test_a_kept_lease_is_recycled_every_n_episodes():
     env = LeanProofEnv(ONE, process_factory=factory, episodes_per_lease=3)
     for _ in range(7):
         env.reset()
-        env.step("exact hq")
+        env.step("exact nothing")  # (a proof's final check would move to a fresh lease)
     assert len(made) == 3  # episodes 1-3, 4-6, 7
     env.close()
     with pytest.raises(ValueError, match="episodes_per_lease"):

@@ -47,3 +47,36 @@ def test_scan_never_blanks_what_lean_reads_as_code(seed):
         source = _random_source(rng)
         for strings in (False, True):
             assert not _hidden_code(source, strings), (source, strings)
+
+
+def _balanced(chars: list[str]) -> bool:
+    pairs, stack = {")": "(", "]": "[", "}": "{", "⟩": "⟨"}, []
+    for c in chars:
+        if c in "([{⟨":
+            stack.append(c)
+        elif c in pairs and (not stack or stack.pop() != pairs[c]):
+            return False
+    return not stack
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_script_the_policy_takes_for_balanced_is_balanced_to_lean(seed):
+    """Issue 24's structural guarantee rests on this: where the policy reads a proof's brackets as balanced,
+    Lean's tokenizer (the model) reads them so too, so the proof cannot close the check's bracket."""
+    import re
+
+    from leangym.soundness import bracket_refusal, read_as_lean
+
+    rng = random.Random(100 + seed)
+    frags = FRAGS + ["(", ")", "(", ")", "⟨", "⟩", "[", "]", "'('", "')'", '")"', "«)»", "-- )", "/- ( -/"]
+    taken = 0
+    for _ in range(3000):
+        source = "".join(rng.choice(frags) + rng.choice(["", " ", "\n"]) for _ in range(rng.randint(1, 10)))
+        code, _ = read_as_lean(source)
+        if code is None or bracket_refusal(code) is not None:
+            continue
+        taken += 1
+        result = model(source)
+        names = re.sub("«[^»]*»", lambda m: " " * len(m.group()), source)  # an escaped name is one token
+        assert _balanced([names[p] for p, kind in enumerate(result.mask) if kind == "x"]), source
+    assert taken > 100

@@ -10,7 +10,7 @@ import pytest
 from leangym.backends.types import (Outcome, ServerError, ServerTimeout, TacticResult, parse_command, parse_start,
                                     parse_tactic_reply)
 from leangym.envs.lean_proof import LeanProofEnv
-from leangym.session import Budget, BudgetExhausted, ProofSession
+from leangym.session import Budget, BudgetExhausted, ProofSession, RawAccessRefused
 from leangym.sim.local import LocalProcess
 from leangym.soundness import SoundnessPolicy, verify
 from leangym.theorem import Theorem
@@ -26,25 +26,28 @@ def test_a_spent_time_budget_stops_tactics_checks_and_commands():
     s = ProofSession(LocalProcess(), AND, budget=Budget(max_seconds=0.01))
     time.sleep(0.05)
     for call in (lambda: s.apply(s.root, "constructor"), lambda: s.verify("constructor\n· exact hp\n· exact hq"),
-                 lambda: s.process.run_command("example : True := trivial")):
+                 lambda: s.process.apply_tactic(s.root, "constructor")):
         with pytest.raises(BudgetExhausted, match="time budget"):
             call()
     assert s.stats.lean_calls == 0
 
 
-def test_a_proof_start_through_the_meter_costs_one_call_and_returns_the_state():
+def test_a_proof_start_or_command_through_the_gate_is_refused_and_costs_nothing():
     s = ProofSession(LocalProcess(), AND, budget=Budget(max_lean_calls=5))
-    state = s.process.start_proof(Theorem(AND).start_source())
-    assert state.goals[0].target == "p ∧ q" and s.stats.lean_calls == 1
+    with pytest.raises(RawAccessRefused, match="tactics only"):
+        s.process.start_proof(Theorem(AND).start_source())
+    with pytest.raises(RawAccessRefused, match="tactics only"):
+        s.process.run_command("example : True := trivial")
+    assert s.stats.lean_calls == 0
 
 
 def test_a_lemma_declared_through_the_meter_cannot_be_cited_by_the_sessions_own_check():
     """A proof start runs its whole source: after one, the process is not the session's any more, and its
     check must not retry without the header (the proof would cite what the prover declared)."""
-    s = ProofSession(LocalProcess(), HELPER)
-    s.process.start_proof("theorem mine (p : Prop) (hp : p) : p := hp\ntheorem x : True := by sorry")
+    s = ProofSession(LocalProcess(), HELPER, allow_raw=True)
+    s.raw_process().start_proof("theorem mine (p : Prop) (hp : p) : p := hp\ntheorem x : True := by sorry")
     v = s.verify("exact mine q hq")
-    assert not v.ok and "already been declared" in v.error
+    assert not v.ok and "raw_process() was used" in v.error and not v.isolated
     assert not verify(LocalProcess(), HELPER, "exact mine q hq", SoundnessPolicy()).ok
 
 
@@ -65,11 +68,11 @@ def test_a_server_failure_of_the_sessions_check_is_not_retried_as_a_second_comma
 def test_a_session_s_own_check_retries_without_the_header_only_on_an_untouched_process():
     thm = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
                   header="theorem helper (p : Prop) (hp : p) : p := by\n  exact hp\n")
-    s = ProofSession(LocalProcess(), thm)
+    s = ProofSession(LocalProcess(), thm, allow_raw=True)
     assert s.verify("exact helper q hq").ok
-    s.process.run_command("theorem other : True := trivial")  # a command could have declared what helper means
+    s.raw_process().run_command("theorem other : True := trivial")  # a command could have declared what helper means
     v = s.verify("exact helper q hq")
-    assert not v.ok and "already been declared" in v.error
+    assert not v.ok and "raw_process() was used" in v.error
 
 
 def test_a_session_s_own_check_reruns_only_the_headers_open_and_set_option_lines():
@@ -123,7 +126,7 @@ def test_one_server_failure_costs_one_new_lease_not_one_per_episode():
     assert env.step("boom")[4]["outcome"] == "server_failure"
     for i in range(4):
         env.reset(seed=i)
-        assert env.step("exact hp")[1] == 1.0
+        assert env.step("exact nothing")[4]["outcome"] == "rejected"  # (a proof's check takes a fresh lease)
     assert len(made) == 2
 
 
@@ -140,7 +143,7 @@ def test_a_hung_lease_is_not_used_again_by_the_next_reset(where):
     env.reset(seed=0)
     assert env.step("hang" if where == "step" else "exact hp")[4]["outcome"] == "server_failure"
     env.reset(seed=1)
-    assert len(made) == 2
+    assert len(made) == (2 if where == "step" else 3)  # (the final check ran on a fresh lease, which hung)
 
 
 def test_a_proof_on_the_last_allowed_step_is_terminated_not_truncated():
@@ -157,16 +160,16 @@ def test_info_holds_the_tactic_as_sent():
     assert env.step("\n    exact hp")[4]["tactic"] == "exact hp"
 
 
-def test_a_final_check_on_a_clean_lease_counts_as_that_leases_first_episode():
+def test_every_final_check_runs_on_a_fresh_lease_which_then_serves_the_next_episode():
     factory, made = counting(LocalProcess)
     env = LeanProofEnv(ONE, process_factory=factory, episodes_per_lease=2)
     env.reset(seed=0)
-    env.process.run_command("example : True := trivial")  # the agent touched the lease: the check moves
-    assert env.step("exact hp")[1] == 1.0 and len(made) == 2
+    assert env.step("exact hp")[1] == 1.0 and len(made) == 2  # the check moved to a fresh lease
     for i in range(2):
         env.reset(seed=i + 1)
+        assert len(made) == 2 + i  # the episode starts on the lease of the last check
         env.step("exact hp")
-    assert len(made) == 3  # the check's lease served the check and one episode, then a new one
+    assert len(made) == 4
 
 
 def test_the_episode_s_session_stays_after_a_check_on_a_clean_lease():

@@ -415,7 +415,7 @@ def test_env_end_to_end(sim_server):
     assert obs == "a b : ℕ\n⊢ a + b = b + a"
     obs, reward, terminated, truncated, info = env.step("omega")
     assert (obs, reward, terminated, truncated) == ("no goals", 1.0, True, False)
-    assert info["proof"] == "theorem t (a b : ℕ) : a + b = b + a := by\n  omega\n"
+    assert info["proof"] == "theorem t (a b : ℕ) : a + b = b + a := by\n  (\n    omega\n  )\n"
     env.close()
 
 

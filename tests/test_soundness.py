@@ -70,7 +70,7 @@ def test_no_answer_from_print_axioms_is_a_failure():
 
 
 @pytest.mark.parametrize("tactic, why", [
-    ("set_option maxHeartbeats 0 in omega", "'set_option maxHeartbeats 0 in' is outside the allowed range 1..1000000"),
+    ("set_option maxHeartbeats 0 in omega", "'set_option maxHeartbeats 0 in' is outside the allowed range 1..4000000"),
     ("set_option maxRecDepth 200000 in omega", "'set_option maxRecDepth 200000 in' is outside the allowed range"),
     ("set_option pp.all 1 in omega", "'set_option pp.all ... in' is not allowed in a proof; a tactic may scope "
                                      "only the resource limits maxRecDepth, maxHeartbeats"),
@@ -87,7 +87,7 @@ def test_a_refused_scoped_option_says_what_is_allowed(tactic, why):
                                     "run_tac Lean.Elab.admitGoal (← Lean.Elab.Tactic.getMainGoal)",
                                     # a tokenizer may split these before the word
                                     "exact Nat.lt_irrefl 0sorry", "exact ℕsorry", "exact _root_.sorryAx _ false",
-                                    "exact sorry₁", "# print axioms t",
+                                    "exact sorry₁",
                                     # meta code in term position; native evaluation; options off the list
                                     "exact by_elab (pure (Lean.mkConst ``True.intro))", "decide +native",
                                     "set_option debug.skipKernelTC true in exact hp",
@@ -196,7 +196,7 @@ def test_statements_hold_exactly_one_theorem():
 
     for stmt in ("theorem a (p : Prop) (hp : p) : p := by sorry\ntheorem b : True := by sorry",
                  "axiom x : False\ntheorem b : False := by sorry"):
-        with pytest.raises(TheoremError, match="exactly one theorem"):
+        with pytest.raises(TheoremError, match="exactly one theorem|one theorem: put other commands in `header`"):
             Theorem(stmt)
 
 
@@ -258,16 +258,15 @@ def test_command_words_in_comments_and_names_pass(tactic):
     assert SoundnessPolicy().check_tactic(tactic) is None
 
 
-def test_comments_are_skipped_only_when_no_quote_could_be_misread():
+def test_comments_are_comments_as_lean_tokenizes_them():
     thm = Theorem("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
     script = "constructor -- for example, split the conjunction\n· exact hp -- hp is the left part\n· exact hq"
     assert verify(LocalProcess(), thm, script, SoundnessPolicy()).ok
-    # with a `"` in the proof, or a `'` that starts no character literal, nothing is taken for a comment
-    # (a quote could pair up otherwise than in Lean, see the red-team rounds below): a command word in a
-    # comment then counts
-    for quoted in ("-- for example, split \"p ∧ q\"\nexact ⟨hp, hq⟩", "exact ⟨hp, hq⟩ ' -- for example"):
-        assert not verify(LocalProcess(), thm, quoted, SoundnessPolicy()).ok
-        assert SoundnessPolicy().check_script(quoted.replace("for example", "")) is None
+    # a `"` inside a `--` comment is prose (issue 24: it used to make the comment's words count)
+    assert verify(LocalProcess(), thm, '-- for example, split "p ∧ q"\nexact ⟨hp, hq⟩', SoundnessPolicy()).ok
+    # a `'` that starts no character literal: leangym cannot be sure how Lean reads on, so it refuses
+    why = SoundnessPolicy().check_script("exact ⟨hp, hq⟩ ' -- for example")
+    assert why is not None and "cannot be sure how Lean's tokenizer reads" in why, why
     # a quote inside a comment is the comment's: Lean skips a `--` comment to the end of its line
     assert verify(LocalProcess(), thm, "-- for example, 'hp' and 'hq'\nexact ⟨hp, hq⟩", SoundnessPolicy()).ok
 
@@ -285,12 +284,11 @@ def test_literals_cannot_hide_a_command_behind_a_comment(tactic):
     "exact (fun _ => hp) '\"' -- \" the end",  # a char literal holding a quote, then a comment
     'exact hp "\\"" -- " an example',  # an escaped quote inside a string, then a comment
 ])
-def test_with_a_quote_in_a_tactic_its_comments_count_as_code(tactic):
-    """Such literals are read right, but a quote after a numeral (`0'"'`) or a raw string read
-    otherwise than in Lean blanked real code (third red-team round): with any `"` or `«`, nothing
-    is blanked. Prose in the comment then counts; the same tactic without the command word passes."""
-    assert SoundnessPolicy().check_tactic(tactic) is not None
-    assert SoundnessPolicy().check_tactic(tactic.replace("the end", "done").replace("an example", "x")) is None
+def test_literals_read_right_leave_their_comment_prose(tactic):
+    """Literals the lexer reads as Lean does end before the comment: its prose ('the end', 'an example')
+    is no command. (Where the lexer could misread a literal, `0'"'` or a raw string, it refuses instead.)"""
+    assert SoundnessPolicy().check_tactic(tactic) is None
+    assert SoundnessPolicy().check_tactic(tactic.replace("-- ", "")) is not None  # the same words as code
 
 
 def test_root_names_are_read_as_lean_prints_them():
@@ -336,7 +334,7 @@ def test_names_and_numerals_near_the_new_rules_still_pass(tactic):
 def test_a_statement_cannot_declare_an_axiom_before_its_theorem(stmt):
     from leangym.theorem import TheoremError
 
-    with pytest.raises(TheoremError, match="exactly one theorem"):
+    with pytest.raises(TheoremError, match="before its theorem"):
         Theorem(stmt)
     # commands that declare nothing may still come first
     assert Theorem("set_option maxHeartbeats 400000\nopen Real\ntheorem t : True := by sorry").decl_name == "t"
@@ -345,13 +343,13 @@ def test_a_statement_cannot_declare_an_axiom_before_its_theorem(stmt):
 @pytest.mark.parametrize("header", ["axiom propext : False", "namespace Classical\naxiom choice (p : Prop) : p\nend Classical",
                                     "axiom Quot.sound : False"])
 def test_lean_s_own_axioms_cannot_be_declared_again(header):
-    """The simulator knows Lean's three axioms exist: an axiom of the same name is a redeclaration
-    (else it would pass the final check's list of allowed axioms)."""
-    from leangym.backends.types import LeanError
-    from leangym.session import ProofSession
+    """A header may not declare an axiom at all (the allow-list); and the simulator knows Lean's three axioms
+    exist: an axiom of the same name is a redeclaration (else it would pass the allowed-axiom list)."""
+    from leangym.theorem import TheoremError
 
-    with pytest.raises(LeanError, match="already been declared"):
-        ProofSession(LocalProcess(), Theorem("theorem t (p : Prop) : p := by sorry", header=header))
+    with pytest.raises(TheoremError, match="holds 'axiom', which a header may not hold"):
+        Theorem("theorem t (p : Prop) : p := by sorry", header=header)
+    assert LocalProcess().run_command(header + "\ntheorem t (p : Prop) : p := sorry").errors
 
 
 # ---------------------------------------------------------------------------- red-team, second round

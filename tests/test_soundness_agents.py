@@ -96,131 +96,13 @@ class CountingProcess(LocalProcess):
         return super().run_command(source)
 
 
-def env_with_a_declared_lemma() -> tuple[gym.Env, list[CountingProcess]]:
-    """An env after ``reset`` whose agent declared ``helper`` through ``session.process``; and the
-    processes it made so far."""
-    made: list[CountingProcess] = []
-    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
-                   process_factory=lambda: made.append(CountingProcess()) or made[-1])
-    env.reset(seed=0)
-    assert not env.unwrapped.session.process.run_command("theorem helper (q : Prop) (h : q) : q := h").errors
-    return env, made
-
-
-def test_after_a_command_through_the_session_the_final_check_runs_on_a_clean_process():
-    """``session.process.run_command`` is not filtered, and what it declares (a lemma, a macro, an
-    elaborator rewriting ``#print axioms``) stays on the process: the env checks such an episode's
-    proof on a clean lease, never on the process the agent changed."""
-    env, made = env_with_a_declared_lemma()
-    try:
-        _, reward, terminated, _, info = env.step("exact hp")
-        assert reward == 1.0 and terminated and info["verified"]
-        assert len(made) == 2
-        assert made[0].commands == ["theorem helper (q : Prop) (h : q) : q := h"]  # nothing checked there
-        assert len(made[1].commands) == 1 and "#print axioms" in made[1].commands[0]
-    finally:
-        env.close()
-
-
-def test_an_episode_without_commands_keeps_its_process():
-    made: list[CountingProcess] = []
-    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
-                   process_factory=lambda: made.append(CountingProcess()) or made[-1])
-    try:
-        for _ in range(3):
-            env.reset(seed=0)
-            _, reward, _, _, _ = env.step("exact hp")
-            assert reward == 1.0
-        assert len(made) == 1 and len(made[0].commands) == 3  # the three checks, on the one lease
-    finally:
-        env.close()
-
-
-@pytest.mark.parametrize("route", ["env.process", "an earlier episode's session"])
-def test_a_command_by_any_route_is_seen(route):
-    """Review: a command through ``env.unwrapped.process``, or through a session kept from an earlier
-    episode on the same lease, changes the process as much as one through the current session."""
-    made: list[CountingProcess] = []
-    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
-                   process_factory=lambda: made.append(CountingProcess()) or made[-1])
-    try:
-        env.reset(seed=0)
-        kept = env.unwrapped.session
-        env.reset(seed=0)
-        process = env.unwrapped.process if route == "env.process" else kept.process
-        assert not process.run_command("theorem helper (q : Prop) (h : q) : q := h").errors
-        _, reward, _, _, info = env.step("exact hp")
-        assert reward == 1.0 and len(made) == 2 and not any("#print axioms" in c for c in made[0].commands)
-        assert not hasattr(env.unwrapped.process, "client") and not hasattr(env.unwrapped.process, "sim")
-    finally:
-        env.close()
-
-
-def test_a_clean_lease_that_ran_the_check_counts_its_header():
-    """Review: the check on the clean lease declares the header; the next episode must not declare it
-    again there (Lean: already declared), or every later reset fails."""
-    made: list[CountingProcess] = []
-    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
-                   header="theorem helper0 (q : Prop) (h : q) : q := h",
-                   process_factory=lambda: made.append(CountingProcess()) or made[-1])
-    try:
-        env.reset(seed=0)
-        env.unwrapped.session.process.run_command("theorem helper (q : Prop) (h : q) : q := h")
-        _, reward, _, _, _ = env.step("exact helper0 p hp")
-        assert reward == 1.0
-        for _ in range(2):
-            env.reset(seed=0)
-            _, reward, _, _, info = env.step("exact helper0 p hp")
-            assert reward == 1.0, info
-    finally:
-        env.close()
-
-
-def test_no_clean_process_for_the_check_truncates_the_episode_without_raising():
-    from leangym.backends.types import ServerError
-
-    made: list[CountingProcess] = []
-
-    def factory() -> CountingProcess:
-        if made:
-            raise ServerError("the server went away")
-        made.append(CountingProcess())
-        return made[-1]
-
-    env = gym.make("leangym:LeanProof-v0", theorem="theorem t (p : Prop) (hp : p) : p := by sorry",
-                   process_factory=factory)
-    try:
-        env.reset(seed=0)
-        env.unwrapped.session.process.run_command("theorem helper (q : Prop) (h : q) : q := h")
-        _, reward, terminated, truncated, info = env.step("exact hp")
-        assert (reward, terminated, truncated, info["verified"]) == (0.0, False, True, False)
-        assert "no clean process for the final check" in info["error"]
-    finally:
-        env.close()
-
-
-def test_a_lease_changed_by_commands_goes_back_however_the_episode_ends():
-    """Round five: a command, then ``reset()`` before the episode ends, must not leave the next episode
-    (and its final check) on the changed process."""
-    env, made = env_with_a_declared_lemma()
-    try:
-        env.reset(seed=0)  # the episode never finished
-        assert len(made) == 2
-        _, reward, _, _, info = env.step("exact helper p hp")
-        assert reward == 0.0 and info["outcome"] == "rejected" and "helper" in info["error"]
-        env.reset(seed=0)  # a lease no command touched is kept
-        assert len(made) == 2
-    finally:
-        env.close()
-
-
 def test_session_process_shows_no_way_around_the_meter():
     from leangym.session import ProofSession
 
     session = ProofSession(CountingProcess(), "theorem t (p : Prop) (hp : p) : p := by sorry")
     assert session.process.process_id == 0 and session.process.in_process and session.process.identity()
     for name in ("sim", "client", "_process.sim", "try_apply_tactic", "get_process"):
-        with pytest.raises(AttributeError, match="every Lean call goes through the session's budget"):
+        with pytest.raises(AttributeError, match="every Lean call goes through the session's gate"):
             getattr(session.process, name)
 
 
@@ -263,7 +145,7 @@ ENV_SWAPS = {
     "session": lambda: __import__("leangym.session", fromlist=["ProofSession"]).ProofSession(
         LocalProcess(), "theorem t (a : ℕ) : a + 1 = 1 + a := by sorry"),
     # a process that answers every check with "no errors, no axioms"
-    "process": lambda: __import__("leangym.envs.counted", fromlist=["CountedProcess"]).CountedProcess(LocalProcess()),
+    "process": LocalProcess,
     "policy": lambda: SoundnessPolicy(check_axioms=False, banned=()),
     "theorem": lambda: Theorem("theorem t (a : ℕ) : a + 1 = 1 + a := by sorry"),
     "reward_step": lambda: 1.0,  # pays for any step, proof or not

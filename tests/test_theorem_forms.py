@@ -111,7 +111,7 @@ def test_term_mode_sorry_is_normalised(tail):
 def test_a_comment_after_sorry_does_not_swallow_the_proof():
     t = Theorem(f"theorem t {BODY} -- := by sorry")
     assert t.formal_statement == f"theorem t {BODY}"
-    assert t.source_with_proof("exact hp").endswith(":= by\n  exact hp\n")
+    assert t.source_with_proof("exact hp").endswith(":= by\n  (\n    exact hp\n  )\n")
     assert verify(LocalProcess(), t, "exact hp", SoundnessPolicy()).ok
 
 

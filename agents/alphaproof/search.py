@@ -218,6 +218,8 @@ class _Search:
             return False, f"no Lean call left for the final check ({e}); the proof was not checked"
         if check.server_failure:  # no verdict on the proof: a search the server cut short
             self.stop_reason = "server_unavailable"
+        if check.ok and not check.isolated:  # a verdict rests only on a process no other session touched
+            return False, "the check ran on a process other sessions had used: no verdict (open each on a fresh one)"
         return check.ok, check.error
 
     def finish(self) -> SearchResult:

@@ -14,8 +14,10 @@ the first goal (there ``all_goals`` acts on that goal alone, and a ``case`` tag
 of a later goal is not found). The applied tactics form a
 :class:`~leangym.proof.ProofTree`, so the finished proof is assembled with
 correct focusing and checked again as one command (:func:`leangym.soundness.verify`, as
-``ProofSession.verify`` does, but not charged to the episode's budget), on a process that ran
-nothing but this theorem's own header and the env's calls.
+``ProofSession.verify`` does, but not charged to the episode's budget), on a fresh lease: the
+episode's process goes back to the server (which rolls it back) and the check runs on a process
+that nothing earlier touched (no earlier episode, check or command), so a proof cannot cite what
+an earlier check declared, whatever it searches. The tactic path is env -> session -> Lean process.
 
 Outcomes of ``step``, by ``info["outcome"]``:
 
@@ -46,7 +48,11 @@ open branches, :class:`ProofState` handles), ``theorem``, ``steps`` and
 ``server`` (:class:`ServerIdentity`).
 
 ``env.unwrapped.session`` is the episode's :class:`~leangym.session.ProofSession`:
-a search may ``apply`` tactics to any state it has seen, next to ``step``.
+a search may ``apply`` tactics to any state it has seen, next to ``step``. ``env.process`` is the
+session's gated process (tactics only, charged: :class:`~leangym.session.MeteredProcess`).
+``LeanProofEnv(..., allow_raw_process=True)`` then ``env.raw_process()`` is the documented opt-in to
+unfiltered access; the episode that uses it is not rewarded (``"check_failed"``, ``info["error"]``
+says why) and its lease goes back at the next reset.
 """
 from __future__ import annotations
 
@@ -61,14 +67,13 @@ from leangym.backends.types import (
     Goal, LeanProcess, NoProcessAvailable, Outcome, ProofState, ServerError, ServerIdentity, ServerTimeout,
     ServerUnavailable, goals_to_text,
 )
-from leangym.envs.counted import CountedProcess
 from leangym.backends.select import open_backend
 from leangym.envs.server_lease import (DEFAULT_SERVER, SERVER_ENV_VAR, ServerLeaser, default_server_url,
                                       open_session)
 from leangym.envs.spaces import LEAN_CHARSET, TACTIC_SAMPLE_CHARSET, LeanText, clip_text
 from leangym.envs.theorem_spec import TheoremSpec, resolve_theorems, theorem_index
 from leangym.proof import LinearWalk, ProofTree, assemble
-from leangym.session import Budget, BudgetExhausted, ProofSession
+from leangym.session import Budget, BudgetExhausted, MeteredProcess, ProofSession, RawAccessRefused, process_record
 from leangym.soundness import SoundnessPolicy, verify
 from leangym.theorem import Theorem
 
@@ -121,12 +126,15 @@ class LeanProofEnv(gym.Env[str, str]):
             proof state and checked proof until it is returned, so a kept lease would grow
             without bound over a long run. A proof start declares its statement (under a name of
             its own) and header on the process (LeanTree's processes keep what they ran), so a
-            theorem whose header declares something gets a fresh lease at every reset, and its
-            final check runs on another clean one (Lean refuses to declare the header twice).
+            theorem whose header declares something gets a fresh lease at every reset. Every final
+            check runs on a fresh lease of its own (isolation: see the module docstring), which then
+            serves the next episodes.
         reset_attempts: how often ``reset`` tries to start the proof when the server fails
             (HTTP 5xx, a dropped connection, a dead process), each time on a new lease, before
             it raises. A server nobody answers at, no free process, and a statement Lean
             rejects are raised at once.
+        allow_raw_process: ``raw_process()`` may hand out the unfiltered lease (for trusted code); the
+            episode that takes it is never rewarded.
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
@@ -154,6 +162,7 @@ class LeanProofEnv(gym.Env[str, str]):
         fresh_process: bool = False,
         episodes_per_lease: int = 256,
         reset_attempts: int = 4,
+        allow_raw_process: bool = False,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise UnsupportedRenderMode(f"render_mode must be one of {self.metadata['render_modes']} or None, "
@@ -183,9 +192,9 @@ class LeanProofEnv(gym.Env[str, str]):
         self.episodes_per_lease = int(episodes_per_lease)
         self._lease_episodes = 0  # episodes started on the current lease
         self._lease_preambles: set[str] = set()  # the headers (preamble_key) its proof starts and checks ran
-        self._checked_at = 0  # see _changed
+        self.allow_raw_process = bool(allow_raw_process)
         self.reset_attempts = max(1, int(reset_attempts))
-        self._process: CountedProcess | None = None  # the lease, as agents may reach it
+        self._process: LeanProcess | None = None  # the lease (agents reach it through the session's gate)
         self._process_broken = False
         self._identity: ServerIdentity | None = None
         self._session: ProofSession | None = None
@@ -208,9 +217,19 @@ class LeanProofEnv(gym.Env[str, str]):
         return self._session
 
     @property
-    def process(self) -> CountedProcess | None:
-        """The current lease, as agents may reach it (every command on it is counted)."""
-        return self._process
+    def process(self) -> MeteredProcess | None:
+        """The episode's process behind the session's gate (tactics only, charged; None between episodes)."""
+        return self._session.process if self._session is not None else None
+
+    def raw_process(self) -> LeanProcess:
+        """The unfiltered lease: an opt-in (``allow_raw_process=True``) that makes this episode unrewardable
+        (see :meth:`leangym.session.ProofSession.raw_process`)."""
+        if self._session is None:
+            raise RuntimeError("LeanProofEnv: call reset() first")
+        if not self.allow_raw_process:
+            raise RawAccessRefused("raw_process() needs LeanProofEnv(..., allow_raw_process=True); the episode that "
+                                   "uses it is not rewarded")
+        return self._session.raw_process()
 
     @property
     def theorem(self) -> Theorem | None:
@@ -268,8 +287,7 @@ class LeanProofEnv(gym.Env[str, str]):
         if self._process is not None and self._process_broken:
             self._release()
         if self._process is None:
-            self._process = CountedProcess(self._process_factory())
-            self._checked_at = 0  # its count of changes when the env last knew what was on it
+            self._process = self._process_factory()
             self._lease_episodes = 0
             self._lease_preambles = set()
             self._process_broken = False
@@ -277,9 +295,10 @@ class LeanProofEnv(gym.Env[str, str]):
         return self._process
 
     def _changed(self) -> bool:
-        """Whether anything but the env's own sessions and checks sent a command or a proof start to
-        the current lease since the env last did (see :mod:`leangym.envs.counted`)."""
-        return self._process is not None and self._process.changes != self._checked_at
+        """Whether anyone took unfiltered access to the current lease (through any session on it, this
+        episode's or an earlier one's: :func:`leangym.session.process_record`)."""
+        record = process_record(self._process) if self._process is not None else None
+        return record is not None and record.raw
 
     def _release(self) -> None:
         process, self._process, self._session = self._process, None, None
@@ -297,7 +316,8 @@ class LeanProofEnv(gym.Env[str, str]):
         return self._identity
 
     def _start(self, theorem: Theorem) -> ProofSession:
-        kw = dict(policy=self._policy, timeout_ms=self.tactic_timeout_ms, budget=self.budget)
+        kw = dict(policy=self._policy, timeout_ms=self.tactic_timeout_ms, budget=self.budget,
+                  allow_raw=self.allow_raw_process)
         # a lease that ran commands the env did not send goes back (rolled back by the server) however
         # that episode ended: what they declared would stay for this one
         # and so does one that ran another header (its declarations, `open`s and options would stay for
@@ -312,7 +332,6 @@ class LeanProofEnv(gym.Env[str, str]):
                 self._lease_preambles.add(theorem.preamble_key)  # (a start Lean rejects may have run it too)
                 session = ProofSession(process, theorem, **kw)
                 self._lease_episodes += 1
-                self._checked_at = self._process.changes  # the session's own proof start
                 return session
             except (ServerUnavailable, NoProcessAvailable, ServerTimeout):
                 raise  # nothing a retry can mend soon (a hung server would hang again); the message says what to do
@@ -374,7 +393,7 @@ class LeanProofEnv(gym.Env[str, str]):
         reward, terminated, truncated, extra = self._reward_step, False, False, {"tactic": tactic}
         walk = self._walk
         try:
-            result = walk.step(self._session, tactic)
+            result = self._session.step_walk(walk, tactic)  # env -> session -> Lean process
         except BudgetExhausted as e:
             outcome, truncated, extra["error"] = "budget", True, str(e)
         else:
@@ -406,25 +425,25 @@ class LeanProofEnv(gym.Env[str, str]):
         """Every goal is closed: re-check the whole proof. -> (outcome, terminated, truncated, reward bonus)."""
         tree = self._walk.tree()
         session = self._session
-        if self._changed() or self._theorem.header_declares:
-            # A command the env did not send may have changed this process (declared a lemma the proof
-            # cites, redefined a tactic or `#print axioms`): the process goes back to the server, which
-            # rolls it back, and the proof is checked on a clean lease. So is a proof of a theorem whose
-            # header declares something: the proof start declared it here already (as LeanTree's
-            # processes keep what they ran), and the check declares it again.
-            self._release()
-            try:
-                self._lease()
-            except ServerError as e:
-                extra.update(verified=False, error=f"server failure: no clean process for the final check: {e}")
-                return Outcome.SERVER_FAILURE.value, False, True, 0.0
-            finally:
-                self._session = session  # the episode's record (its states died with the process)
-            self._lease_episodes = 1  # the check declares the header there too
-            self._lease_preambles = {self._theorem.preamble_key}
+        extra.update(proof_script=assemble(tree))
+        if session.raw_used or self._changed():
+            extra.update(verified=False, axioms=(), error="leangym: raw_process() was used on this episode's process "
+                         "(unfiltered Lean access): the episode is not rewarded")
+            return "check_failed", True, False, 0.0
+        # Isolation: the episode's process goes back to the server (rolled back) and the proof is checked
+        # on a fresh lease that nothing earlier touched (no earlier episode, check, or header declared there).
+        self._release()
+        try:
+            self._lease()
+        except ServerError as e:
+            extra.update(verified=False, error=f"server failure: no clean process for the final check: {e}")
+            return Outcome.SERVER_FAILURE.value, False, True, 0.0
+        finally:
+            self._session = session  # the episode's record (its states died with the process)
+        self._lease_episodes = 1  # the check declares the theorem (and its header) there
+        self._lease_preambles = {self._theorem.preamble_key}
         check = verify(self._process, self._theorem, assemble(tree), self._policy)  # the reward's: not charged
-        self._checked_at = self._process.changes
-        extra.update(verified=check.ok, proof_script=assemble(tree), axioms=check.axioms)
+        extra.update(verified=check.ok, axioms=check.axioms)
         if check.ok:
             extra["proof"] = check.source
             return "proved", True, False, self._reward_proved
