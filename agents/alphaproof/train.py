@@ -165,6 +165,18 @@ def check_args(args: Args) -> None:
     cli_checks.positive(lr=args.lr, warmup_lr=args.warmup_lr, time_per_theorem=args.time_per_theorem,
                         read_timeout=args.read_timeout, max_minutes=args.max_minutes)
     cli_checks.fraction(sft_mix=args.sft_mix)
+    if args.actor_procs is not None:
+        cli_checks.at_least(0, actor_procs=args.actor_procs)
+    cli_checks.positive(heartbeat=args.heartbeat, heartbeat_timeout=args.heartbeat_timeout,
+                        infer_wait_ms=args.infer_wait_ms)
+    cli_checks.at_least(0, infer_batch=args.infer_batch)
+    if args.bind is not None:
+        from agents.alphaproof.dist.sockets import parse_bind
+
+        parse_bind(args.bind)
+    if args.keys is not None and not Path(args.keys).is_dir():
+        raise ValueError(f"--keys {args.keys}: no such directory; make the keys with "
+                         f"`python -m agents.alphaproof.keys {args.keys}`")
     cli_checks.seed(args.seed)
     if args.init is not None:
         if args.resume:
@@ -278,6 +290,8 @@ def train(args: Args, explicit: Collection[str] | None = None) -> dict[str, Any]
     """
     if args.server and args.env == "PropLogic-v0":
         args = dataclasses.replace(args, env="LeanProof-v0")
+    if distributed_rank() > 0:  # a DDP follower: rank 0 alone saves, logs and shows progress
+        args = dataclasses.replace(args, checkpoint_dir="", logdir="", progress=False)
     if args.env == "LeanProof-v0" and not args.server:
         raise ValueError("LeanProof-v0 needs --server URL (and usually --theorems FILE.jsonl)")
     check_args(args)
@@ -374,11 +388,18 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
         # Reference rows are rebuilt (deterministically) rather than stored: they are a pure function of the
         # seed. (Inside the try: their replay on a server takes a while, and a Ctrl-C there says where to go on.)
         sft_rows = reference_rows(source, args, deadline) if (args.warmup_steps > 0 or args.sft_mix > 0) else []
+        dist = distributed(args)
         if not progress["warm_started"]:
             warm_start(net, sft_rows, args, deadline, progress)
-            if heldout and args.eval_every > 0:
+            if heldout and args.eval_every > 0 and not dist:  # (distributed: the actors evaluate)
                 print(f"held-out solve rate {start_label(args)}: {solve_rate_text(held_out(0))}", file=sys.stderr)
             save()
+        if dist:
+            from agents.alphaproof.dist.learner import Run, self_play
+
+            self_play(Run(args, net, opt, replay, curriculum, rng, progress, source, heldout, sft_rows, deadline,
+                          save, log, minutes))
+            return {**progress, "net": net, "checkpoint_dir": args.checkpoint_dir}
 
         # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
         bar = tqdm(desc="self-play", disable=not args.progress, initial=progress["iteration"],
@@ -446,6 +467,23 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
             writer.close()
     # the net for callers in this process (tests, benchmarks), and where the run saved (main prints it)
     return {**progress, "net": net, "checkpoint_dir": args.checkpoint_dir}
+
+
+def distributed_rank() -> int:
+    """This process's rank under torchrun (0 without it)."""
+    import os
+
+    return int(os.environ.get("RANK", "0")) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else 0
+
+
+def distributed(args: Args) -> bool:
+    """Whether the run searches in actor processes (``--actor-procs``, ``--bind``, torchrun)."""
+    import os
+
+    from agents.alphaproof.dist.learner import auto_actor_procs
+
+    procs = auto_actor_procs(args.actors) if args.actor_procs is None else args.actor_procs
+    return procs > 0 or args.bind is not None or int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
 def start_label(args: Args) -> str:
