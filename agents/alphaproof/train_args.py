@@ -58,8 +58,8 @@ class Args:
     keys: str | None = None  # CurveZMQ keys directory (python -m agents.alphaproof.keys DIR)
     heartbeat: float = 1.0  # seconds between an actor's heartbeats
     heartbeat_timeout: float = 10.0  # an actor silent this long is dropped; its theorems are requeued
-    infer_batch: int = 0  # states per inference forward pass at most (0: --actors x 4 / ranks)
-    infer_wait_ms: float = 20.0  # the longest an evaluation request waits for others to share its batch
+    infer_batch: int = 0  # states that start an inference forward pass at once (0: --actors / ranks)
+    infer_wait_ms: float = 50.0  # the longest an evaluation request waits for others to share its batch
 
 
 _CHOICES = {"env": ("PropLogic-v0", "LeanProof-v0"), "model_size": tuple(SIZES)}
@@ -126,7 +126,8 @@ _HELP = {
              "client key can connect (default: none, plain TCP)"),
     "heartbeat": "seconds between an actor's heartbeats",
     "heartbeat_timeout": "an actor silent this many seconds is dropped and its theorems go back to the queue",
-    "infer_batch": "most leaf states in one inference forward pass (default 0: --actors x 4 / learner ranks)",
+    "infer_batch": ("leaf states that start an inference forward pass at once, and the 'full' batch of the "
+                    "batch-fill statistic (default 0: --actors / learner ranks, one leaf per search)"),
     "infer_wait_ms": "longest wait of an evaluation request for others to share its forward pass (ms)",
 }
 _METAVAR = {"resume": "DIR", "init": "NET", "keys": "DIR", "bind": "HOST[:PORT]"}
