@@ -147,7 +147,8 @@ def report(args, transport, scaling, parity) -> str:
                    else "-")
             lines.append(f"| {'single-process' if r['procs'] == 0 else 'distributed'} | {r['procs']} | {r['actors']} | "
                          f"{r['searches_per_s']:.1f} | {vs} | {eff} |")
-        lines += ["", f"single-process mode with {single['actors']} searches: {single['searches_per_s']:.1f} searches/s", ""]
+        lines += ["", f"single-process mode with {single['actors']} searches: "
+                  f"{single['searches_per_s']:.1f} searches/s", ""]
         big = scaling.get(f"procs{max(args.procs)}")
         if big and big["fill"] is not None:
             lines += ["## 3. Inference batch fill", "",
@@ -179,8 +180,9 @@ def plot(path: Path, scaling, parity) -> None:
         names = list(scaling)
         ax.bar(range(len(names)), [scaling[n]["searches_per_s"] for n in names],
                color=["grey" if scaling[n]["procs"] == 0 else "tab:blue" for n in names])
-        ax.set_xticks(range(len(names)), [f"{'single' if scaling[n]['procs'] == 0 else str(scaling[n]['procs']) + ' procs'}"
-                                          f"\n{scaling[n]['actors']} searches" for n in names], fontsize=8)
+        labels = [("single" if scaling[n]["procs"] == 0 else f"{scaling[n]['procs']} procs")
+                  + f"\n{scaling[n]['actors']} searches" for n in names]
+        ax.set_xticks(range(len(names)), labels, fontsize=8)
         ax.set_ylabel("searches / s")
         ax.set_title("end-to-end throughput")
     if parity:
