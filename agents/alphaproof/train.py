@@ -326,7 +326,9 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
         print("theorems: the PropLogic generator's, proved on the server (--theorems FILE.jsonl for your own)",
               file=sys.stderr)
     heldout = source.heldout(args.eval_size)
-    new_process = process_factory(args, deadline)
+    # distributed: the actors search; this process's Lean (the warm start's replays) is the first --server
+    own_lean = lean_of_learner(args) if distributed(args) else args
+    new_process = process_factory(own_lean, deadline)
     if args.init:
         net = PolicyValueNet.load(args.init, args.device, max_tactic_tokens=args.max_tactic_tokens)
         print(f"starting from the net in {args.init} ({net.model.cfg.n_params() / 1e6:.2f}M parameters)",
@@ -387,7 +389,7 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
     try:
         # Reference rows are rebuilt (deterministically) rather than stored: they are a pure function of the
         # seed. (Inside the try: their replay on a server takes a while, and a Ctrl-C there says where to go on.)
-        sft_rows = reference_rows(source, args, deadline) if (args.warmup_steps > 0 or args.sft_mix > 0) else []
+        sft_rows = reference_rows(source, own_lean, deadline) if (args.warmup_steps > 0 or args.sft_mix > 0) else []
         dist = distributed(args)
         if not progress["warm_started"]:
             warm_start(net, sft_rows, args, deadline, progress)
@@ -484,6 +486,18 @@ def distributed(args: Args) -> bool:
 
     procs = auto_actor_procs(args.actors) if args.actor_procs is None else args.actor_procs
     return procs > 0 or args.bind is not None or int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def lean_of_learner(args: Args) -> Args:
+    """The settings of a distributed learner's own Lean: the first ``--server`` (of ``URL[,URL...]``), with
+    at most as many processes at once as it has (the ``--actors`` searches run on the actors' servers)."""
+    if not args.server:
+        return args
+    from leangym.backends.leantree import LeanTreeClient
+
+    first = args.server.split(",")[0]
+    size = LeanTreeClient(first, read_timeout=args.read_timeout).max_processes()  # (unreachable: a clear error)
+    return dataclasses.replace(args, server=first, actors=min(args.actors, size or args.actors))
 
 
 def start_label(args: Args) -> str:

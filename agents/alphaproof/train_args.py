@@ -59,7 +59,7 @@ class Args:
     heartbeat: float = 1.0  # seconds between an actor's heartbeats
     heartbeat_timeout: float = 10.0  # an actor silent this long is dropped; its theorems are requeued
     infer_batch: int = 0  # states that start an inference forward pass at once (0: --actors / ranks)
-    infer_wait_ms: float = 50.0  # the longest an evaluation request waits for others to share its batch
+    infer_wait_ms: float = 200.0  # the longest an evaluation request waits for others to share its batch
 
 
 _CHOICES = {"env": ("PropLogic-v0", "LeanProof-v0"), "model_size": tuple(SIZES)}
