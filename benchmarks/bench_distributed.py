@@ -9,8 +9,9 @@
    LeanTree server at ``--latency-ms`` per Lean call: ``--per-proc`` searches in each of 1, 2, 4
    actor processes, and single-process mode (``--actor-procs 0``) with as many searches as 1 and as
    the largest; efficiency(N) = rate(N) / (N x rate(1));
-3. **fill** -- inference batch fill of the largest scaling run (e.g. 256 searches over 4 processes):
-   mean over forward passes of min(1, states / ``--infer-batch``) (default ``--actors``: a leaf of every search);
+3. **fill** -- inference batch fill of a run of ``--fill-searches`` (256) searches over ``--fill-procs`` (4)
+   actor processes: mean over forward passes of min(1, states / ``--infer-batch``) (default ``--actors``:
+   a leaf of every search), with its mean forward batch and queue wait;
 4. **parity** -- held-out PropLogic solve rate after ``--parity-minutes`` of training with
    ``--actor-procs 2`` and with ``--actor-procs 0``, same seed, same machine, one after the other.
 
@@ -104,6 +105,8 @@ def bench_scaling(args, work: Path, url: str) -> dict:
     plan = [("single", 0, args.per_proc)] + [(f"procs{n}", n, n * args.per_proc) for n in args.procs]
     if biggest > 1:
         plan.insert(1, ("single_big", 0, biggest * args.per_proc))
+    if args.fill_searches:
+        plan.append(("fill", args.fill_procs, args.fill_searches))
     for name, procs, actors in tqdm(plan, desc="scaling runs"):
         progress, _ = train_run([*common, "--actors", str(actors), "--actor-procs", str(procs)], work, name)
         rec = progress["history"][-1]
@@ -141,6 +144,8 @@ def report(args, transport, scaling, parity) -> str:
                   "| mode | actor procs | searches | searches/s | vs single-process (same searches) | "
                   "efficiency vs N x 1 proc |", "|---|---|---|---|---|---|"]
         for name, r in scaling.items():
+            if name == "fill":
+                continue
             same = next((s for s in scaling.values() if s["procs"] == 0 and s["actors"] == r["actors"]), None)
             vs = f"{r['searches_per_s'] / same['searches_per_s']:.2f}x" if same and r["procs"] else "-"
             eff = (f"{r['searches_per_s'] / (r['procs'] * base['searches_per_s']):.2f}" if base and r["procs"]
@@ -149,7 +154,7 @@ def report(args, transport, scaling, parity) -> str:
                          f"{r['searches_per_s']:.1f} | {vs} | {eff} |")
         lines += ["", f"single-process mode with {single['actors']} searches: "
                   f"{single['searches_per_s']:.1f} searches/s", ""]
-        big = scaling.get(f"procs{max(args.procs)}")
+        big = scaling.get("fill")
         if big and big["fill"] is not None:
             lines += ["## 3. Inference batch fill", "",
                       f"{big['actors']} searches over {big['procs']} actor processes: mean forward batch "
@@ -177,7 +182,7 @@ def plot(path: Path, scaling, parity) -> None:
     ax_iter = iter(axes[0])
     if scaling:
         ax = next(ax_iter)
-        names = list(scaling)
+        names = [n for n in scaling if n != "fill"]
         ax.bar(range(len(names)), [scaling[n]["searches_per_s"] for n in names],
                color=["grey" if scaling[n]["procs"] == 0 else "tab:blue" for n in names])
         labels = [("single" if scaling[n]["procs"] == 0 else f"{scaling[n]['procs']} procs")
@@ -202,7 +207,10 @@ def main(argv=None) -> None:
     p.add_argument("--only", nargs="+", choices=("transport", "scaling", "parity"), default=("transport", "scaling",
                                                                                              "parity"))
     p.add_argument("--latency-ms", type=float, default=50.0)
-    p.add_argument("--per-proc", type=int, default=64, help="searches per actor process")
+    p.add_argument("--transport-messages", type=int, default=400, help="messages of 500 rows")
+    p.add_argument("--per-proc", type=int, default=16, help="searches per actor process")
+    p.add_argument("--fill-searches", type=int, default=256, help="searches of the batch-fill run (0: none)")
+    p.add_argument("--fill-procs", type=int, default=4)
     p.add_argument("--procs", type=int, nargs="+", default=[1, 2, 4])
     p.add_argument("--iterations", type=int, default=4)
     p.add_argument("--sims", type=int, default=16)
@@ -215,13 +223,13 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bench-distributed-"))
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; runs in {work}", file=sys.stderr)
-    transport = bench_transport() if "transport" in args.only else None
+    transport = bench_transport(args.transport_messages) if "transport" in args.only else None
     scaling = parity = None
     if "scaling" in args.only:
         from leangym.sim.server import start_server
 
-        srv = start_server(latency_ms=args.latency_ms, max_processes=max(args.procs) * args.per_proc + 8,
-                           factorized=True)
+        pool = max(max(args.procs) * args.per_proc, args.fill_searches) + 8
+        srv = start_server(latency_ms=args.latency_ms, max_processes=pool, factorized=True)
         try:
             scaling = bench_scaling(args, work, srv.url)
         finally:
