@@ -18,6 +18,8 @@ from pathlib import Path
 
 
 from agents.alphaproof import checkpoint
+from agents.alphaproof.dist.sockets import Net
+from agents.alphaproof.status import fetch
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--actors", "4", "--sims", "4", "--lean-calls", "12", "--num-tactics", "2", "--batch-size", "4",
@@ -78,10 +80,11 @@ def actor_pids(parent: int | None = None, name: str | None = None) -> dict[str, 
     return found
 
 
-def status(port: int) -> dict:
+def status_cli(port: int) -> dict:
     got = subprocess.run([sys.executable, "-m", "agents.alphaproof.status", "--connect", f"tcp://127.0.0.1:{port}",
                           "--once", "--json"], cwd=ROOT, env=env(), capture_output=True, text=True, timeout=60)
-    return json.loads(got.stdout) if got.returncode == 0 else {}
+    assert got.returncode == 0, got.stderr
+    return json.loads(got.stdout)
 
 
 def test_two_actor_processes_finish_and_report_held_out(tmp_path):
@@ -103,18 +106,25 @@ def test_two_actor_processes_finish_and_report_held_out(tmp_path):
 def test_sigkilled_actor_is_requeued_and_restarted_and_leaks_no_lease(tmp_path, sim_server):
     from leangym.backends.leantree import LeanTreeClient
 
-    srv = sim_server(factorized=True, max_processes=8, lease_idle_timeout=2.0)
+    # slow Lean (200 ms a call): a search lasts seconds, so the actor is killed mid-search, not between results
+    srv = sim_server(factorized=True, max_processes=8, lease_idle_timeout=2.0, latency_ms=200)
     log = tmp_path / "learner.log"
-    proc = start([*TINY, "--server", srv.url, "--actor-procs", "2", "--iterations", "8", "--eval-every", "8",
+    proc = start([*TINY, "--server", srv.url, "--actor-procs", "2", "--iterations", "5", "--eval-every", "5",
+                  "--sims", "12", "--lean-calls", "30",
                   "--checkpoint-dir", str(tmp_path / "ck")], log)
     port = int(wait_for(log, r"--connect tcp://127\.0\.0\.1:(\d+)", proc)[1])
     wait_for(log, r"\[actor local0\] joined", proc)
     victim = actor_pids(parent=proc.pid, name="local0")["local0"]
-    for _ in range(300):  # kill it while it holds theorems
-        held = {a["actor"]: a["held"] for a in status(port).get("actors", [])}
+    table = status_cli(port)  # the status command as a user runs it
+    assert {a["actor"] for a in table["actors"]} <= {"local0", "local1"} and "inference" in table
+    znet = Net()
+    for _ in range(3000):  # kill it while it holds theorems (asked in-process: a quick answer, a short race)
+        held = {a["actor"]: a["held"] for a in (fetch(znet, f"tcp://127.0.0.1:{port}") or {}).get("actors", [])}
         if held.get("local0", 0) > 0:
+            os.kill(victim, signal.SIGKILL)
             break
-    os.kill(victim, signal.SIGKILL)
+        time.sleep(0.01)
+    znet.close()
     out = finish(proc, log)
     assert "held-out solve rate" in out
     text = log.read_text()
