@@ -246,4 +246,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from leangym.cli import run_cli
+
+    run_cli(main)
