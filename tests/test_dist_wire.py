@@ -217,3 +217,20 @@ def test_curve_refuses_a_client_without_the_authorized_key(tmp_path):
     with pytest.raises(ValueError, match="client.key_secret"):
         Net(str(tmp_path / "nowhere")).socket(zmq.DEALER, server=False)
 
+
+
+def test_status_table_renders_actors_inference_and_learner():
+    from agents.alphaproof.status import render
+
+    text = render({"actors": [{"actor": "local0", "host": "n1", "searches": 8, "held": 3, "searches_per_s": 2.5,
+                               "lean_calls_per_s": 40.0, "lean_latency_ms": 51.2, "errors": 0, "seen_s_ago": 0.4}],
+                   "queue": 2, "requeued": 1, "joins": 3, "dropped_messages": 0,
+                   "inference": {"batch_mean": 12.0, "fill": 0.75, "queue": 1, "queue_wait_ms": 3.0, "version": 9},
+                   "learner": {"iteration": 4, "steps": 32, "rows_per_s": 20.0, "replay": 800, "replay_ratio": 1.5,
+                               "version": 32}})
+    lines = text.splitlines()
+    assert lines[0].split() == ["actor", "host", "slots", "held", "searches/s", "lean/s", "lean", "ms", "errors",
+                                "seen"]
+    assert lines[1].split() == ["local0", "n1", "8", "3", "2.5", "40.0", "51.2", "0", "0.4"]
+    assert "fill 0.75" in text and "replay 800" in text and "requeued 1" in text
+    assert "(no actors connected)" in render({"actors": []})
