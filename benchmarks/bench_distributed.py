@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents.alphaproof import checkpoint  # noqa: E402
-from agents.alphaproof.dist.wire import RESULT, pack, rows_from_arrays, rows_to_arrays, unpack  # noqa: E402
+from agents.alphaproof.distributed.wire import RESULT, pack, rows_from_arrays, rows_to_arrays, unpack  # noqa: E402
 
 
 # ============================================================================ 1. transport

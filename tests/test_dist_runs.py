@@ -18,7 +18,7 @@ from pathlib import Path
 
 
 from agents.alphaproof import checkpoint
-from agents.alphaproof.dist.sockets import Net
+from agents.alphaproof.distributed.sockets import Net
 from agents.alphaproof.status import fetch
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import zmq
 
-from agents.alphaproof.dist.coordinator import Coordinator
-from agents.alphaproof.dist.inference import InferenceService, RemoteEvaluator
-from agents.alphaproof.dist.keys import make_keys
-from agents.alphaproof.dist.sockets import Net, parse_bind, receive
-from agents.alphaproof.dist.wire import (RESULT, TO_ACTOR, TO_STATUS, WireError, pack,
+from agents.alphaproof.distributed.coordinator import Coordinator
+from agents.alphaproof.distributed.inference import InferenceService, RemoteEvaluator
+from agents.alphaproof.distributed.keys import make_keys
+from agents.alphaproof.distributed.sockets import Net, parse_bind, receive
+from agents.alphaproof.distributed.wire import (RESULT, TO_ACTOR, TO_STATUS, WireError, pack,
                                          rows_from_arrays, rows_to_arrays, unpack)
 from agents.alphaproof.interfaces import Evaluation
 

@@ -1,4 +1,4 @@
-"""``python -m agents.alphaproof.actor``: an actor process that joins a training run (see dist/actor.py).
+"""``python -m agents.alphaproof.actor``: an actor process that joins a training run (see distributed/actor.py).
 
     python -m agents.alphaproof.actor --connect tcp://LEARNER:PORT --actors 64 --server http://LEAN:8000
     python -m agents.alphaproof.actor --connect tcp://LEARNER:5555 --keys keys/ --actors 32   # the simulator
@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Sequence
 
-from agents.alphaproof.dist.actor import Actor, ActorOptions
+from agents.alphaproof.distributed.actor import Actor, ActorOptions
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 
 

@@ -1,5 +1,5 @@
-"""``python -m agents.alphaproof.keys DIR``: make the CurveZMQ keys of a distributed run (see dist/keys.py)."""
-from agents.alphaproof.dist.keys import main, make_keys  # noqa: F401
+"""``python -m agents.alphaproof.keys DIR``: make the CurveZMQ keys of a distributed run (see distributed/keys.py)."""
+from agents.alphaproof.distributed.keys import main, make_keys  # noqa: F401
 from leangym.cli import run_cli
 
 if __name__ == "__main__":

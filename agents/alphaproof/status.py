@@ -13,8 +13,8 @@ from typing import Any, Sequence
 
 import zmq
 
-from agents.alphaproof.dist.sockets import Net, receive
-from agents.alphaproof.dist.wire import TO_STATUS, pack
+from agents.alphaproof.distributed.sockets import Net, receive
+from agents.alphaproof.distributed.wire import TO_STATUS, pack
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 
 

@@ -171,7 +171,7 @@ def check_args(args: Args) -> None:
                         infer_wait_ms=args.infer_wait_ms)
     cli_checks.at_least(0, infer_batch=args.infer_batch)
     if args.bind is not None:
-        from agents.alphaproof.dist.sockets import parse_bind
+        from agents.alphaproof.distributed.sockets import parse_bind
 
         parse_bind(args.bind)
     if args.keys is not None and not Path(args.keys).is_dir():
@@ -397,7 +397,7 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
                 print(f"held-out solve rate {start_label(args)}: {solve_rate_text(held_out(0))}", file=sys.stderr)
             save()
         if dist:
-            from agents.alphaproof.dist.learner import Run, self_play
+            from agents.alphaproof.distributed.learner import Run, self_play
 
             self_play(Run(args, net, opt, replay, curriculum, rng, progress, source, heldout, sft_rows, deadline,
                           save, log, minutes))
@@ -482,7 +482,7 @@ def distributed(args: Args) -> bool:
     """Whether the run searches in actor processes (``--actor-procs``, ``--bind``, torchrun)."""
     import os
 
-    from agents.alphaproof.dist.learner import auto_actor_procs
+    from agents.alphaproof.distributed.learner import auto_actor_procs
 
     procs = auto_actor_procs(args.actors) if args.actor_procs is None else args.actor_procs
     return procs > 0 or args.bind is not None or int(os.environ.get("WORLD_SIZE", "1")) > 1

@@ -52,7 +52,7 @@ class Args:
     threads: int = 0  # torch CPU threads; 0 keeps torch's default (1 is often fastest for tiny models on few cores)
     max_minutes: float | None = None  # stop after this long, warm start included (then evaluate and save): see _HELP
     progress: bool = True  # tqdm bars
-    # distributed (agents.alphaproof.dist; docs/distributed.md)
+    # distributed (agents.alphaproof.distributed; docs/distributed.md)
     actor_procs: int | None = None  # actor processes (None: automatic from the cores; 0: all in this process)
     bind: str | None = None  # HOST[:PORT] of the learner's sockets (None: 127.0.0.1, a free port)
     keys: str | None = None  # CurveZMQ keys directory (python -m agents.alphaproof.keys DIR)
