@@ -22,6 +22,11 @@ One iteration:
 4. **evaluate** every ``--eval-every`` iterations on held-out theorems:
    only proofs that passed ``session.verify`` count.
 
+With ``--actor-procs N`` (by default one per core but one, on more than 2 cores), ``--bind`` or under
+``torchrun``, steps 1-4 run side by side instead of in turn: actor processes search, a learner
+learns continuously from what they stream back, an inference service batches their network calls
+(:mod:`agents.alphaproof.distributed`, docs/distributed.md). Same flags, outputs and checkpoints.
+
 Everything a run depends on (weights, optimizer, replay buffer, curriculum,
 counters, RNG states, the held-out split) goes into the checkpoint, so
 ``--resume`` continues exactly from it (:mod:`agents.alphaproof.resume`), saving and
