@@ -218,6 +218,8 @@ class Loop:
 
     def step_once(self, learn: bool = True) -> None:
         """Take in what arrived, restart dead local actors, and take a learning step if one is due."""
+        if len(self.run.replay) == 0:  # nothing to learn from (as in-process, those steps are not taken)
+            self.steps_done = self.steps_due()
         due = self.steps_due() - self.steps_done
         for r in self.coord.poll(0 if learn and due > 0 else 50):
             self.absorb(r)
