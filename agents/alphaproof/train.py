@@ -22,6 +22,11 @@ One iteration:
 4. **evaluate** every ``--eval-every`` iterations on held-out theorems:
    only proofs that passed ``session.verify`` count.
 
+With ``--actor-procs N`` (by default one per core but one, on more than 2 cores), ``--bind`` or under
+``torchrun``, steps 1-4 run side by side instead of in turn: actor processes search, a learner
+learns continuously from what they stream back, an inference service batches their network calls
+(:mod:`agents.alphaproof.distributed`, docs/distributed.md). Same flags, outputs and checkpoints.
+
 Everything a run depends on (weights, optimizer, replay buffer, curriculum,
 counters, RNG states, the held-out split) goes into the checkpoint, so
 ``--resume`` continues exactly from it (:mod:`agents.alphaproof.resume`), saving and
@@ -165,6 +170,18 @@ def check_args(args: Args) -> None:
     cli_checks.positive(lr=args.lr, warmup_lr=args.warmup_lr, time_per_theorem=args.time_per_theorem,
                         read_timeout=args.read_timeout, max_minutes=args.max_minutes)
     cli_checks.fraction(sft_mix=args.sft_mix)
+    if args.actor_procs is not None:
+        cli_checks.at_least(0, actor_procs=args.actor_procs)
+    cli_checks.positive(heartbeat=args.heartbeat, heartbeat_timeout=args.heartbeat_timeout,
+                        infer_wait_ms=args.infer_wait_ms)
+    cli_checks.at_least(0, infer_batch=args.infer_batch)
+    if args.bind is not None:
+        from agents.alphaproof.distributed.sockets import parse_bind
+
+        parse_bind(args.bind)
+    if args.keys is not None and not Path(args.keys).is_dir():
+        raise ValueError(f"--keys {args.keys}: no such directory; make the keys with "
+                         f"`python -m agents.alphaproof.keys {args.keys}`")
     cli_checks.seed(args.seed)
     if args.init is not None:
         if args.resume:
@@ -278,6 +295,8 @@ def train(args: Args, explicit: Collection[str] | None = None) -> dict[str, Any]
     """
     if args.server and args.env == "PropLogic-v0":
         args = dataclasses.replace(args, env="LeanProof-v0")
+    if distributed_rank() > 0:  # a DDP follower: rank 0 alone saves, logs and shows progress
+        args = dataclasses.replace(args, checkpoint_dir="", logdir="", progress=False)
     if args.env == "LeanProof-v0" and not args.server:
         raise ValueError("LeanProof-v0 needs --server URL (and usually --theorems FILE.jsonl)")
     check_args(args)
@@ -314,7 +333,9 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
         print("theorems: the PropLogic generator's, proved on the server (--theorems FILE.jsonl for your own)",
               file=sys.stderr)
     heldout = source.heldout(args.eval_size)
-    new_process = process_factory(args, deadline)
+    # distributed: the actors search; this process's Lean (the warm start's replays) is the first --server
+    own_lean = lean_of_learner(args) if distributed(args) else args
+    new_process = process_factory(own_lean, deadline)
     if args.init:
         net = PolicyValueNet.load(args.init, args.device, max_tactic_tokens=args.max_tactic_tokens)
         print(f"starting from the net in {args.init} ({net.model.cfg.n_params() / 1e6:.2f}M parameters)",
@@ -375,12 +396,19 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
     try:
         # Reference rows are rebuilt (deterministically) rather than stored: they are a pure function of the
         # seed. (Inside the try: their replay on a server takes a while, and a Ctrl-C there says where to go on.)
-        sft_rows = reference_rows(source, args, deadline) if (args.warmup_steps > 0 or args.sft_mix > 0) else []
+        sft_rows = reference_rows(source, own_lean, deadline) if (args.warmup_steps > 0 or args.sft_mix > 0) else []
+        dist = distributed(args)
         if not progress["warm_started"]:
             warm_start(net, sft_rows, args, deadline, progress)
-            if heldout and args.eval_every > 0:
+            if heldout and args.eval_every > 0 and not dist:  # (distributed: the actors evaluate)
                 print(f"held-out solve rate {start_label(args)}: {solve_rate_text(held_out(0))}", file=sys.stderr)
             save()
+        if dist:
+            from agents.alphaproof.distributed.learner import Run, self_play
+
+            self_play(Run(args, net, opt, replay, curriculum, rng, progress, source, heldout, sft_rows, deadline,
+                          save, log, minutes))
+            return {**progress, "net": net, "checkpoint_dir": args.checkpoint_dir}
 
         # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
         bar = tqdm(desc="self-play", disable=not args.progress, initial=progress["iteration"],
@@ -448,6 +476,35 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
             writer.close()
     # the net for callers in this process (tests, benchmarks), and where the run saved (main prints it)
     return {**progress, "net": net, "checkpoint_dir": args.checkpoint_dir}
+
+
+def distributed_rank() -> int:
+    """This process's rank under torchrun (0 without it)."""
+    import os
+
+    return int(os.environ.get("RANK", "0")) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else 0
+
+
+def distributed(args: Args) -> bool:
+    """Whether the run searches in actor processes (``--actor-procs``, ``--bind``, torchrun)."""
+    import os
+
+    from agents.alphaproof.distributed.learner import auto_actor_procs
+
+    procs = auto_actor_procs(args.actors) if args.actor_procs is None else args.actor_procs
+    return procs > 0 or args.bind is not None or int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def lean_of_learner(args: Args) -> Args:
+    """The settings of a distributed learner's own Lean: the first ``--server`` (of ``URL[,URL...]``), with
+    at most as many processes at once as it has (the ``--actors`` searches run on the actors' servers)."""
+    if not args.server:
+        return args
+    from leangym.backends.leantree import LeanTreeClient
+
+    first = args.server.split(",")[0]
+    size = LeanTreeClient(first, read_timeout=args.read_timeout).max_processes()  # (unreachable: a clear error)
+    return dataclasses.replace(args, server=first, actors=min(args.actors, size or args.actors))
 
 
 def start_label(args: Args) -> str:

@@ -54,6 +54,14 @@ class Args:
     threads: int = 0  # torch CPU threads; 0 keeps torch's default (1 is often fastest for tiny models on few cores)
     max_minutes: float | None = None  # stop after this long, warm start included (then evaluate and save): see _HELP
     progress: bool = True  # tqdm bars
+    # distributed (agents.alphaproof.distributed; docs/distributed.md)
+    actor_procs: int | None = None  # actor processes (None: automatic from the cores; 0: all in this process)
+    bind: str | None = None  # HOST[:PORT] of the learner's sockets (None: 127.0.0.1, a free port)
+    keys: str | None = None  # CurveZMQ keys directory (python -m agents.alphaproof.keys DIR)
+    heartbeat: float = 1.0  # seconds between an actor's heartbeats
+    heartbeat_timeout: float = 10.0  # an actor silent this long is dropped; its theorems are requeued
+    infer_batch: int = 0  # states that start an inference forward pass at once (0: --actors / ranks)
+    infer_wait_ms: float = 200.0  # the longest an evaluation request waits for others to share its batch
 
 
 _CHOICES = {"env": ("PropLogic-v0", "LeanProof-v0"), "model_size": tuple(SIZES)}
@@ -112,8 +120,21 @@ _HELP = {
                     "a run stopped by --max-minutes ends with a shorter last iteration, so it is not the same "
                     "as one run without the limit"),
     "progress": "progress bars (tqdm)",
+    "actor_procs": ("actor processes that run the --actors searches, the network serving them from this process "
+                    "(docs/distributed.md); 0: everything in this one process, as for debugging (default: "
+                    "automatic, one per core but one with at least 8 searches each, 0 on 2 cores or fewer)"),
+    "bind": ("HOST[:PORT] where the learner listens for actors (port 0 or none: a free one, printed); "
+             "0.0.0.0:5555 lets actors on other machines join (use --keys there); given, the run is distributed "
+             "even with --actor-procs 0 (remote actors only) (default: 127.0.0.1, a free port)"),
+    "keys": ("CurveZMQ keys directory made by `python -m agents.alphaproof.keys DIR`: only actors holding its "
+             "client key can connect (default: none, plain TCP)"),
+    "heartbeat": "seconds between an actor's heartbeats",
+    "heartbeat_timeout": "an actor silent this many seconds is dropped and its theorems go back to the queue",
+    "infer_batch": ("leaf states that start an inference forward pass at once, and the 'full' batch of the "
+                    "batch-fill statistic (default 0: --actors / learner ranks, one leaf per search)"),
+    "infer_wait_ms": "longest wait of an evaluation request for others to share its forward pass (ms)",
 }
-_METAVAR = {"resume": "DIR", "init": "NET"}
+_METAVAR = {"resume": "DIR", "init": "NET", "keys": "DIR", "bind": "HOST[:PORT]"}
 
 
 def build_parser(only_given: bool = False) -> argparse.ArgumentParser:
@@ -129,6 +150,8 @@ def build_parser(only_given: bool = False) -> argparse.ArgumentParser:
             kind = {int: int, float: float}.get(type(f.default), str)
             if f.name in ("time_per_theorem", "max_minutes"):
                 kind = float
+            if f.name == "actor_procs":
+                kind = int
             more = {"nargs": "?", "const": "latest"} if f.name == "resume" else {}  # --resume alone: the newest run
             p.add_argument(flag, type=kind, default=default, choices=_CHOICES.get(f.name),
                            metavar=_METAVAR.get(f.name), help=_HELP[f.name], **more)

@@ -1,0 +1,380 @@
+"""An actor process: batched MCTS over its share of the searches, the network on the learner.
+
+    python -m agents.alphaproof.actor --connect tcp://LEARNER:PORT --actors 64 --server http://LEAN:8000
+
+It says hello to the learner's coordinator, learns the run's search settings
+and the inference endpoints, then keeps ``--actors`` searches going: it pulls
+theorems for its free slots, runs one search round for all of them (leaf
+states to the inference service in ONE request, Lean calls concurrently), and
+streams every finished search (training rows, verdict, stats) back. A slot
+is refilled as soon as its search ends (it holds a quarter more theorems than slots). Heartbeats (a thread) tell the
+coordinator which theorems it holds. When the learner goes away the actor
+gives its Lean processes back and says hello again until one answers.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import zmq
+
+from agents.alphaproof.actors import close_sessions, open_sessions, process_factory, search_config
+from agents.alphaproof.distributed.inference import InferenceLost, RemoteEvaluator
+from agents.alphaproof.distributed.sockets import Net, host_of, log, receive
+from agents.alphaproof.distributed.wire import TO_ACTOR, pack, rows_to_arrays
+from agents.alphaproof.search import _Inline, _Search, gives_verdict, search_round
+from agents.alphaproof.theorem_source import Task
+from agents.alphaproof.train_args import Args
+from leangym.daemon_pool import DaemonPool
+from leangym.theorem import Theorem
+
+WANT_TIMEOUT_S = 15.0  # a request for work unanswered this long is asked again
+SEARCH_SETTINGS = ("env", "sims", "lean_calls", "num_tactics", "time_per_theorem", "read_timeout", "factorized",
+                   "min_unsolved_visits")
+
+
+@dataclass
+class ActorOptions:
+    connect: str  # the learner's work endpoint, tcp://HOST:PORT
+    actors: int = 16  # concurrent searches in this process
+    server: str | None = None  # LeanTree URL[,URL...]; None: the simulator in-process
+    keys: str | None = None
+    name: str | None = None
+    parent: int | None = None  # a local actor exits when this process (the learner) is gone
+    infer_timeout: float = 120.0
+    join_timeout: float | None = None  # give up when no learner answers this long (None: never)
+
+
+class Stopping(Exception):
+    """The actor is to exit (the learner said stop, or its parent is gone)."""
+
+
+@dataclass
+class Slot:
+    search: _Search
+    task: dict[str, Any]
+    version: int  # the weight version when the search started
+
+
+# ============================================================================ the link to the coordinator
+class Link:
+    """The actor's work socket (main thread): hello/welcome, want/work."""
+
+    def __init__(self, znet: Net, opts: ActorOptions, actor_id: str) -> None:
+        self.znet, self.opts, self.id = znet, opts, actor_id
+        self.sock: zmq.Socket | None = None
+        self.reqs = itertools.count(1)
+        self.waiting: int | None = None  # id of the want in flight
+        self.asked_at = 0.0
+        self.not_before = 0.0  # the coordinator said: nothing for now, ask again later
+
+    def _fresh(self) -> zmq.Socket:
+        if self.sock is not None:
+            self.sock.close(linger=0)
+        self.sock = self.znet.connect(zmq.DEALER, self.opts.connect)
+        self.waiting = None
+        return self.sock
+
+    def join(self, alive: Callable[[], None]) -> dict[str, Any]:
+        """Hello until a welcome comes (the learner may be starting, or gone for a while)."""
+        started, said = time.monotonic(), False
+        while True:
+            sock = self._fresh()
+            sock.send_multipart(pack("hello", {"actor": self.id, "searches": self.opts.actors, "pid": os.getpid(),
+                                               "host": socket.gethostname()}))
+            deadline = time.monotonic() + 3.0
+            while time.monotonic() < deadline:
+                alive()
+                if sock.poll(200):
+                    got = receive(sock, TO_ACTOR)
+                    if got is None:
+                        continue
+                    msg = got[1]
+                    if msg.t == "welcome":
+                        return msg.header
+                    if msg.t == "stop":
+                        raise Stopping(msg["why"])
+            if self.opts.join_timeout is not None and time.monotonic() - started > self.opts.join_timeout:
+                raise Stopping(f"no learner answered at {self.opts.connect} for {self.opts.join_timeout:g} s")
+            if not said:
+                print(f"[actor {self.id}] waiting for the learner at {self.opts.connect} ...", file=sys.stderr,
+                      flush=True)
+                said = True
+
+    def want(self, n: int) -> None:
+        if self.waiting is not None and time.monotonic() - self.asked_at > WANT_TIMEOUT_S:
+            self.waiting = None  # the answer was lost: ask again (what it held comes back to the queue)
+        if self.waiting is None and n > 0 and time.monotonic() >= self.not_before:
+            self.waiting = next(self.reqs)
+            self.asked_at = time.monotonic()
+            self.sock.send_multipart(pack("want", {"actor": self.id, "n": n, "req": self.waiting}))
+
+    def poll(self, timeout_ms: int) -> Any:
+        """The coordinator's next answer: a list of tasks, ``"who"``, or None; raises Stopping."""
+        if not self.sock.poll(timeout_ms):
+            return None
+        got = receive(self.sock, TO_ACTOR)
+        if got is None:
+            return None
+        msg = got[1]
+        if msg.t == "stop":
+            raise Stopping(msg["why"])
+        if msg.t == "who":
+            return "who"
+        if msg.t == "work" and msg["req"] == self.waiting:
+            self.waiting = None
+            if not msg["tasks"]:
+                self.not_before = time.monotonic() + min(5.0, max(0.0, msg["wait"]))
+            return [t for t in msg["tasks"] if _task_ok(t)]
+        return None
+
+    def close(self) -> None:
+        if self.sock is not None:
+            try:
+                self.sock.send_multipart(pack("bye", {"actor": self.id}), flags=zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass
+            self.sock.close(linger=0)
+
+
+def _task_ok(t: Any) -> bool:
+    ok = (isinstance(t, dict) and isinstance(t.get("id"), int) and isinstance(t.get("statement"), str)
+          and isinstance(t.get("name"), str) and isinstance(t.get("header"), str) and isinstance(t.get("eval"), bool))
+    if not ok:
+        log.warning("dropped a malformed task: %s", str(t)[:200])
+    return ok
+
+
+# ============================================================================ heartbeats
+class Heartbeat:
+    """A thread with its own socket: ``beat`` every ``period`` s with stats and the tasks held.
+
+    ``lost``: no acknowledgement for ``lost_after`` s (the learner is gone); ``unknown``: the
+    coordinator does not know this actor (it restarted)."""
+
+    def __init__(self, znet: Net, endpoint: str, actor_id: str, period: float, held: Callable[[], list[int]],
+                 stats: dict[str, float], lost_after: float) -> None:
+        self.sock = znet.connect(zmq.DEALER, endpoint)
+        self.id, self.period, self.held, self.stats, self.lost_after = actor_id, period, held, stats, lost_after
+        self.last_ack = time.monotonic()
+        self.unknown = False
+        self.version = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
+        self._thread.start()
+
+    @property
+    def lost(self) -> bool:
+        return self.unknown or time.monotonic() - self.last_ack > self.lost_after
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.sock.send_multipart(pack("beat", {"actor": self.id, "stats": dict(self.stats),
+                                                       "tasks": self.held()}), flags=zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass
+            end = time.monotonic() + self.period
+            while not self._stop.is_set() and (left := end - time.monotonic()) > 0:
+                if self.sock.poll(int(1e3 * min(left, 0.2))):
+                    got = receive(self.sock, TO_ACTOR)
+                    if got and got[1].t == "ack":
+                        self.last_ack, self.version = time.monotonic(), got[1]["version"]
+                    elif got and got[1].t == "who":
+                        self.unknown = True
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.sock.close(linger=0)
+
+
+# ============================================================================ the actor
+class Actor:
+    def __init__(self, opts: ActorOptions) -> None:
+        self.opts = opts
+        self.id = opts.name or f"{socket.gethostname()}-{os.getpid()}"
+        self.znet = Net(opts.keys)
+        self.link = Link(self.znet, opts, self.id)
+        self.stats: dict[str, float] = {"searches": 0, "lean_calls": 0, "lean_s": 0.0, "errors": 0, "active": 0,
+                                        "eval_s": 0.0, "started": time.time()}
+        self.slots: list[Slot] = []
+        self.queued: list[dict[str, Any]] = []  # tasks received ahead of a free slot
+        self.prefetch = max(1, opts.actors // 4)
+
+    def alive(self) -> None:
+        """Raise Stopping when the learner that started this local actor is gone."""
+        if self.opts.parent is not None and os.getppid() != self.opts.parent:
+            raise Stopping("the learner that started this actor is gone")
+
+    def run(self) -> None:
+        try:
+            while True:
+                welcome = self.link.join(self.alive)
+                print(f"[actor {self.id}] joined {self.opts.connect}: {self.opts.actors} searches", file=sys.stderr,
+                      flush=True)
+                self.serve(welcome)  # returns when the learner is lost: join again
+                print(f"[actor {self.id}] lost the learner; joining again", file=sys.stderr, flush=True)
+        except Stopping as e:
+            print(f"[actor {self.id}] stopping: {e}", file=sys.stderr, flush=True)
+        finally:
+            self.link.close()
+            self.znet.close()
+
+    def _args(self, config: dict[str, Any], server: str | None, share: int) -> Args:
+        settings = {k: config[k] for k in SEARCH_SETTINGS if k in config}
+        return dataclasses.replace(Args(), **settings, server=server, actors=share)
+
+    def _process_factory(self, config: dict[str, Any]):
+        """A Lean process per search: leases from the servers round robin, or the in-process simulator."""
+        urls = [u for u in (self.opts.server or "").split(",") if u]
+        if not urls:
+            if config.get("env") == "LeanProof-v0":
+                raise Stopping("this run proves on a LeanTree server: give the actor --server URL")
+            return process_factory(self._args(config, None, self.opts.actors)), False
+        shares = [len(range(i, self.opts.actors, len(urls))) for i in range(len(urls))]
+        factories = [process_factory(self._args(config, u, max(1, s))) for u, s in zip(urls, shares)]
+        turn = itertools.count()
+        return (lambda: factories[next(turn) % len(factories)]()), True
+
+    def serve(self, welcome: dict[str, Any]) -> None:
+        config = welcome["config"]
+        host = host_of(self.opts.connect)
+        endpoints = [e.replace("tcp://*:", f"tcp://{host}:") for e in welcome["inference"] if isinstance(e, str)]
+        results = self.znet.connect(zmq.PUSH, f"tcp://{host}:{welcome['results']}")
+        results.setsockopt(zmq.SNDHWM, 1000)
+        results.setsockopt(zmq.SNDTIMEO, 30_000)
+        new_process, remote = self._process_factory(config)
+        args = self._args(config, self.opts.server, self.opts.actors)
+        cfg = search_config(args)
+        pool = DaemonPool(self.opts.actors, name="actor-lean") if remote else _Inline()
+        self.beat = Heartbeat(self.znet, self.opts.connect, self.id, float(welcome["heartbeat_s"]),
+                              lambda: [s.task["id"] for s in list(self.slots)] + [t["id"] for t in list(self.queued)],
+                              self.stats,
+                              lost_after=max(10.0, 5 * float(welcome["heartbeat_s"])))
+        evaluator = RemoteEvaluator(self.znet, endpoints, self.opts.infer_timeout,
+                                    should_stop=lambda: self.beat.lost or _parent_gone(self.opts.parent))
+        try:
+            while not self.beat.lost:
+                self.alive()
+                # ask ahead (a quarter more than the slots): a search that ends is replaced at once
+                self.link.want(self.opts.actors + self.prefetch - len(self.slots) - len(self.queued))
+                got = self.link.poll(0 if self.slots or self.queued else 200)
+                if got == "who":
+                    return
+                if got:
+                    self.queued += got
+                free = self.opts.actors - len(self.slots)
+                if free > 0 and self.queued:
+                    tasks, self.queued = self.queued[:free], self.queued[free:]
+                    self.start(tasks, new_process, args, cfg, results, evaluator)
+                    self.finish([s for s in self.slots if s.search.stop_reason is not None], pool, results, args)
+                if not self.slots:
+                    continue
+                try:
+                    search_round([s.search for s in self.slots], evaluator, pool)
+                except InferenceLost:
+                    self.abort(results, "the inference service did not answer")
+                    return
+                except Exception as e:  # noqa: BLE001 -- a poisoned theorem costs this round's searches only
+                    self.crash(results, f"{type(e).__name__}: {e}")
+                    continue
+                self.finish([s for s in self.slots if s.search.stop_reason is not None], pool, results, args)
+        finally:
+            self.beat.stop()
+            close_sessions([s.search.session for s in self.slots], quick=True)
+            for t in self.queued:  # never started: searched again elsewhere
+                self.send(results, t, "aborted", error="the actor left before starting it")
+            self.slots, self.queued = [], []
+            pool.close()
+            evaluator.close()
+            results.close(linger=0)
+
+    # ------------------------------------------------------------------ slots
+    def start(self, tasks: list[dict], new_process, args: Args, cfg, results: zmq.Socket, evaluator) -> None:
+        """Sessions for new tasks; a task that cannot start is reported at once (no verdict)."""
+        made, errors, rejected = [], [], []
+        for t in tasks:
+            try:
+                thm = Theorem(t["statement"], name=t["name"], header=t["header"])
+            except ValueError as e:
+                self.send(results, t, "rejected", error=f"TheoremError: {e}")
+                continue
+            made.append((Task(thm, key=str(t["id"]), level=0), t))
+        kept, sessions, _ = open_sessions([m[0] for m in made], new_process, args, errors, rejected)
+        by_task = {id(task): t for task, t in made}
+        version = evaluator.versions[-1] if evaluator.versions else 0
+        for task, session in zip(kept, sessions):
+            self.slots.append(Slot(_Search(session, cfg), by_task[id(task)], version))
+        for task, why in rejected:
+            self.send(results, by_task[id(task)], "rejected", error=why)
+        started = {id(t) for t in kept} | {id(t) for t, _ in rejected}
+        for task, t in made:
+            if id(task) not in started:
+                self.stats["errors"] += 1
+                self.send(results, t, "failed_start", error=next((e for e in errors if task.theorem.name in e), None))
+        for s in self.slots:
+            s.search.check_budgets()
+        self.stats["active"] = len(self.slots)
+
+    def finish(self, done: list[Slot], pool, results: zmq.Socket, args: Args) -> None:
+        from agents.alphaproof.train import rows_from_result  # (train imports the whole trainer)
+
+        if not done:
+            return
+        finished = pool.map(_Search.finish, [s.search for s in done])
+        close_sessions([s.search.session for s in done])
+        for slot, r in zip(done, finished):
+            self._count(slot)
+            rows = [] if slot.task["eval"] else rows_from_result(r, args.min_unsolved_visits)
+            self.send(results, slot.task, "searched", version=slot.version, rows=rows, verified=r.verified,
+                      verdict=gives_verdict(r), rate_verdict=gives_verdict(r) and not r.server_failures,
+                      stop_reason=r.stop_reason, simulations=r.simulations, lean_calls=r.lean_calls, wall_s=r.wall_s)
+        self.slots = [s for s in self.slots if s not in done]
+        self.stats["active"] = len(self.slots)
+
+    def _count(self, slot: Slot) -> None:
+        st = slot.search.session.stats
+        self.stats["searches"] += 1
+        self.stats["lean_calls"] += st.lean_calls
+        self.stats["lean_s"] += float(sum(st.latencies_s))
+
+    def crash(self, results: zmq.Socket, why: str) -> None:
+        """A search round raised: its searches count as unsolved (as a crashed batch does in-process)."""
+        print(f"[actor {self.id}] a search round of {len(self.slots)} raised {why}", file=sys.stderr, flush=True)
+        self.stats["errors"] += 1
+        close_sessions([s.search.session for s in self.slots])
+        for s in self.slots:
+            self.send(results, s.task, "crashed", rate_verdict=True, error=why)
+        self.slots = []
+
+    def abort(self, results: zmq.Socket, why: str) -> None:
+        """The learner is gone: give the processes back; the coordinator requeues the theorems."""
+        close_sessions([s.search.session for s in self.slots], quick=True)
+        for s in self.slots:
+            self.send(results, s.task, "aborted", error=why)
+        self.slots = []
+
+    def send(self, results: zmq.Socket, task: dict, status: str, *, rows=(), version: int = 0, verified=False,
+             verdict=False, rate_verdict=False, stop_reason=None, simulations=0, lean_calls=0, wall_s=0.0,
+             error=None) -> None:
+        header = {"actor": self.id, "task": task["id"], "status": status, "verified": bool(verified),
+                  "verdict": bool(verdict), "rate_verdict": bool(rate_verdict), "stop_reason": stop_reason,
+                  "simulations": int(simulations), "lean_calls": int(lean_calls), "wall_s": float(wall_s),
+                  "version": int(version), "n_rows": len(rows), "error": None if error is None else str(error)[:500]}
+        try:
+            results.send_multipart(pack("result", header, rows_to_arrays(list(rows))))
+        except zmq.Again:  # the learner is not taking results: it will requeue this theorem
+            log.warning("a result for task %s could not be sent in 30 s; dropped", task["id"])
+
+
+def _parent_gone(parent: int | None) -> bool:
+    return parent is not None and os.getppid() != parent
+

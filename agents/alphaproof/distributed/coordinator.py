@@ -1,0 +1,277 @@
+"""The coordinator (on the learner, rank 0): theorem dispatch, heartbeats, requeues, results, status.
+
+Actors pull work: ``want n`` is answered with up to n tasks, evaluation tasks
+first, then theorems the learner draws from its curriculum at that moment
+(``draw``). Every task handed out is held by its actor until its result
+arrives. An actor whose heartbeats stop for ``heartbeat_timeout`` s (killed,
+its machine gone) is dropped and its tasks go back to the queue, as does a
+task its actor no longer lists (a lost result). Results come on a PULL socket
+(the actors' PUSH, with a high-water mark for backpressure); a result for a
+task nobody holds any more (requeued, then answered late) is dropped.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import zmq
+
+from agents.alphaproof.distributed.sockets import Net, log, receive
+from agents.alphaproof.distributed.wire import RESULT, TO_COORDINATOR, Message, WireError, pack, rows_from_arrays
+from agents.alphaproof.theorem_source import Task
+
+LOST_RESULT_S = 30.0  # a task its actor stopped listing this long ago: its result was lost, requeue it
+
+
+@dataclass
+class Job:
+    id: int
+    task: Task
+    eval_round: int | None = None  # the held-out evaluation it belongs to; None: training
+    actor: str | None = None
+    issued: float = 0.0
+    unlisted_since: float | None = None
+
+    def wire(self) -> dict[str, Any]:
+        thm = self.task.theorem
+        return {"id": self.id, "statement": thm.formal_statement, "name": thm.name, "header": thm.header,
+                "eval": self.eval_round is not None}
+
+
+@dataclass
+class ActorInfo:
+    id: str
+    ident: bytes
+    searches: int
+    pid: int
+    host: str
+    last_seen: float
+    stats: dict[str, float] = field(default_factory=dict)
+    rates: dict[str, float] = field(default_factory=dict)
+    jobs: dict[int, Job] = field(default_factory=dict)
+    _prev: tuple[float, dict[str, float]] | None = None
+
+    def update(self, stats: dict[str, Any], now: float) -> None:
+        clean = {k: float(v) for k, v in stats.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        if self._prev is not None and now - self._prev[0] >= 1.0:
+            dt, before = now - self._prev[0], self._prev[1]
+            d = {k: clean.get(k, 0.0) - before.get(k, 0.0) for k in ("searches", "lean_calls", "lean_s")}
+            self.rates = {"searches_per_s": d["searches"] / dt, "lean_calls_per_s": d["lean_calls"] / dt,
+                          "lean_latency_ms": 1e3 * d["lean_s"] / d["lean_calls"] if d["lean_calls"] > 0
+                          else self.rates.get("lean_latency_ms", 0.0)}
+            self._prev = (now, clean)
+        elif self._prev is None:
+            self._prev = (now, clean)
+        self.stats = clean
+
+
+@dataclass
+class Result:
+    job: Job
+    msg: Message
+    rows: list[dict[str, Any]]
+    actor: str
+
+
+class Coordinator:
+    def __init__(self, znet: Net, host: str, port: int, config: dict[str, Any], inference: list[str],
+                 draw: Callable[[], Task | None], heartbeat_s: float = 1.0, heartbeat_timeout: float = 10.0) -> None:
+        self.work, self.port = znet.bind(zmq.ROUTER, host, port)
+        self.results, self.results_port = znet.bind(zmq.PULL, host, 0)
+        self.results.setsockopt(zmq.RCVHWM, 1000)
+        self.config, self.inference, self.draw = config, inference, draw
+        self.heartbeat_s, self.heartbeat_timeout = heartbeat_s, heartbeat_timeout
+        self.actors: dict[str, ActorInfo] = {}
+        self.queue: deque[Job] = deque()  # to hand out first: evaluation tasks, requeued theorems
+        self.ids = itertools.count(1)
+        self.requeued = 0
+        self.joins = 0
+        self.dropped_messages = 0
+        self.stopping: str | None = None  # set: every actor that asks is told to stop, with this reason
+        self.wait_s = 0.0  # >0: hand out no training work for now (the learner is behind)
+        self.version = 0  # the newest weight version (acknowledged to heartbeats)
+        self.status_extra: Callable[[], dict[str, Any]] = dict
+        self.poller = zmq.Poller()
+        self.poller.register(self.work, zmq.POLLIN)
+        self.poller.register(self.results, zmq.POLLIN)
+
+    # ------------------------------------------------------------------ queue
+    def add_eval(self, tasks: list[Task], round_: int) -> list[Job]:
+        jobs = [Job(next(self.ids), t, round_) for t in tasks]
+        self.queue.extendleft(reversed(jobs))
+        return jobs
+
+    def held(self) -> int:
+        return sum(len(a.jobs) for a in self.actors.values())
+
+    def _requeue(self, jobs: list[Job]) -> None:
+        for j in jobs:
+            j.actor, j.unlisted_since = None, None
+        self.requeued += len(jobs)
+        self.queue.extendleft(reversed(jobs))
+
+    def _next_jobs(self, n: int) -> list[Job]:
+        out = []
+        while len(out) < n and self.queue:
+            out.append(self.queue.popleft())
+        while len(out) < n and self.wait_s <= 0:
+            task = self.draw()
+            if task is None:
+                break
+            out.append(Job(next(self.ids), task))
+        return out
+
+    # ------------------------------------------------------------------ the loop's step
+    def poll(self, timeout_ms: int) -> list[Result]:
+        """Handle what arrived within ``timeout_ms``; returns the finished searches."""
+        out: list[Result] = []
+        events = dict(self.poller.poll(timeout_ms))
+        if self.work in events:
+            for _ in range(1000):
+                if not self.work.poll(0):
+                    break
+                self._on_work()
+        if self.results in events:
+            for _ in range(10_000):
+                if not self.results.poll(0):
+                    break
+                r = self._on_result()
+                if r is not None:
+                    out.append(r)
+        self._check_actors()
+        return out
+
+    def _reply(self, ident: bytes, t: str, header: dict[str, Any] | None = None) -> None:
+        try:
+            self.work.send_multipart([ident, *pack(t, header)], flags=zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass  # the actor is gone
+
+    def _on_work(self) -> None:
+        got = receive(self.work, TO_COORDINATOR, routed=True)
+        if got is None:
+            self.dropped_messages += 1
+            return
+        ident, msg = got
+        now = time.monotonic()
+        if msg.t == "status":
+            self._reply(ident, "status", {"table": self.table()})
+            return
+        if msg.t == "hello":
+            self._hello(ident, msg, now)
+            return
+        actor = self.actors.get(msg["actor"])
+        if actor is None:
+            self._reply(ident, "stop", {"why": self.stopping}) if self.stopping else self._reply(ident, "who")
+            return
+        actor.last_seen = now
+        if msg.t == "beat":
+            actor.update(msg["stats"], now)
+            self._reconcile(actor, msg["tasks"], now)
+            self._reply(ident, "ack", {"version": self.version})
+        elif msg.t == "want":
+            if self.stopping:
+                self._reply(ident, "stop", {"why": self.stopping})
+                return
+            actor.ident = ident
+            jobs = self._next_jobs(max(0, min(msg["n"], 4096)))
+            for j in jobs:
+                j.actor, j.issued = actor.id, now
+                actor.jobs[j.id] = j
+            self._reply(ident, "work", {"req": msg["req"], "tasks": [j.wire() for j in jobs],
+                                        "wait": 0.0 if jobs else max(0.2, self.wait_s)})
+        elif msg.t == "bye":
+            self._drop(actor, "said goodbye")
+
+    def _hello(self, ident: bytes, msg: Message, now: float) -> None:
+        if self.stopping:
+            self._reply(ident, "stop", {"why": self.stopping})
+            return
+        old = self.actors.get(msg["actor"])
+        if old is not None:  # it came back before its heartbeat timed out: what it held is lost
+            self._drop(old, "joined again")
+        self.actors[msg["actor"]] = ActorInfo(msg["actor"], ident, max(1, msg["searches"]), msg["pid"], msg["host"],
+                                              now)
+        self.joins += 1
+        log.info("actor %s joined (%d searches, %s)", msg["actor"], msg["searches"], msg["host"])
+        self._reply(ident, "welcome", {"config": self.config, "inference": self.inference,
+                                       "results": self.results_port, "heartbeat_s": self.heartbeat_s})
+
+    def _reconcile(self, actor: ActorInfo, listed: list[Any], now: float) -> None:
+        """Tasks the actor no longer lists, and whose result has not come for a while, are requeued."""
+        have = {t for t in listed if isinstance(t, int)}
+        lost = []
+        for j in actor.jobs.values():
+            if j.id in have or now - j.issued < LOST_RESULT_S:
+                j.unlisted_since = None
+            elif j.unlisted_since is None:
+                j.unlisted_since = now
+            elif now - j.unlisted_since > LOST_RESULT_S:
+                lost.append(j)
+        for j in lost:
+            del actor.jobs[j.id]
+        if lost:
+            self._requeue(lost)
+
+    def _drop(self, actor: ActorInfo, why: str) -> None:
+        self.actors.pop(actor.id, None)
+        if actor.jobs:
+            log.warning("actor %s %s: %d theorems go back to the queue", actor.id, why, len(actor.jobs))
+            self._requeue(list(actor.jobs.values()))
+        actor.jobs = {}
+
+    def _check_actors(self) -> None:
+        now = time.monotonic()
+        for actor in [a for a in self.actors.values() if now - a.last_seen > self.heartbeat_timeout]:
+            self._drop(actor, f"sent no heartbeat for {self.heartbeat_timeout:g} s")
+
+    def _on_result(self) -> Result | None:
+        got = receive(self.results, RESULT)
+        if got is None:
+            self.dropped_messages += 1
+            return None
+        msg = got[1]
+        actor = self.actors.get(msg["actor"])
+        job = actor.jobs.pop(msg["task"], None) if actor else None
+        if job is None:  # requeued already (its actor was dropped), or never ours
+            return None
+        if msg["status"] == "aborted":  # the actor lost the learner mid-search: no verdict, search it again
+            self._requeue([job])
+            return None
+        try:
+            rows = rows_from_arrays(msg, msg["n_rows"])
+        except WireError as e:
+            log.warning("dropped the rows of a malformed result: %s", e)
+            self.dropped_messages += 1
+            rows = []
+        return Result(job, msg, rows, msg["actor"])
+
+    # ------------------------------------------------------------------ status
+    def table(self) -> dict[str, Any]:
+        now = time.monotonic()
+        actors = [{"actor": a.id, "host": a.host, "searches": a.searches, "held": len(a.jobs),
+                   "seen_s_ago": round(now - a.last_seen, 1), "done": a.stats.get("searches", 0),
+                   "errors": a.stats.get("errors", 0), **{k: round(v, 2) for k, v in a.rates.items()}}
+                  for a in self.actors.values()]
+        return {"actors": actors, "queue": len(self.queue), "requeued": self.requeued, "joins": self.joins,
+                "dropped_messages": self.dropped_messages, **self.status_extra()}
+
+    def totals(self) -> dict[str, float]:
+        rates = [a.rates for a in self.actors.values()]
+        return {"live_actors": float(len(self.actors)),
+                "searches_per_s": sum(r.get("searches_per_s", 0.0) for r in rates),
+                "lean_calls_per_s": sum(r.get("lean_calls_per_s", 0.0) for r in rates)}
+
+    def stop_all(self, why: str) -> None:
+        """Tell every actor to stop now (and any that asks later); what they hold is not awaited."""
+        self.stopping = why
+        for a in list(self.actors.values()):
+            self._reply(a.ident, "stop", {"why": why})
+        self.actors.clear()
+
+    def close(self) -> None:
+        self.work.close(linger=0)
+        self.results.close(linger=0)

@@ -1,0 +1,135 @@
+"""ZeroMQ sockets of the distributed run: where they bind, CurveZMQ, and receiving without crashing.
+
+Servers (learner side) bind 127.0.0.1 unless ``--bind`` says otherwise. With
+``--keys DIR`` (made by ``python -m agents.alphaproof.keys DIR``) every socket
+speaks CurveZMQ: the learner's sockets accept only clients whose public key
+is in ``DIR/authorized/``, and an actor must hold a client secret key and the
+server's public key; without them it cannot connect, send rows or read weights.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import zmq
+import zmq.auth
+
+from agents.alphaproof.distributed.wire import Message, Schema, WireError, unpack
+
+log = logging.getLogger("agents.alphaproof.distributed")
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The CurveZMQ keys in a ``--keys`` directory (see :mod:`agents.alphaproof.distributed.keys`)."""
+
+    directory: Path
+
+    def _cert(self, name: str, secret: bool) -> tuple[bytes, bytes | None]:
+        path = self.directory / (f"{name}.key_secret" if secret else f"{name}.key")
+        if not path.is_file():
+            raise ValueError(f"--keys {self.directory}: {path.name} is missing; make the keys with "
+                             f"`python -m agents.alphaproof.keys {self.directory}` (the learner needs "
+                             "server.key_secret and authorized/; an actor needs client.key_secret and server.key)")
+        return zmq.auth.load_certificate(str(path))
+
+    def secure_server(self, sock: zmq.Socket) -> None:
+        public, secret = self._cert("server", secret=True)
+        sock.curve_secretkey, sock.curve_publickey, sock.curve_server = secret, public, True
+
+    def secure_client(self, sock: zmq.Socket) -> None:
+        public, secret = self._cert("client", secret=True)
+        server_public, _ = self._cert("server", secret=False)
+        sock.curve_secretkey, sock.curve_publickey, sock.curve_serverkey = secret, public, server_public
+
+
+class Net:
+    """One process's ZeroMQ context, with its CurveZMQ authenticator when ``keys`` is given."""
+
+    def __init__(self, keys: str | None = None, server: bool = False) -> None:
+        self.ctx = zmq.Context()
+        self.keys = Keys(Path(keys)) if keys else None
+        self.auth = None
+        self._lock = threading.Lock()
+        if self.keys and server:
+            from zmq.auth.thread import ThreadAuthenticator
+
+            authorized = self.keys.directory / "authorized"
+            if not authorized.is_dir():
+                raise ValueError(f"--keys {self.keys.directory}: no authorized/ folder of client public keys; "
+                                 f"make the keys with `python -m agents.alphaproof.keys {self.keys.directory}`")
+            self.auth = ThreadAuthenticator(self.ctx, log=logging.getLogger("agents.alphaproof.distributed.auth"))
+            self.auth.start()
+            self.auth.configure_curve(domain="*", location=str(authorized))
+
+    def bind(self, kind: int, host: str = "127.0.0.1", port: int = 0) -> tuple[zmq.Socket, int]:
+        """A server socket on ``host:port`` (0: a free port); returns it and its port."""
+        sock = self.socket(kind, server=True)
+        if port:
+            sock.bind(f"tcp://{host}:{port}")
+        else:
+            port = sock.bind_to_random_port(f"tcp://{host}")
+        return sock, port
+
+    def connect(self, kind: int, endpoint: str, identity: bytes | None = None) -> zmq.Socket:
+        sock = self.socket(kind, server=False)
+        if identity is not None:
+            sock.setsockopt(zmq.IDENTITY, identity)
+        sock.connect(endpoint)
+        return sock
+
+    def socket(self, kind: int, server: bool) -> zmq.Socket:
+        with self._lock:  # (the context is shared by threads; socket creation is its only shared step)
+            sock = self.ctx.socket(kind)
+        sock.setsockopt(zmq.LINGER, 0)  # a stopped process leaves nothing waiting to send
+        if self.keys:
+            (self.keys.secure_server if server else self.keys.secure_client)(sock)
+        return sock
+
+    def close(self) -> None:
+        if self.auth is not None:
+            self.auth.stop()
+        self.ctx.destroy(linger=0)
+
+
+def receive(sock: zmq.Socket, expect: Mapping[str, Schema], routed: bool = False
+            ) -> tuple[bytes | None, Message] | None:
+    """One message (non-blocking: call after a poll), checked; ``routed``: a ROUTER's, with the
+    sender's identity first. A malformed message is logged and dropped: None."""
+    frames = sock.recv_multipart(copy=False)
+    ident = None
+    if routed:
+        ident, frames = frames[0].bytes, frames[1:]
+    try:
+        return ident, unpack([f.buffer for f in frames], expect)
+    except WireError as e:
+        log.warning("dropped a malformed message%s: %s", f" from {ident!r}" if ident else "", e)
+        return None
+
+
+def host_of(endpoint: str) -> str:
+    """``tcp://HOST:PORT`` -> HOST."""
+    rest = endpoint.split("://", 1)[-1]
+    return rest.rsplit(":", 1)[0]
+
+
+def parse_bind(text: str) -> tuple[str, int]:
+    """``--bind HOST[:PORT]`` -> (host, port); port 0: a free one."""
+    host, _, port = text.rpartition(":") if ":" in text else (text, "", "0")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"--bind {text!r}: expected HOST or HOST:PORT (e.g. 0.0.0.0:5555)")
+    return host, int(port)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,236 @@
+"""The distributed run's messages and sockets: the wire format round-trips and refuses what is malformed,
+a coordinator and an inference service drop malformed messages and go on serving (real ZeroMQ sockets),
+and CurveZMQ keeps out a client without the authorized key."""
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import zmq
+
+from agents.alphaproof.distributed.coordinator import Coordinator
+from agents.alphaproof.distributed.inference import InferenceService, RemoteEvaluator
+from agents.alphaproof.distributed.keys import make_keys
+from agents.alphaproof.distributed.sockets import Net, parse_bind, receive
+from agents.alphaproof.distributed.wire import (RESULT, TO_ACTOR, TO_STATUS, WireError, pack,
+                                         rows_from_arrays, rows_to_arrays, unpack)
+from agents.alphaproof.interfaces import Evaluation
+
+ROWS = [{"state": "p q : Prop\n⊢ p ∧ q", "tactic": "constructor", "steps_to_go": 2},
+        {"state": "⊢ False", "steps_to_go": None}, {"state": "", "tactic": "", "steps_to_go": 0}]
+
+
+def result_frames(**overrides):
+    header = {"actor": "a", "task": 1, "status": "searched", "verified": True, "verdict": True,
+              "rate_verdict": True, "stop_reason": "solved", "simulations": 3, "lean_calls": 4, "wall_s": 0.5,
+              "version": 2, "n_rows": len(ROWS), "error": None, **overrides}
+    return pack("result", header, rows_to_arrays(ROWS))
+
+
+def test_rows_round_trip_through_the_wire_format():
+    msg = unpack([bytes(f) for f in result_frames()], RESULT)
+    assert msg.t == "result" and msg["version"] == 2 and msg["stop_reason"] == "solved"
+    assert rows_from_arrays(msg, 3) == ROWS  # (a row without a tactic comes back without one)
+
+
+@pytest.mark.parametrize("frames, why", [
+    ([], "empty"),
+    ([b"NOPE", b"{}"], "not a leangym message"),
+    ([b"LGAP1", b"\xff\xfe"], "not UTF-8 JSON"),
+    ([b"LGAP1", b"[1, 2]"], "string 't'"),
+    ([b"LGAP1", pickle.dumps({"t": "result"})], "not UTF-8 JSON"),  # pickle bytes are never loaded
+    ([b"LGAP1", b'{"t": "shutdown", "arrays": []}'], "unexpected message type"),
+    ([b"LGAP1", b'{"t": "result", "arrays": []}'], "field 'actor'"),
+])
+def test_malformed_frames_are_refused_with_a_reason(frames, why):
+    with pytest.raises(WireError, match=why):
+        unpack(frames, RESULT)
+
+
+def test_malformed_fields_and_arrays_are_refused():
+    good = [bytes(f) for f in result_frames()]
+    with pytest.raises(WireError, match="must be int"):
+        unpack([bytes(f) for f in result_frames(task="1")], RESULT)
+    with pytest.raises(WireError, match="must be int"):
+        unpack([bytes(f) for f in result_frames(task=True)], RESULT)  # a bool is not a number here
+    with pytest.raises(WireError, match="describe"):
+        unpack(good[:-1], RESULT)  # an array frame missing
+    with pytest.raises(WireError, match="bytes"):
+        unpack(good[:2] + [good[2][:-1]] + good[3:], RESULT)  # a truncated array
+    msg = unpack(good, RESULT)
+    msg.arrays["state_off"] = np.array([0, 50, 10, 20], dtype=np.int32)  # offsets out of order
+    with pytest.raises(WireError, match="offsets"):
+        rows_from_arrays(msg, 3)
+    with pytest.raises(WireError, match="4 entries for 2 strings"):
+        rows_from_arrays(unpack(good, RESULT), 2)
+
+
+def test_parse_bind():
+    assert parse_bind("127.0.0.1") == ("127.0.0.1", 0) and parse_bind("0.0.0.0:5555") == ("0.0.0.0", 5555)
+    with pytest.raises(ValueError, match="HOST:PORT"):
+        parse_bind("host:port")
+
+
+def _ask_status(znet: Net, endpoint: str, coord: Coordinator) -> dict:
+    sock = znet.connect(zmq.DEALER, endpoint)
+    sock.send_multipart(pack("status"))
+    for _ in range(100):  # the coordinator answers from its own poll (this thread)
+        coord.poll(20)
+        if sock.poll(0):
+            break
+    got = receive(sock, TO_STATUS)
+    sock.close()
+    assert got is not None
+    return got[1]["table"]
+
+
+def test_coordinator_drops_malformed_messages_and_keeps_serving():
+    znet = Net()
+    coord = Coordinator(znet, "127.0.0.1", 0, {"env": "PropLogic-v0"}, ["tcp://*:1"], draw=lambda: None)
+    try:
+        endpoint = f"tcp://127.0.0.1:{coord.port}"
+        bad = znet.connect(zmq.DEALER, endpoint)
+        for frames in ([b"garbage"], [b"LGAP1", b"{not json"], [b"LGAP1", pickle.dumps(object)],
+                       pack("hello", {"actor": 7, "searches": 1, "pid": 1, "host": "h"}),  # actor must be a string
+                       [b"LGAP1", b'{"t": "want", "actor": "x", "n": 1, "req": 1, "arrays": [["a", "u1", 9]]}']):
+            bad.send_multipart(frames)
+        push = znet.connect(zmq.PUSH, f"tcp://127.0.0.1:{coord.results_port}")
+        push.send_multipart([b"LGAP1", b'{"t": "result"}'])
+        push.send_multipart(result_frames(task=99))  # well formed, but for a task nobody holds: ignored
+        table = None
+        for _ in range(50):
+            table = _ask_status(znet, endpoint, coord)
+            if table["dropped_messages"] >= 6:
+                break
+        assert table["dropped_messages"] == 6 and table["actors"] == []
+        # a well-formed actor is still welcomed
+        good = znet.connect(zmq.DEALER, endpoint)
+        good.send_multipart(pack("hello", {"actor": "a1", "searches": 2, "pid": 1, "host": "h"}))
+        for _ in range(100):
+            coord.poll(20)
+            if good.poll(0):
+                break
+        got = receive(good, TO_ACTOR)
+        assert got is not None and got[1].t == "welcome" and got[1]["results"] == coord.results_port
+        for s in (bad, push, good):
+            s.close()
+    finally:
+        coord.close()
+        znet.close()
+
+
+class EchoNet:
+    """A stand-in network for the inference service: one tactic per state, its length as the value."""
+
+    def __init__(self):
+        self.batches = []
+
+    def evaluate(self, states, k):
+        self.batches.append(len(states))
+        return [Evaluation(tuple(f"t{i}" for i in range(kk)), tuple(-float(i) for i in range(kk)), 0.5)
+                for kk in (k if isinstance(k, list) else [k] * len(states))]
+
+
+def test_inference_service_drops_malformed_requests_and_answers_the_rest():
+    znet = Net()
+    net = EchoNet()
+    svc = InferenceService(net, znet, max_batch=8, max_wait_s=0.01).start()
+    try:
+        bad = znet.connect(zmq.DEALER, f"tcp://127.0.0.1:{svc.port}")
+        bad.send_multipart([b"LGAP1", b'{"t": "eval", "id": 1, "n": 2, "arrays": []}'])
+        bad.send_multipart(pack("eval", {"id": 2, "n": 5}, {"state": np.zeros(3, np.uint8),
+                                                           "state_off": np.array([0, 3], np.int32),
+                                                           "k": np.array([1], np.int32)}))  # n disagrees
+        ev = RemoteEvaluator(znet, [f"tcp://127.0.0.1:{svc.port}"], timeout_s=30)
+        out = ev.evaluate(["⊢ p", "⊢ q → q"], [1, 3])
+        assert [e.tactics for e in out] == [("t0",), ("t0", "t1", "t2")] and out[1].log_priors[2] == -2.0
+        assert ev.versions == [0] and not bad.poll(200)  # the malformed requests got no answer
+        ev.close()
+        bad.close()
+    finally:
+        svc.stop()
+        znet.close()
+
+
+def _handshake_events(client: zmq.Socket, timeout_s: float = 20.0) -> set[int]:
+    """Events of ``client``'s monitor until a handshake succeeds or fails."""
+    mon = client.get_monitor_socket()
+    from zmq.utils.monitor import recv_monitor_message
+
+    seen, end = set(), time.monotonic() + timeout_s
+    done = {zmq.EVENT_HANDSHAKE_SUCCEEDED, zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
+            zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL}
+    while time.monotonic() < end and not seen & done:
+        if mon.poll(200):
+            seen.add(recv_monitor_message(mon)["event"])
+    client.disable_monitor()
+    mon.close()
+    return seen
+
+
+def test_curve_refuses_a_client_without_the_authorized_key(tmp_path):
+    subprocess.run([sys.executable, "-m", "agents.alphaproof.keys", str(tmp_path / "keys")], check=True,
+                   capture_output=True)
+    make_keys(tmp_path / "other")
+    assert (tmp_path / "keys" / "authorized" / "client.key").is_file()
+    with pytest.raises(ValueError, match="already holds keys"):
+        make_keys(tmp_path / "keys")
+    server = Net(str(tmp_path / "keys"), server=True)
+    coord = Coordinator(server, "127.0.0.1", 0, {}, ["tcp://*:1"], draw=lambda: None)
+    endpoint = f"tcp://127.0.0.1:{coord.port}"
+    # an intruder who knows the server's public key but holds another client key pair
+    (tmp_path / "other" / "server.key").write_bytes((tmp_path / "keys" / "server.key").read_bytes())
+    intruder, member = Net(str(tmp_path / "other")), Net(str(tmp_path / "keys"))
+    try:
+        for znet, ok in ((intruder, False), (member, True)):
+            sock = znet.socket(zmq.DEALER, server=False)
+            events = []
+            import threading
+
+            t = threading.Thread(target=lambda: events.append(_handshake_events(sock)))
+            t.start()
+            time.sleep(0.2)  # (the monitor is attached before the connection starts)
+            sock.connect(endpoint)
+            sock.send_multipart(pack("hello", {"actor": "x" if ok else "intruder", "searches": 1, "pid": 1,
+                                               "host": "h"}))
+            while t.is_alive():
+                coord.poll(50)
+            t.join()
+            assert (zmq.EVENT_HANDSHAKE_SUCCEEDED in events[0]) is ok, events
+            if ok:
+                for _ in range(100):
+                    coord.poll(20)
+                    if sock.poll(0):
+                        break
+                got = receive(sock, TO_ACTOR)
+                assert got is not None and got[1].t == "welcome"
+            sock.close()
+        assert set(coord.actors) == {"x"}  # the intruder never reached the coordinator
+    finally:
+        coord.close()
+        for n in (intruder, member, server):
+            n.close()
+    with pytest.raises(ValueError, match="client.key_secret"):
+        Net(str(tmp_path / "nowhere")).socket(zmq.DEALER, server=False)
+
+
+
+def test_status_table_renders_actors_inference_and_learner():
+    from agents.alphaproof.status import render
+
+    text = render({"actors": [{"actor": "local0", "host": "n1", "searches": 8, "held": 3, "searches_per_s": 2.5,
+                               "lean_calls_per_s": 40.0, "lean_latency_ms": 51.2, "errors": 0, "seen_s_ago": 0.4}],
+                   "queue": 2, "requeued": 1, "joins": 3, "dropped_messages": 0,
+                   "inference": {"batch_mean": 12.0, "fill": 0.75, "queue": 1, "queue_wait_ms": 3.0, "version": 9},
+                   "learner": {"iteration": 4, "steps": 32, "rows_per_s": 20.0, "replay": 800, "replay_ratio": 1.5,
+                               "version": 32}})
+    lines = text.splitlines()
+    assert lines[0].split() == ["actor", "host", "slots", "held", "searches/s", "lean/s", "lean", "ms", "errors",
+                                "seen"]
+    assert lines[1].split() == ["local0", "n1", "8", "3", "2.5", "40.0", "51.2", "0", "0.4"]
+    assert "fill 0.75" in text and "replay 800" in text and "requeued 1" in text
+    assert "(no actors connected)" in render({"actors": []})
