@@ -82,10 +82,16 @@ def conjecture_key(theorem: Theorem) -> str:
     return theorem.preamble_key + "\n" + body
 
 
-def _local_process() -> LeanProcess:
-    from leangym.sim.local import LocalProcess
+class _LocalFactory:
+    """The in-process simulator (a plain object: the env holds no reference cycle)."""
 
-    return LocalProcess()
+    def __init__(self, factorized: bool) -> None:
+        self.factorized = factorized
+
+    def __call__(self) -> LeanProcess:
+        from leangym.sim.local import LocalProcess
+
+        return LocalProcess(factorized=self.factorized)
 
 
 def _default_seeds(num: int, seed: int, difficulty: Any) -> list[tuple[Theorem, tuple[str, ...]]]:
@@ -119,7 +125,7 @@ class ConjectureProveEnv(AECEnv):
             PropLogic theorems at ``seed_difficulty`` (none held out), with their reference proofs.
         header / server / process_factory / tactic_timeout_ms / policy / lease_timeout_s /
             read_timeout_s / max_text_length / rewards of the prover: as ``LeanProof-v0``; with neither
-            ``server`` nor ``process_factory`` the in-process simulator.
+            ``server`` nor ``process_factory`` the in-process simulator (``factorized``: one branch per goal).
         attempts: the prover's attempts per conjecture (k); max_steps: tactics per attempt (N).
         budget: Lean calls / seconds of each attempt's session (what a search next to ``step`` may spend).
         band / reward_in_band: the default conjecturer reward (:func:`band_reward`);
@@ -157,6 +163,7 @@ class ConjectureProveEnv(AECEnv):
         max_statement_chars: int = 2048,
         lease_timeout_s: float = 60.0,
         read_timeout_s: float = 120.0,
+        factorized: bool = False,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -176,7 +183,7 @@ class ConjectureProveEnv(AECEnv):
         local = server is None and process_factory is None
         # the prover's attempts: LeanProof-v0 itself (its leases, outcomes, rewards and final check)
         self.prover_env = LeanProofEnv(
-            None, header, server, process_factory=_local_process if local else process_factory,
+            None, header, server, process_factory=_LocalFactory(factorized) if local else process_factory,
             max_steps=self.max_steps, tactic_timeout_ms=tactic_timeout_ms, reward_proved=reward_proved,
             reward_rejected=reward_rejected, reward_step=reward_step, policy=policy, budget=budget,
             max_text_length=max_text_length, lease_timeout_s=lease_timeout_s, read_timeout_s=read_timeout_s,
@@ -197,6 +204,11 @@ class ConjectureProveEnv(AECEnv):
 
     def action_space(self, agent: str) -> LeanText:
         return self.action_spaces[agent]
+
+    @property
+    def attempt(self) -> int:
+        """The prover's attempt under way (1..``attempts``); 0 before the conjecture is accepted."""
+        return self._round.get("attempt", 0) if self._round.get("phase") == "prove" else 0
 
     @property
     def session(self):
