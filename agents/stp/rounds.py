@@ -10,6 +10,7 @@ call) until its ``max_steps`` end it.
 from __future__ import annotations
 
 import random
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -70,10 +71,16 @@ def play_rounds(envs: Sequence[ConjectureProveEnv], conj: PolicyValueNet, prover
         active = [i for i, env in enumerate(envs) if env.attempt]
         if not active:
             break
-        results = run_batched_search([envs[i].session for i in active], prover, config)
+        try:
+            results = run_batched_search([envs[i].session for i in active], prover, config)
+        except Exception as e:  # noqa: BLE001 -- a search bug costs these attempts (unproved), not the run
+            print(f"[rounds] search batch raised {type(e).__name__}: {e}; its attempts count as unproved",
+                  file=sys.stderr)
+            results = [None] * len(active)
         for i, result in zip(active, results):
-            rounds[i].searches.append(result)
-            tactics = first_goal_order(result.tree.proof()) if result.verified else []
+            if result is not None:
+                rounds[i].searches.append(result)
+            tactics = first_goal_order(result.tree.proof()) if result is not None and result.verified else []
             _play_attempt(envs[i], tactics)
     for env, rnd in zip(envs, rounds):
         info = env.infos["conjecturer"]

@@ -16,8 +16,8 @@ Warm start: the prover imitates the seeds' reference proofs, the conjecturer edi
 3. **learn** -- the prover on rows of every search (proofs of seeds and of conjectures, and
    "not provable within budget" values), the conjecturer on the rounds the band rule rewarded
    (STP's filtered imitation), each mixed with its warm-start rows;
-4. conjectures proved in the band join the seed pool (with the prover's proof), so later
-   conjectures build on them.
+4. conjectures proved in the band join the seed pool (with the prover's proof); ``--build-on``
+   of the rounds draw their seed from them, so later conjectures build on earlier ones.
 
 ``--no-conjectures`` skips 2 and 4 (the same prover trained on the seeds alone, for the same wall
 time with ``--max-minutes``). Checkpoints: ``prover.pt`` (loads wherever an AlphaProof net does,
@@ -58,8 +58,8 @@ class Args:
     server: str | None = None  # LeanTree URL (default: the in-process simulator)
     theorems: str | None = None  # seed theorems (rows with a 'proof' list); default: --seeds PropLogic theorems
     seeds: int = 64  # generated seed theorems (levels 1..--seed-level), none of the held-out ones
-    seed_level: int = 3
-    iterations: int = 1000
+    seed_level: int = 3  # the hardest PropLogic level among the generated seeds
+    iterations: int = 1000  # iterations at most (--max-minutes usually ends the run first)
     max_minutes: float | None = None  # wall time of the whole run (warm start included), before the evaluation
     conjectures: bool = True  # --no-conjectures: the seeds-only ablation
     rounds: int = 24  # ConjectureProve-v0 rounds per iteration
@@ -70,21 +70,32 @@ class Args:
     seed_batch: int = 16  # seed theorems searched per iteration
     sims: int = 16  # MCTS simulations per search
     lean_calls: int = 48  # Lean calls per search
-    num_tactics: int = 4
+    num_tactics: int = 4  # tactics asked of the policy per new search node
     warmup_steps: int = 150  # supervised steps of the prover on the seeds' proofs before self-play
     conjecturer_warmup_steps: int = 600  # supervised steps of the conjecturer on edits of the seeds
     learn_steps: int = 8  # prover steps per iteration
-    conjecturer_steps: int = 4  # conjecturer steps per iteration (once it has rewarded rounds)
-    batch_size: int = 16
-    lr: float = 1e-3
+    conjecturer_steps: int = 16  # conjecturer steps per iteration (once it has rewarded rounds)
+    build_on: float = 0.5  # share of rounds seeded by conjectures proved in the band (once there are some)
+    batch_size: int = 16  # rows per gradient step (both nets)
+    lr: float = 1e-3  # learning rate of both learners (AdamW)
     sft_mix: float = 0.25  # share of warm-start rows in each learner batch
     eval_size: int = 60  # held-out PropLogic theorems evaluated at the end (0: none)
-    eval_level: int = 4  # ... of levels 1..this
+    eval_level: int = 4  # the hardest level of the held-out theorems evaluated
     checkpoint_dir: str = "checkpoints/stp"  # '': no checkpoint
     logdir: str = "runs/stp"  # '': no TensorBoard
-    seed: int = 0
+    seed: int = 0  # seeds the nets, the seed theorems and every draw
     threads: int = 1  # torch CPU threads
-    progress: bool = True
+    progress: bool = True  # tqdm bars
+
+
+def _help(name: str) -> str:
+    """A flag's help: the comment after its field in :class:`Args`."""
+    import inspect
+
+    for line in inspect.getsource(Args).splitlines():
+        if line.strip().startswith(f"{name}:") and "#" in line:
+            return line.split("#", 1)[1].strip()
+    return name.replace("_", " ")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
@@ -93,10 +104,10 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
         if isinstance(f.default, bool):
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default)
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=_help(f.name))
         else:
             kind = float if f.name == "max_minutes" else {int: int, float: float}.get(type(f.default), str)
-            p.add_argument(flag, type=kind, default=f.default)
+            p.add_argument(flag, type=kind, default=f.default, help=_help(f.name))
     args = Args(**vars(p.parse_args(argv)))
     for name in ("seeds", "rounds", "candidates", "attempts", "max_steps", "sims", "lean_calls", "batch_size"):
         if getattr(args, name) < 1:
@@ -108,8 +119,9 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
 
 def prover_args(args: Args) -> ProverArgs:
     """The AlphaProof agent's settings for the prover's searches, learner and evaluation."""
+    # on a server every round's env keeps a lease while the seeds are searched: rounds + seed_batch processes
     return ProverArgs(server=args.server, env="LeanProof-v0" if args.server else "PropLogic-v0",
-                      actors=max(args.rounds, args.seed_batch), sims=args.sims, lean_calls=args.lean_calls,
+                      actors=args.rounds + args.seed_batch, sims=args.sims, lean_calls=args.lean_calls,
                       num_tactics=args.num_tactics, batch_size=args.batch_size, lr=args.lr,
                       learn_steps=args.learn_steps, sft_mix=args.sft_mix, seed=args.seed, progress=False)
 
@@ -131,6 +143,14 @@ def seed_pool(args: Args) -> list[dict[str, Any]]:
 def as_task(row: dict[str, Any]) -> Task:
     t = Theorem.from_row(row)
     return Task(t, generator.statement_key(t), row.get("level", 0), tuple(row.get("proof") or ()))
+
+
+def draw_seed(pool: list[dict[str, Any]], seeds_alone: int, build_on: float, rng: random.Random) -> dict[str, Any]:
+    """A round's seed: with chance ``build_on`` a conjecture proved in the band (``pool[seeds_alone:]``),
+    so that conjectures build on conjectures (STP's iterated conjecturing), else an original seed."""
+    if len(pool) > seeds_alone and rng.random() < build_on:
+        return pool[seeds_alone + rng.randrange(len(pool) - seeds_alone)]
+    return pool[rng.randrange(seeds_alone)]
 
 
 def round_stats(rounds: list[Round], band_hi: float) -> dict[str, float]:
@@ -202,14 +222,16 @@ def train(args: Args) -> dict[str, Any]:
             record: dict[str, float] = {"iteration": step,
                                         "seed_solve_rate": float(np.mean([r.verified for r in results] or [0]))}
             if args.conjectures:
-                drawn = [pool[rng.randrange(len(pool))] for _ in envs]
+                drawn = [draw_seed(pool, seeds_alone, args.build_on, rng) for _ in envs]
                 rounds = play_rounds(envs, conj, prover, search_config(pa), rng, str(step), drawn, args.candidates)
                 record.update(round_stats(rounds, args.band_hi))
                 results += [s for r in rounds for s in r.searches]
                 for r in rounds:
                     if r.reward > 0:  # STP: imitate the conjectures the band rule rewarded
                         conj_replay.add([conjecturer.row(r.seed_text, r.signature)])
-                        pool.append(_as_seed(r))
+                        pool.append(_as_seed(r))  # a seed now: edits of it join the warm-start rows
+                        text = _seed_text(envs[0], pool[-1])
+                        conj_warm += conjecturer.warm_rows([(text, r.conjecture.formal_statement)], 8, rng)
                 if len(conj_replay):
                     ap_train.learn(conj, conj_opt, conj_replay, conj_warm, rng,
                                    dataclasses.replace(pa, learn_steps=args.conjecturer_steps))
