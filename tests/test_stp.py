@@ -50,9 +50,10 @@ def test_a_branching_proof_replays_through_step_in_first_goal_order():
     assert first_goal_order(tree) == ["constructor", "exact h₁", "exact h₂"]
     env = ConjectureProveEnv(theorem=[SEED], attempts=1, factorized=True)
     env.reset()
-    env.step("theorem c (p q : Prop) (h₁ : p) (h₂ : q) : q ∧ p ∧ q := by sorry")
-    for t in first_goal_order(ProofTree("constructor", (ProofTree("exact h₂"), ProofTree(
-            "constructor", (ProofTree("exact h₁"), ProofTree("exact h₂")), (1, 1))), (1, 1))):
+    env.step("theorem c (p q : Prop) (h₁ : p) : q → q ∧ p ∧ q := by sorry")
+    assert env.attempt == 1, env.infos["conjecturer"]
+    for t in first_goal_order(ProofTree("intro h", (ProofTree("constructor", (ProofTree("exact h"), ProofTree(
+            "constructor", (ProofTree("exact h₁"), ProofTree("exact h")), (1, 1))), (1, 1)),), (1,))):
         env.step(t)
     assert env.infos["conjecturer"]["outcome"] == "out_of_band" and env.infos["conjecturer"]["pass_rate"] == 1.0
 

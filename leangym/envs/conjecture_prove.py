@@ -40,7 +40,7 @@ from leangym.envs.lean_proof import LeanProofEnv
 from leangym.envs.spaces import TACTIC_SAMPLE_CHARSET, LeanText, clip_text
 from leangym.envs.theorem_spec import TheoremSpec, resolve_theorems, theorem_index
 from leangym.lexer import ID_FIRST, ID_REST, strip_comments
-from leangym.session import Budget
+from leangym.session import Budget, BudgetExhausted
 from leangym.soundness import SoundnessPolicy
 from leangym.theorem import Theorem, TheoremError
 
@@ -303,7 +303,11 @@ class ConjectureProveEnv(AECEnv):
         if not self.trivial_tactics:
             return None
         session = self.prover_env.session
-        for result in session.apply_many(session.root, list(self.trivial_tactics)):
+        try:
+            results = session.apply_many(session.root, list(self.trivial_tactics))
+        except BudgetExhausted:  # a budget smaller than the check: the prover's attempts will tell
+            return None
+        for result in results:
             if result.ok and not result.states:
                 return result.tactic
         return None
