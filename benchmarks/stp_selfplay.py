@@ -16,7 +16,6 @@ accepted conjectures, invalid/duplicate share, steps per proof. Writes
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -30,6 +29,7 @@ from agents.alphaproof.actors import evaluate, process_factory  # noqa: E402
 from agents.alphaproof.theorem_source import Task  # noqa: E402
 from agents.alphaproof.train import solve_rate_text  # noqa: E402
 from agents.stp.train import Args, prover_args, train  # noqa: E402
+from leangym.cli import ArgumentParser, run_cli  # noqa: E402
 from leangym.sim import generator  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -51,7 +51,7 @@ def minif2f_tasks(spec: str) -> list[Task]:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--minutes", type=float, default=6.0, help="wall time of each arm (warm start included)")
     p.add_argument("--eval-size", type=int, default=60)
     p.add_argument("--eval-level", type=int, default=4)
@@ -140,13 +140,14 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
         k = max(1, len(y) // 4)
         return f"{sum(y[:k]) / k:.2f} -> {sum(y[-k:]) / k:.2f}"
 
+    settings = {k: v for k, v in runs["self-play"]["args"].items() if k not in ("checkpoint_dir", "logdir", "progress")}
     lines = [
         "# STP self-play (ConjectureProve-v0) vs. the seeds alone",
         "",
         f"    python benchmarks/stp_selfplay.py --minutes {opts.minutes:g} --eval-size {opts.eval_size} "
         f"--eval-level {opts.eval_level} --seed {opts.seed}" + ("" if n_minif2f else " --minif2f ''"),
         "",
-        f"Each arm: `agents.stp.train` defaults ({json.dumps({k: v for k, v in runs['self-play']['args'].items() if k not in ('checkpoint_dir', 'logdir', 'progress')})}), "
+        f"Each arm: `agents.stp.train` defaults ({json.dumps(settings)}), "
         f"{opts.minutes:g} minutes of wall time (warm starts included) on a shared 2-core CPU, torch 1 thread.",
         "",
         "| arm | iterations | held-out PropLogic | miniF2F (simulator-readable) |",
@@ -172,4 +173,4 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

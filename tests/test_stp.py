@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import random
 import subprocess
+from types import SimpleNamespace
 import sys
 from pathlib import Path
 
@@ -116,7 +117,8 @@ def test_tiny_run_on_a_server_gives_every_lease_back(sim_server):
 
 
 def test_leangym_env_imports_no_agent_code():
-    code = ("import sys, leangym.envs.conjecture_prove, leangym; leangym.make_multi('ConjectureProve-v0', num_seeds=2); "
+    code = ("import sys, leangym.envs.conjecture_prove, leangym; "
+            "leangym.make_multi('ConjectureProve-v0', num_seeds=2); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('agents', 'baselines')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -134,7 +136,7 @@ def test_benchmark_report_from_two_runs(tmp_path, monkeypatch):
     runs = {"self-play": {"args": {"rounds": 24}, "history": hist, "evaluation": ev, "iterations": 4},
             "seeds alone": {"args": {"rounds": 24}, "history": [], "evaluation": {**ev, "solve_rate": 0.4},
                             "iterations": 9}}
-    opts = bench.argparse.Namespace(minutes=1.0, eval_size=10, eval_level=4, seed=0, minif2f="")
+    opts = SimpleNamespace(minutes=1.0, eval_size=10, eval_level=4, seed=0, minif2f="")
     bench.write_report(runs, opts, tmp_path, 0)
     md = (tmp_path / "stp_selfplay.md").read_text()
     assert "| self-play | 4 | 3/10 = 0.300 | - |" in md and "| seeds alone | 9 | 4/10 = 0.400 | - |" in md

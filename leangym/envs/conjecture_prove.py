@@ -21,9 +21,10 @@ Two agents, ``conjecturer`` and ``prover``. One round (one episode):
 ``infos["conjecturer"]`` carries the round (``seed``, ``seed_proof``, ``conjecture``,
 ``outcome``, ``pass_rate``, ``proofs``), ``infos["prover"]`` the inner env's ``info`` of the last
 step plus ``attempt`` (and ``next_attempt`` when that step ended an attempt and the observation
-is already the next attempt's start). A server failure truncates the round (outcome ``"server_failure"``, no reward, leases given
-back). Observations and actions are text (:class:`~leangym.envs.spaces.LeanText`);
-``leangym.make_multi("ConjectureProve-v0")`` or :func:`env` builds it the PettingZoo way.
+is already the next attempt's start). A server failure truncates the round (outcome
+``"server_failure"``, no reward, leases given back). Observations and actions are text
+(:class:`~leangym.envs.spaces.LeanText`); ``leangym.make_multi("ConjectureProve-v0")`` or
+:func:`env` builds it the PettingZoo way.
 """
 from __future__ import annotations
 
