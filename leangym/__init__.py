@@ -2,16 +2,17 @@
 
 ``import leangym`` registers every env id of ``envs_registry.yaml``
 (``LeanProof-v0``, ``PropLogic-v0``); ``gym.make("leangym:LeanProof-v0", ...)``
-does the same without a prior import. The env classes and
+does the same without a prior import. ``leangym.make_multi("ConjectureProve-v0")`` builds the
+multi-agent (PettingZoo) envs of the registry. The env classes and
 :func:`open_session` load lazily, so importing leangym stays cheap.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from leangym.registry import register_envs
+from leangym.registry import make_multi, register_envs
 
-__all__ = ["LeanProofEnv", "PropLogicEnv", "LeanVectorEnv", "open_session", "register_envs", "ENV_IDS"]
+__all__ = ["LeanProofEnv", "PropLogicEnv", "LeanVectorEnv", "open_session", "register_envs", "make_multi", "ENV_IDS"]
 
 try:
     ENV_IDS: tuple[str, ...] = tuple(register_envs())

@@ -1,0 +1,93 @@
+"""Playing ``ConjectureProve-v0`` rounds in a batch: one env per round, the prover's searches of
+attempt j of every round in ONE batched MCTS (the AlphaProof agent's ``run_batched_search``).
+
+An attempt: the search runs on the attempt's session (``env.session``, as a search next to
+``LeanProof-v0``'s ``step`` may); a verified proof is then played through ``env.step`` in the
+order Lean runs it (first goal first), so the env's own final check decides the reward; an
+attempt without one plays empty tactics (refused by the soundness policy without a Lean
+call) until its ``max_steps`` end it.
+"""
+from __future__ import annotations
+
+import random
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from agents.alphaproof.policy import PolicyValueNet
+from agents.alphaproof.search import SearchResult, run_batched_search
+from agents.alphaproof.mcts import SearchConfig
+from agents.stp import conjecturer
+from agents.stp.mutate import statement
+from leangym.envs.conjecture_prove import ConjectureProveEnv
+from leangym.proof import ProofTree
+
+__all__ = ["Round", "play_rounds", "first_goal_order"]
+
+
+@dataclass
+class Round:
+    seed_text: str
+    seed: Any  # the seed Theorem
+    signature: str  # what the conjecturer wrote
+    outcome: str  # the env's: invalid | duplicate | trivial | in_band | out_of_band | unproved | server_failure
+    reward: float
+    pass_rate: float | None
+    proofs: list[str]  # verified proof scripts of the conjecture (one per proved attempt)
+    conjecture: Any = None  # the Theorem, once accepted
+    searches: list[SearchResult] = field(default_factory=list)
+
+
+def first_goal_order(tree: ProofTree) -> list[str]:
+    """The tactics of a proof tree in the order ``LeanProof-v0``'s ``step`` takes them (each on the
+    first open goal, a tactic's new goals before the older ones): a pre-order walk."""
+    return [tree.tactic] + [t for child in tree.children for t in first_goal_order(child)]
+
+
+def _play_attempt(env: ConjectureProveEnv, tactics: Sequence[str]) -> None:
+    attempt = env.attempt
+    for tactic in [*tactics, *[""] * env.max_steps]:
+        if env.attempt != attempt:  # the attempt ended (the next one started, or the round is over)
+            return
+        env.step(tactic)
+
+
+def play_rounds(envs: Sequence[ConjectureProveEnv], conj: PolicyValueNet, prover: PolicyValueNet,
+                config: SearchConfig, rng: random.Random, tag: str, seeds: Sequence[Any] | None = None,
+                candidates: int = 4) -> list[Round]:
+    """One round per env: conjectures sampled for each seed (one of ``candidates`` distinct ones,
+    at random), then the prover's attempts. ``seeds``: a seed per env (``reset`` options), else
+    each env draws its own. Every env's round is finished (dead steps taken) on return."""
+    for i, env in enumerate(envs):
+        env.reset(options={"theorem": seeds[i]} if seeds is not None else None)
+    texts = [env.observe("conjecturer") for env in envs]
+    proposals = conjecturer.propose(conj, [str(t) for t in texts], candidates)
+    rounds = []
+    for i, (env, options) in enumerate(zip(envs, proposals)):
+        signature = options[int(rng.random() * len(options))] if options else ""
+        env.step(statement(f"conjecture_{tag}_{i}", signature))
+        rounds.append(Round(str(texts[i]), env.infos["conjecturer"]["seed"], signature, "", 0.0, None, []))
+    for _ in range(max(env.attempts for env in envs)):
+        active = [i for i, env in enumerate(envs) if env.attempt]
+        if not active:
+            break
+        try:
+            results = run_batched_search([envs[i].session for i in active], prover, config)
+        except Exception as e:  # noqa: BLE001 -- a search bug costs these attempts (unproved), not the run
+            print(f"[rounds] search batch raised {type(e).__name__}: {e}; its attempts count as unproved",
+                  file=sys.stderr)
+            results = [None] * len(active)
+        for i, result in zip(active, results):
+            if result is not None:
+                rounds[i].searches.append(result)
+            tactics = first_goal_order(result.tree.proof()) if result is not None and result.verified else []
+            _play_attempt(envs[i], tactics)
+    for env, rnd in zip(envs, rounds):
+        info = env.infos["conjecturer"]
+        rnd.outcome, rnd.pass_rate, rnd.proofs = info["outcome"], info.get("pass_rate"), list(info["proofs"])
+        rnd.conjecture = info["conjecture"]
+        assert env.agent_selection == "conjecturer"  # (a round ends with its dead steps, conjecturer first)
+        rnd.reward = float(env.last()[1])  # its reward for the round
+        while env.agents:  # the dead steps that close the round
+            env.step(None)
+    return rounds

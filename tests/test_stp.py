@@ -1,0 +1,144 @@
+"""agents.stp: the seed edits, proofs replayed through the env, batched rounds, and tiny trainer runs."""
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from types import SimpleNamespace
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.alphaproof.mcts import SearchConfig
+from agents.alphaproof.policy import PolicyValueNet
+from agents.stp import conjecturer
+from agents.stp.mutate import EDITS, body_of, mutations, parse_body, statement
+from agents.stp.rounds import first_goal_order, play_rounds
+from agents.stp.train import Args, parse_args, train
+from leangym.envs.conjecture_prove import ConjectureProveEnv
+from leangym.proof import ProofTree
+from leangym.sim import generator
+from leangym.theorem import Theorem
+
+REPO = Path(__file__).resolve().parent.parent
+SEED = "theorem s (p q : Prop) (h₁ : p) (h₂ : q) : p ∧ q := by sorry"
+
+
+def test_edits_make_statements_the_env_accepts():
+    body = body_of(SEED)
+    assert body == "(p q : Prop) (h₁ : p) (h₂ : q) : p ∧ q"
+    s = parse_body(body)
+    assert s.props == ["p", "q"] and s.hypotheses == (("h₁", "p"), ("h₂", "q")) and s.goal == "p ∧ q"
+    rng = random.Random(0)
+    assert EDITS["curry"](s, rng).text() == "(p q : Prop) (h₁ : p) : q → p ∧ q"
+    assert EDITS["pair"](s, rng).goal.startswith("(p ∧ q) ∧ ")
+    assert EDITS["weaken"](s, rng).goal in ("(p ∧ q) ∨ p", "(p ∧ q) ∨ q")
+    assert len(EDITS["drop"](s, rng).hypotheses) == 1
+    env = ConjectureProveEnv(theorem=[SEED], attempts=1, max_steps=1)
+    for i, pt in enumerate(generator.generate(12, 5, (1, 3))):  # every edit chain elaborates
+        text = statement(f"c{i}", mutations(body_of(pt.formal_statement), rng, 3))
+        Theorem(text)
+        env.reset()
+        env.step(text)
+        assert env.infos["conjecturer"]["outcome"] != "invalid", env.infos["conjecturer"].get("error")
+    with pytest.raises(ValueError):
+        parse_body("p ∧ q")
+
+
+def test_a_branching_proof_replays_through_step_in_first_goal_order():
+    tree = ProofTree("constructor", (ProofTree("exact h₁"), ProofTree("exact h₂")), (1, 1))
+    assert first_goal_order(tree) == ["constructor", "exact h₁", "exact h₂"]
+    env = ConjectureProveEnv(theorem=[SEED], attempts=1, factorized=True)
+    env.reset()
+    env.step("theorem c (p q : Prop) (h₁ : p) : q → q ∧ p ∧ q := by sorry")
+    assert env.attempt == 1, env.infos["conjecturer"]
+    for t in first_goal_order(ProofTree("intro h", (ProofTree("constructor", (ProofTree("exact h"), ProofTree(
+            "constructor", (ProofTree("exact h₁"), ProofTree("exact h")), (1, 1))), (1, 1)),), (1,))):
+        env.step(t)
+    assert env.infos["conjecturer"]["outcome"] == "out_of_band" and env.infos["conjecturer"]["pass_rate"] == 1.0
+
+
+def test_play_rounds_finishes_every_round():
+    seeds = [{"name": "s", "formal_statement": SEED, "proof": ["constructor", "exact h₁", "exact h₂"]}]
+    envs = [ConjectureProveEnv(theorem=seeds, attempts=2, max_steps=3, factorized=True) for _ in range(3)]
+    for e in envs[1:]:
+        e.known = envs[0].known
+    conj = conjecturer.create(seed=0)
+    prover = PolicyValueNet.create("tiny", seed=0, max_tactic_tokens=24)
+    rounds = play_rounds(envs, conj, prover, SearchConfig(num_simulations=2, max_lean_calls=8),
+                         random.Random(0), "t", seeds * 3, candidates=2)
+    assert len(rounds) == 3 and all(e.agents == [] for e in envs)
+    for r in rounds:
+        assert r.outcome in ("invalid", "duplicate", "trivial", "in_band", "out_of_band", "unproved")
+        assert r.reward == (-1.0 if r.outcome in ("invalid", "duplicate", "trivial") else
+                            1.0 if r.outcome == "in_band" else 0.0)
+        assert (r.pass_rate is None) == (r.outcome in ("invalid", "duplicate", "trivial"))
+        assert len(r.searches) == (2 if r.pass_rate is not None else 0)
+
+
+def test_tiny_self_play_and_ablation_runs(tmp_path):
+    common = dict(seeds=6, iterations=2, rounds=3, candidates=2, attempts=2, max_steps=4, seed_batch=2, sims=2,
+                  lean_calls=8, warmup_steps=2, conjecturer_warmup_steps=2, learn_steps=1, conjecturer_steps=1,
+                  batch_size=4, eval_size=2, progress=False)
+    res = train(Args(**common, checkpoint_dir=str(tmp_path / "sp"), logdir=str(tmp_path / "tb")))
+    assert res["iterations"] == 2 and len(res["history"]) == 2
+    h = res["history"][-1]
+    shares = [v for k, v in h.items() if k.startswith("share_") and k != "share_invalid_or_duplicate"]
+    assert sum(shares) == pytest.approx(1.0) and "seed_solve_rate" in h
+    assert "solve_rate" in res["evaluation"] or res["evaluation"]["not_evaluated"] == 2
+    saved = json.loads((tmp_path / "sp" / "history.json").read_text())
+    assert saved["iterations"] == 2 and saved["args"]["conjectures"] is True
+    net = PolicyValueNet.load(str(tmp_path / "sp" / "prover.pt"))  # loads where an AlphaProof net does
+    assert net.max_tactic_tokens == 24
+    assert any((tmp_path / "tb").iterdir())
+    res = train(Args(**common, conjectures=False, checkpoint_dir="", logdir=""))
+    assert res["iterations"] == 2 and not any(k.startswith("share_") for k in res["history"][-1])
+
+
+def test_cli_help_and_bad_flags():
+    assert parse_args(["--no-conjectures", "--rounds", "3"]).conjectures is False
+    with pytest.raises(SystemExit):
+        parse_args(["--rounds", "0"])
+    out = subprocess.run([sys.executable, "-m", "agents.stp.train", "--help"], cwd=REPO, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0 and "--no-conjectures" in out.stdout
+
+
+def test_tiny_run_on_a_server_gives_every_lease_back(sim_server):
+    import requests
+
+    srv = sim_server(factorized=True, max_processes=8)
+    res = train(Args(server=srv.url, seeds=4, iterations=1, rounds=2, candidates=2, attempts=1, max_steps=2,
+                     seed_batch=2, sims=2, lean_calls=8, warmup_steps=1, conjecturer_warmup_steps=1, learn_steps=1,
+                     conjecturer_steps=1, batch_size=4, eval_size=0, progress=False, checkpoint_dir="", logdir=""))
+    assert res["iterations"] == 1 and res["history"][0]["share_server_failure"] == 0.0
+    assert requests.get(srv.url + "/status", timeout=5).json()["used_processes"] == 0
+
+
+def test_leangym_env_imports_no_agent_code():
+    code = ("import sys, leangym.envs.conjecture_prove, leangym; "
+            "leangym.make_multi('ConjectureProve-v0', num_seeds=2); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('agents', 'baselines')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_benchmark_report_from_two_runs(tmp_path, monkeypatch):
+    from test_benchmark_scripts import load_script
+
+    bench = load_script(monkeypatch, "stp_selfplay")
+    hist = [{"iteration": i, "pass_rate_accepted": 0.1 * i, "in_band_of_accepted": 0.5, "share_invalid": 0.5,
+             "share_duplicate": 0.1, "share_trivial": 0.0, "share_invalid_or_duplicate": 0.6, "steps_per_proof": 3.0,
+             "conjecture_connectives": 4.0 + i, "seed_solve_rate": 0.5, "pool_size": 64.0} for i in range(1, 5)]
+    ev = {"evaluated": 10.0, "not_evaluated": 0.0, "solve_rate": 0.3}
+    runs = {"self-play": {"args": {"rounds": 24}, "history": hist, "evaluation": ev, "iterations": 4},
+            "seeds alone": {"args": {"rounds": 24}, "history": [], "evaluation": {**ev, "solve_rate": 0.4},
+                            "iterations": 9}}
+    opts = SimpleNamespace(minutes=1.0, eval_size=10, eval_level=4, seed=0, minif2f="")
+    bench.write_report(runs, opts, tmp_path, 0)
+    md = (tmp_path / "stp_selfplay.md").read_text()
+    assert "| self-play | 4 | 3/10 = 0.300 | - |" in md and "| seeds alone | 9 | 4/10 = 0.400 | - |" in md
+    assert "| conjecture_connectives | 5.00 -> 8.00 |" in md
+    assert (tmp_path / "stp_selfplay.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
