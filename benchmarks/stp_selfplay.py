@@ -30,7 +30,7 @@ from agents.alphaproof.theorem_source import Task  # noqa: E402
 from agents.alphaproof.train import solve_rate_text  # noqa: E402
 from agents.stp.train import Args, prover_args, train  # noqa: E402
 from leangym.cli import ArgumentParser, run_cli  # noqa: E402
-from leangym.sim import generator  # noqa: E402
+from leangym.datasets import proplogic as generator  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

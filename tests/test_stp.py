@@ -18,7 +18,7 @@ from agents.stp.rounds import first_goal_order, play_rounds
 from agents.stp.train import Args, parse_args, train
 from leangym.envs.conjecture_prove import ConjectureProveEnv
 from leangym.proof import ProofTree
-from leangym.sim import generator
+from leangym.datasets import proplogic as generator
 from leangym.theorem import Theorem
 
 REPO = Path(__file__).resolve().parent.parent

@@ -49,7 +49,7 @@ from agents.stp import conjecturer
 from agents.stp.rounds import Round, play_rounds
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 from leangym.envs.conjecture_prove import ConjectureProveEnv
-from leangym.sim import generator
+from leangym.datasets import proplogic as generator
 from leangym.theorem import Theorem
 
 

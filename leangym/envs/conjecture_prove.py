@@ -96,7 +96,7 @@ class _LocalFactory:
 
 
 def _default_seeds(num: int, seed: int, difficulty: Any) -> list[tuple[Theorem, tuple[str, ...]]]:
-    from leangym.sim import generator
+    from leangym.datasets import proplogic as generator
 
     pts = generator.generate(num, seed, difficulty, exclude=generator.heldout_set(), prefix="seed")
     return [(pt.theorem, pt.proof) for pt in pts]
