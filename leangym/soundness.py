@@ -5,15 +5,18 @@ Structure first. The final check (:func:`verify`) places the proof inside a tact
 refuses a proof whose brackets do not balance as Lean's tokenizer reads them (comments and literals
 read as :func:`leangym.lexer.scan` reads them; where it cannot be sure, the proof is refused). So the
 proof cannot close that bracket: any command word in it, known or not yet written, is a parse error
-inside a tactic block, and a check with an error is never a pass. The word lists (banned tactics,
-command words: :data:`leangym.theorem.COMMAND_KEYWORDS`, sources in ``tests/data/command_words.tsv``)
-are a second layer that stops such text before it reaches Lean at all (after a parse error Lean's
-command loop reads on from the error: what follows would run, though the check fails).
+inside a tactic block, and a check with an error is never a pass. After a parse error Lean's command
+parser recovers (it tries a command at each following position), so before any command is sent the
+same text, whole, must close every goal in Lean's tactic mode (one ``try_apply_tactic``, which parses
+the whole text as tactics and has no command-level recovery): nothing unchecked reaches command level.
+The word lists (banned tactics, command words: :data:`leangym.theorem.COMMAND_KEYWORDS`, sources in
+``tests/data/command_words.tsv``) are a second layer. Headers go through the command path (the
+proof start, the command) and are covered by their allow-list (:func:`leangym.theorem.header_refusal`).
 
 Every path to Lean passes the same policy: ``step``, ``ProofSession.apply``/``apply_many``, the
 gated ``session.process``/``env.process``, :func:`verify` (``session.verify``, the env's reward,
-the benchmark's final check and ``recheck``, the trainer's verdicts). :func:`verify` then checks
-the whole proof as one command with ``#print axioms`` under a fresh random name, and accepts it only
+the benchmark's final check and ``recheck``, the trainer's verdicts). :func:`verify` then runs the
+proof in tactic mode and checks it as one command with ``#print axioms`` under a fresh random name, and accepts it only
 with no error, no ``sorry`` and no axiom outside the allowed set (its answer read whole, as Lean
 writes it). Every rule is a field of the policy; none is silent.
 """
