@@ -23,6 +23,10 @@ servers started as subprocesses (``python -m leangym.sim.server``):
    ``soundness.verify`` on one kept lease), in alternating blocks. With real
    LeanTree add the server's rollback of the returned process (its
    ``/process/{pid}/return``), which the simulator does at once.
+   Then the cost of the final check's tactic-mode pass (the whole proof through
+   ``try_apply_tactic`` on a proof start of its own, before the command): the
+   kept-lease episode with ``soundness.verify`` / the same episode with the
+   command alone, as the check was sent before that pass existed.
 """
 from __future__ import annotations
 
@@ -188,7 +192,7 @@ def bench_isolation(episodes: int) -> dict[str, float]:
     """Median seconds per proved episode: the env (check on a fresh lease) vs the check on the kept lease."""
     from leangym.backends.leantree import LeanTreeClient
     from leangym.session import ProofSession
-    from leangym.soundness import SoundnessPolicy, verify
+    from leangym.soundness import SoundnessPolicy, _command_check, verify
     from leangym.theorem import Theorem
 
     with Server("--max-processes", "2") as srv:
@@ -205,13 +209,18 @@ def bench_isolation(episodes: int) -> dict[str, float]:
             s = ProofSession(kept, theorem)
             assert s.apply(s.root, PROOF).ok and verify(kept, theorem, PROOF, policy).ok
 
+        def command_only() -> None:  # as same(), the check without its tactic-mode pass (not sound: measured only)
+            s = ProofSession(kept, theorem)
+            assert s.apply(s.root, PROOF).ok and _command_check(kept, theorem, PROOF, policy).ok
+
         for _ in range(10):
             fresh()
             same()
-        times: dict[str, list[float]] = {"fresh": [], "same": []}
+            command_only()
+        times: dict[str, list[float]] = {"fresh": [], "same": [], "command_only": []}
         block = 10
         for _ in tqdm(range(max(1, episodes // block)), desc="isolation", unit="block", leave=False):
-            for name, fn in (("fresh", fresh), ("same", same)):
+            for name, fn in (("fresh", fresh), ("same", same), ("command_only", command_only)):
                 for _ in range(block):
                     t0 = time.perf_counter()
                     fn()
@@ -261,6 +270,9 @@ def _print_isolation(episodes: int) -> int:
           f"calls with the check on the kept lease {i['same'] * 1e3:.2f} ms = {i['fresh'] / i['same']:.2f}x "
           f"(+{(i['fresh'] - i['same']) * 1e3:.2f} ms per proved episode: one /return and one /process/get; "
           "real LeanTree adds its rollback of the returned process)")
+    print(f"    tactic-mode pass of the final check: the kept-lease episode {i['same'] * 1e3:.2f} ms / the same with the "
+          f"command alone {i['command_only'] * 1e3:.2f} ms = {i['same'] / i['command_only']:.2f}x "
+          f"(+{(i['same'] - i['command_only']) * 1e3:.2f} ms per check: one proof start and one try_apply_tactic)")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"    ({os.cpu_count()} CPUs, load average {load:.1f}, python {sys.version.split()[0]})")
     return 0

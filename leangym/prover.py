@@ -15,11 +15,11 @@ returns a proof or ``None``::
 
     python -m scripts.benchmark --agent mypkg.mod:MyProver ...   # --agent-kwargs '{...}' for __init__'s
 
-The harness never trusts the answer: it re-checks it whole (one command with
+The harness never trusts the answer: it re-checks it whole (in tactic mode, then one command with
 ``#print axioms``, on a process fresh from the pool, so nothing the prover ran
 on its own process counts) and only then counts it.
 The session enforces the budget (every Lean call: tactics, ``session.process``, and
-``session.verify``, which costs one call; the harness's own check is free): a call beyond it raises
+``session.verify``, which costs two calls; the harness's own check is free): a call beyond it raises
 :class:`~leangym.session.BudgetExhausted`, which the harness treats as "not
 solved" (not as an error). Optional: a ``set_seed(seed: int)`` method is
 called before every attempt with a seed derived from the run seed, the

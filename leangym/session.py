@@ -9,7 +9,7 @@ linear walk over the same object (env -> session -> Lean process, one way).
 Every tactic passes the :class:`~leangym.soundness.SoundnessPolicy` before it
 is sent; a banned one is an ordinary ``REJECTED`` result that costs no Lean
 call. :func:`leangym.soundness.verify` is the only way to call a proof correct (a prover calls it as
-:meth:`ProofSession.verify`, charged to its budget; the env's reward and the benchmark, uncharged,
+:meth:`ProofSession.verify`, charged to its budget: two calls, tactic mode then the command; the env's reward and the benchmark, uncharged,
 on fresh leases).
 
 ``session.process`` is the leased process behind the gate (:class:`MeteredProcess`): tactics go
@@ -33,6 +33,10 @@ from leangym.backends.types import CommandResult, LeanProcess, Outcome, ProofSta
 from leangym.proof import LinearWalk, ProofTree, script_of
 from leangym.soundness import SoundnessPolicy, Verification, normalise_tactic, verify
 from leangym.theorem import Theorem
+
+
+# Lean calls one session.verify costs: the tactic-mode pass of the whole script, then the command.
+VERIFY_CALLS = 2
 
 
 class BudgetExhausted(RuntimeError):
@@ -241,13 +245,15 @@ class ProofSession:
     def verify(self, proof: ProofTree | str | Sequence[str]) -> Verification:
         """Re-check a complete proof (a tree, a script, or a linear list of tactics) as one command.
 
-        Costs one Lean call of the budget (:class:`BudgetExhausted` when none is left), as any
-        Lean call does: else a prover could try whole candidate proofs for free. The verdict's
+        Costs two Lean calls of the budget (:class:`BudgetExhausted` when fewer are left): the whole script
+        in tactic mode on the session's root, then, only if that closed every goal, the command with
+        ``#print axioms`` (:func:`leangym.soundness.verify`); else a prover could try whole candidate
+        proofs for free. The verdict's
         ``isolated`` says whether this process served no other session and no raw access: only then
         does the check see nothing an earlier episode, check or command put there (a trainer that
         opens each session on a fresh process, as agents.alphaproof does, gets isolated verdicts).
         """
-        self._charge(1)
+        self._charge(VERIFY_CALLS)
         if self._raw_used or (self._record is not None and self._record.raw):
             return Verification(False, "", error="leangym: raw_process() was used on this process (unfiltered Lean "
                                 "access): its checks are no verdict; check the proof on a fresh process",
@@ -273,22 +279,9 @@ class ProofSession:
         return self._raw_used
 
     def _check(self, proof: ProofTree | str | Sequence[str]) -> Verification:
-        """The check on the session's own process, for :meth:`verify` (which charges it)."""
-        script = script_of(proof)
-        result = verify(self._lean, self._theorem, script, self._policy)
-        again = self._theorem.repeatable_preamble
-        if (not result.ok and self._theorem.header_declares and again is not None
-                and "has already been declared" in (result.error or "")):
-            # This process kept what the proof start declared (LeanTree's processes keep what they ran),
-            # so the header is here already: check without declaring it again (the proof's own lines
-            # cannot declare anything: it sits in a bracket it cannot close), its `open`/`set_option` lines
-            # run again (a REPL may or may not carry them from command to command). Not for a header with
-            # namespaces, sections or variables (see Theorem.repeatable_preamble). (No command reached this
-            # process but proof starts: the gate refuses them, and raw access ends verification above.)
-            bare = dataclasses.replace(self._theorem, header=again)
-            result = dataclasses.replace(verify(self._lean, bare, script, self._policy),
-                                         source=self._theorem.source_with_proof(script))
-        return result
+        """The check on the session's own process, for :meth:`verify` (which charges it): the whole script in
+        tactic mode on the session's root state, then the command (:func:`leangym.soundness.verify`)."""
+        return verify(self._lean, self._theorem, script_of(proof), self._policy, root=self.root)
 
 
 class MeteredProcess:

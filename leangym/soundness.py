@@ -5,25 +5,30 @@ Structure first. The final check (:func:`verify`) places the proof inside a tact
 refuses a proof whose brackets do not balance as Lean's tokenizer reads them (comments and literals
 read as :func:`leangym.lexer.scan` reads them; where it cannot be sure, the proof is refused). So the
 proof cannot close that bracket: any command word in it, known or not yet written, is a parse error
-inside a tactic block, and a check with an error is never a pass. The word lists (banned tactics,
-command words: :data:`leangym.theorem.COMMAND_KEYWORDS`, sources in ``tests/data/command_words.tsv``)
-are a second layer that stops such text before it reaches Lean at all (after a parse error Lean's
-command loop reads on from the error: what follows would run, though the check fails).
+inside a tactic block, and a check with an error is never a pass. After a parse error Lean's command
+parser recovers (it tries a command at each following position), so before any command is sent the
+same text, whole, must close every goal in Lean's tactic mode (one ``try_apply_tactic``, which parses
+the whole text as tactics and has no command-level recovery): nothing unchecked reaches command level.
+The word lists (banned tactics, command words: :data:`leangym.theorem.COMMAND_KEYWORDS`, sources in
+``tests/data/command_words.tsv``) are a second layer. Headers go through the command path (the
+proof start, the command) and are covered by their allow-list (:func:`leangym.theorem.header_refusal`).
 
 Every path to Lean passes the same policy: ``step``, ``ProofSession.apply``/``apply_many``, the
 gated ``session.process``/``env.process``, :func:`verify` (``session.verify``, the env's reward,
-the benchmark's final check and ``recheck``, the trainer's verdicts). :func:`verify` then checks
-the whole proof as one command with ``#print axioms`` under a fresh random name, and accepts it only
+the benchmark's final check and ``recheck``, the trainer's verdicts). :func:`verify` then runs the
+proof in tactic mode and checks it as one command with ``#print axioms`` under a fresh random name, and accepts it only
 with no error, no ``sorry`` and no axiom outside the allowed set (its answer read whole, as Lean
 writes it). Every rule is a field of the policy; none is silent.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from dataclasses import dataclass
+from typing import Callable
 
-from leangym.backends.types import LeanProcess, ServerError
+from leangym.backends.types import LeanError, LeanProcess, Outcome, ProofState, ServerError, goals_to_text
 from leangym.lexer import ID_FIRST_ALWAYS, ID_REST_ALWAYS, banned_word, scan
 from leangym.named_args import named_argument_refusal
 from leangym.theorem import COMMAND_KEYWORDS, HASH_WORD, LEMMA_SEARCH, NOT_NAME_AFTER, NOT_NAME_BEFORE, Theorem, open_in
@@ -241,10 +246,30 @@ class Verification:
     isolated: bool = True
 
 
-def verify(process: LeanProcess, theorem: Theorem, script: str, policy: SoundnessPolicy) -> Verification:
-    """Check ``script`` as the whole proof of ``theorem`` in one command (the only way to a reward): the
-    policy first, then the proof inside the bracket it cannot close, under a fresh random name, with
-    ``#print axioms`` after it. Give it a process nothing earlier touched for a verdict a reward rests on."""
+# How long the tactic-mode pass of the final check may take (ms): the whole proof in one call, where
+# the steps that found it each had the session's per-tactic limit.
+GATE_TIMEOUT_MS = 60_000
+
+
+def verify(process: LeanProcess, theorem: Theorem, script: str, policy: SoundnessPolicy, *,
+           root: ProofState | None = None, timeout_ms: int = GATE_TIMEOUT_MS,
+           spare: Callable[[], LeanProcess] | None = None) -> Verification:
+    """Check ``script`` as the whole proof of ``theorem`` (the only way to a reward), in three layers:
+
+    1. the policy (:meth:`SoundnessPolicy.check_script`: brackets, word lists);
+    2. tactic mode: the whole script, as one ``try_apply_tactic``, on ``root`` (the theorem's start state on
+       ``process``; started here under a fresh name when None) must close every goal. Lean's tactic mode
+       (``Parser.runParserCategory env `tactic``) must consume the whole text and has no command-level
+       recovery, so no text of it can run as a command, whatever words it holds;
+    3. only then the command: the proof inside the bracket it cannot close, under a fresh random name,
+       with ``#print axioms`` after it (errors, ``sorry`` warnings and axioms read whole).
+
+    Nothing reaches the command path that did not pass 2 on this same ``process``. Give it a process nothing
+    earlier touched for a verdict a reward rests on (costs: one proof start when ``root`` is None, one
+    tactic call, one command). A header that declares something is on ``process`` after the start: the
+    command re-runs only its :attr:`Theorem.repeatable_preamble`, or, where none can be re-run (a
+    namespace left open ...), runs with the whole header on ``spare()``, a second clean process (closed
+    after), where the same header makes the same parser, so the text that passed 2 reads the same."""
     if type(script) is not str:
         if not isinstance(script, str):
             raise TypeError(f"a proof script is a str, not {type(script).__name__}")
@@ -254,6 +279,61 @@ def verify(process: LeanProcess, theorem: Theorem, script: str, policy: Soundnes
     why = policy.check_script(script)
     if why:
         return Verification(False, "", error=why)
+    source = theorem.source_with_proof(script)
+    refused = _tactic_mode_refusal(process, theorem, script, root, timeout_ms)
+    if refused is not None:
+        return dataclasses.replace(refused, source=source)
+    if not theorem.header_declares:
+        verdict = _command_check(process, theorem, script, policy)
+    elif (again := theorem.repeatable_preamble) is not None:
+        verdict = _command_check(process, dataclasses.replace(theorem, header=again), script, policy)
+    elif spare is not None:
+        verdict = _on_spare(spare, theorem, script, policy)
+    else:
+        verdict = Verification(False, source, error=(
+            "final check failed: the header declares something and leaves a namespace or section open (or has "
+            "scoped effects), so it cannot be declared again on the process the proof started on; check it "
+            "with leangym.soundness.verify(..., spare=<a factory of clean processes>)"))
+    return dataclasses.replace(verdict, source=source)
+
+
+def _on_spare(spare: Callable[[], LeanProcess], theorem: Theorem, script: str, policy: SoundnessPolicy) -> Verification:
+    try:
+        process = spare()
+    except ServerError as e:
+        return Verification(False, "", error=f"server failure during the final check: no second clean process: {e}",
+                            server_failure=True)
+    try:
+        return _command_check(process, theorem, script, policy)
+    finally:
+        process.close()
+
+
+def _tactic_mode_refusal(process: LeanProcess, theorem: Theorem, script: str, root: ProofState | None,
+                         timeout_ms: int) -> Verification | None:
+    """None when ``script``, whole, closes every goal of ``theorem`` in Lean's tactic mode on ``process``;
+    else the failed verdict (layer 2 of :func:`verify`)."""
+    if root is None:
+        try:
+            root = process.start_proof(theorem.start_source())
+        except LeanError as e:
+            return Verification(False, "", error=f"final check failed: Lean rejected the statement: {e}")
+        except ServerError as e:
+            return Verification(False, "", error=f"server failure during the final check: {e}", server_failure=True)
+    result = process.apply_tactic(root, script, timeout_ms)
+    if result.outcome is Outcome.PROVED:
+        return None
+    if result.outcome is Outcome.SERVER_FAILURE:
+        return Verification(False, "", error=f"server failure during the final check: {result.error}",
+                            server_failure=True)
+    why = {Outcome.PROGRESS: f"unsolved goals\n{goals_to_text(result.goals)}",
+           Outcome.TIMEOUT: f"it timed out ({timeout_ms} ms)"}.get(result.outcome, result.error)
+    return Verification(False, "", error=f"final check failed: in tactic mode (the whole proof as one tactic "
+                                         f"block, before any command is sent): {why}")
+
+
+def _command_check(process: LeanProcess, theorem: Theorem, script: str, policy: SoundnessPolicy) -> Verification:
+    """Layer 3 of :func:`verify`: the proof as one command under a fresh name, then ``#print axioms``."""
     source = theorem.source_with_proof(script)
     name = theorem.fresh_name()  # see the module docstring
     checked = theorem.renamed(name).source_with_proof(script)

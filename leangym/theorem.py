@@ -142,6 +142,8 @@ _SAFE_HEADER_LINE = re.compile(r"\s*(?:(?:open|set_option|namespace|section|end|
 # What lives in a scope (a REPL may or may not carry it between commands), or scopes the next line.
 _SCOPED_EFFECT = re.compile(r"(?:local|scoped|notation|infix|infixl|infixr|prefix|postfix|attribute|"
                             r"export)" + NOT_NAME_AFTER)
+# A block's own line: `namespace X`, `section [X]`, `noncomputable section`, `end [X]`, alone on it.
+_BLOCK_LINE = re.compile(r"(?:noncomputable\s+)?(namespace|section|end)(?:\s+[^\s;]+)?\s*$")
 _SCOPE_LINE = re.compile(r"\s*(?:namespace|section|end|noncomputable\s+section|variable|universe)(?![\w.'?!])")
 # What makes a statement unprovable under the final check (leangym.soundness.verify rejects
 # any command that reports "declaration uses 'sorry'" or depends on sorryAx).
@@ -480,19 +482,28 @@ class Theorem:
 
     @property
     def repeatable_preamble(self) -> str | None:
-        """What of the header a check may run again on a process that ran all of it (a session's own
-        proof start declared it there): its ``open`` and ``set_option`` lines, the same whether or not
-        the process kept them. None when the header also has ``namespace``/``section``/``end``/
-        ``variable``/``universe`` lines, whose second run or omission could change what the statement's
-        names mean, nor when it has ``local``/``scoped`` declarations, notations, attributes or a line that
-        scopes the next one (``open Nat in``): such a check must run on a clean process, with the whole header."""
+        """What of the header a check may run again on a process that ran all of it (the check's own proof
+        start, or a session's, declared it there): its top-level ``open`` and ``set_option`` lines, the same
+        whether or not the process kept them. Lines inside ``namespace``/``section`` ... ``end`` blocks are
+        dropped: the statement comes after the blocks close, where nothing they opened applies. None when a
+        block is left open (the statement's names would depend on it), for ``variable``/``universe`` lines,
+        and when the header has ``local``/``scoped`` declarations, notations, attributes or a line that scopes
+        the next one (``open Nat in``): such a check must run on a clean process, with the whole header."""
         code = [line.strip() for line in strip_comments(self.preamble).splitlines() if line.strip()]
-        kept = [line for line in code if _SAFE_HEADER_LINE.match(line) and not _token_search(_DECLARING, line)
-                and "#" not in line and "@[" not in line]
-        if any(_SCOPE_LINE.match(line) or line.endswith(" in") or (line not in kept and _token_search(_SCOPED_EFFECT, line))
-               for line in code):
-            return None
-        return "".join(line + "\n" for line in kept)
+        kept, depth = [], 0
+        for line in code:
+            if m := _BLOCK_LINE.match(line):
+                depth += -1 if m.group(1) == "end" else 1
+                if depth < 0:
+                    return None
+            elif (_SCOPE_LINE.match(line) or line.endswith(" in")
+                  or not (_SAFE_HEADER_LINE.match(line) and not _token_search(_DECLARING, line)
+                          and "#" not in line and "@[" not in line) and _token_search(_SCOPED_EFFECT, line)):
+                return None
+            elif depth == 0 and _SAFE_HEADER_LINE.match(line) and not _token_search(_DECLARING, line) \
+                    and "#" not in line and "@[" not in line:
+                kept.append(line)
+        return None if depth else "".join(line + "\n" for line in kept)
 
     @property
     def preamble(self) -> str:

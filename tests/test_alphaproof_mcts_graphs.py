@@ -14,6 +14,7 @@ from agents.alphaproof.mcts import SearchConfig
 from agents.alphaproof.search import _Inline, _Search, run_search, search_round
 from leangym.backends.types import CommandResult, Goal, Outcome, ProofState, ReplMessage, ServerIdentity, TacticResult
 from leangym.session import ProofSession
+from leangym.soundness import GATE_TIMEOUT_MS
 
 
 class GraphLean:
@@ -24,6 +25,7 @@ class GraphLean:
 
     def __init__(self, graph):
         self.graph, self.states, self.sent = graph, {}, Counter()
+        self.checks: list[str] = []  # whole scripts the final check ran in tactic mode
 
     def _state(self, goals):
         self.states[len(self.states)] = tuple(goals)
@@ -34,6 +36,11 @@ class GraphLean:
 
     def apply_tactic(self, state, tactic, timeout_ms=1000):
         goals = self.states[state.proof_state_id]
+        if timeout_ms == GATE_TIMEOUT_MS:  # the final check's tactic-mode pass: the whole script, counted apart
+            self.checks.append(tactic)
+            left = self._replay([g.target for g in goals], tactic)
+            return (TacticResult(tactic, Outcome.PROVED) if left == [] else
+                    TacticResult(tactic, Outcome.REJECTED, (), "the script failed"))
         self.sent[(state.text, tactic)] += 1
         new = self.graph.get(goals[0].target, {}).get(tactic)
         if new is None:
@@ -45,17 +52,23 @@ class GraphLean:
     def apply_tactics(self, state, tactics, timeout_ms=1000):
         return [self.apply_tactic(state, t, timeout_ms) for t in tactics]
 
-    def run_command(self, source):  # the final check: replay the script on the graph
-        head, body = source.split(":= by\n")
-        goals = [re.search(r":\s*(\w+)\s*$", head)[1]]
-        for line in body.split("\n#print")[0].splitlines():
+    def _replay(self, goals, script):
+        """The goals left after ``script``, line by line on the first goal (None: a tactic failed)."""
+        for line in script.splitlines():
             tactic = line.strip().removeprefix("· ").strip()
             if tactic in ("(", ")"):  # the brackets the final check puts around the proof
                 continue
             new = self.graph.get(goals[0], {}).get(tactic) if goals and tactic else None
             if tactic and new is None:
-                return CommandResult((ReplMessage("error", f"{tactic!r} failed"),))
+                return None
             goals = (new or []) + goals[1:] if tactic else goals
+        return goals
+
+    def run_command(self, source):  # the final check: replay the script on the graph
+        head, body = source.split(":= by\n")
+        goals = self._replay([re.search(r":\s*(\w+)\s*$", head)[1]], body.split("\n#print")[0])
+        if goals is None:
+            return CommandResult((ReplMessage("error", "a tactic failed"),))
         if goals:
             return CommandResult((ReplMessage("error", "unsolved goals"),))
         name = source[source.index("#print axioms "):].split()[2]
@@ -172,9 +185,9 @@ def test_an_evaluator_that_answers_too_few_states_is_a_clear_error():
                    SearchConfig(num_simulations=20, max_lean_calls=None, leaves_per_round=2))
 
 
-def test_max_lean_calls_keeps_a_call_for_the_final_check():
-    graph = {"R": {"a": ["X"]}, "X": {"b": []}}
-    for budget, solved in ((3, True), (2, False)):
+def test_max_lean_calls_keeps_what_the_final_check_costs():
+    graph = {"R": {"a": ["X"]}, "X": {"b": []}}  # two tactic calls, then the check's two (VERIFY_CALLS)
+    for budget, solved in ((4, True), (3, False)):
         session = ProofSession(GraphLean(graph), "theorem t : R := by sorry")
         res = run_search(session, _uniform(graph), SearchConfig(num_simulations=20, max_lean_calls=budget,
                                                                 leaves_per_round=1))

@@ -8,7 +8,7 @@ import pytest
 from agents.alphaproof.interfaces import GAMMA, Evaluation, per_state
 from agents.alphaproof.mcts import SearchConfig
 from agents.alphaproof.search import run_batched_search, run_search
-from leangym.session import Budget, ProofSession
+from leangym.session import VERIFY_CALLS, Budget, ProofSession
 
 from test_alphaproof_mcts import ENDLESS, PQ, VOCAB, FakeEvaluator, FakeLean, NamesEvaluator, session, thm
 
@@ -139,13 +139,13 @@ class _Listed:
 
 
 @pytest.mark.parametrize("budget, attempts", [
-    # (max_lean_calls keeps one call for a proof's final check: tactics get budget - 1)
+    # (max_lean_calls keeps VERIFY_CALLS = 2 for a proof's final check: tactics get budget - 2)
     # the batch of 4 is charged whole (4 calls), though `constructor` never reached Lean: it came after
-    # the raise; so at budget 5 nothing is retried
-    (5, ["left", "right", "boom"]),
+    # the raise; so at budget 6 nothing is retried
+    (6, ["left", "right", "boom"]),
     # the retries, one tactic at a time, are charged too and stop where max_lean_calls does
-    (7, ["left", "right", "boom", "left", "right"]),
-    (9, ["left", "right", "boom", "left", "right", "boom", "constructor"]),
+    (8, ["left", "right", "boom", "left", "right"]),
+    (10, ["left", "right", "boom", "left", "right", "boom", "constructor"]),
 ])
 def test_a_raising_backend_does_not_overspend_the_lean_budget(budget, attempts):
     """A batch that raised is retried one tactic at a time, but never past max_lean_calls."""
@@ -171,7 +171,7 @@ def test_a_raising_backend_does_not_overspend_the_lean_budget(budget, attempts):
     assert result.stop_reason == "lean_calls" and not result.solved
     # what really reached the backend (raising calls included) never exceeds what was charged,
     # and what was charged never exceeds the budget
-    assert len(process.attempts) <= result.lean_calls == session.stats.lean_calls == budget - 1
+    assert len(process.attempts) <= result.lean_calls == session.stats.lean_calls == budget - VERIFY_CALLS
     assert process.attempts == attempts
 
 
@@ -181,15 +181,16 @@ def test_a_budget_cut_is_not_a_dead_end():
 
     session = ProofSession(LocalProcess(factorized=True), "theorem t (p q : Prop) (hp : p) : p := by sorry")
     result = run_search(session, _Listed(["left", "right", "exact hq", "exact hp"]),
-                        SearchConfig(num_simulations=10, num_tactics=4, max_tactics=4, max_lean_calls=3))
-    # (one of the 3 calls is kept for a proof's final check)
+                        SearchConfig(num_simulations=10, num_tactics=4, max_tactics=4, max_lean_calls=4))
+    # (VERIFY_CALLS = 2 of the 4 calls are kept for a proof's final check: tactic mode, then the command)
     assert result.lean_calls == 2 and result.stop_reason == "lean_calls" and not result.tree.root.dead
 
 
-@pytest.mark.parametrize("budget, solved, calls", [(10, True, 10), (9, False, 8)])
-def test_the_session_budget_keeps_one_call_for_the_final_check(budget, solved, calls):
-    """The final check costs a Lean call like any other: with the session's budget as a hard cap, tactics
-    stop one call short of it, so a proof found with the last tactic call can still be checked."""
+@pytest.mark.parametrize("budget, solved, calls", [(11, True, 11), (10, False, 8)])
+def test_the_session_budget_keeps_what_the_final_check_costs(budget, solved, calls):
+    """The final check costs Lean calls like any other (VERIFY_CALLS: the whole script in tactic mode, then
+    the command): with the session's budget as a hard cap, tactics stop that many calls short of it, so a
+    proof found with the last tactic call can still be checked."""
     from leangym.sim.local import LocalProcess
 
     session = ProofSession(LocalProcess(factorized=True), "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry",

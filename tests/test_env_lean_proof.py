@@ -18,7 +18,7 @@ from leangym.backends.types import (
 from leangym.envs.lean_proof import LeanProofEnv
 from leangym.envs.spaces import TRUNCATION_MARKER, clip_text
 from leangym.proof import ProofTree
-from leangym.session import Budget, ProofSession
+from leangym.session import Budget, BudgetExhausted, ProofSession
 from leangym.sim.local import LocalProcess
 from leangym.soundness import SoundnessPolicy
 from leangym.theorem import Theorem
@@ -379,10 +379,13 @@ def test_the_sessions_process_is_metered():
     assert s.stats.lean_calls == 3
 
 
-def test_a_prover_s_verify_costs_one_lean_call():
-    s = ProofSession(LocalProcess(), AND, budget=Budget(max_lean_calls=2))
-    assert s.verify("constructor\n· exact hp\n· exact hq").ok and s.stats.lean_calls == 1
-    assert not s.verify("exact hp").ok and s.stats.lean_calls == 2
+def test_a_prover_s_verify_costs_two_lean_calls():
+    # the whole script in tactic mode, then the command: both charged, as any Lean call is
+    s = ProofSession(LocalProcess(), AND, budget=Budget(max_lean_calls=4))
+    assert s.verify("constructor\n· exact hp\n· exact hq").ok and s.stats.lean_calls == 2
+    assert not s.verify("exact hp").ok and s.stats.lean_calls == 4
+    with pytest.raises(BudgetExhausted):
+        s.verify("exact hp")
 
 
 def test_a_header_with_declarations_is_proved_again_and_again():

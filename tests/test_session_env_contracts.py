@@ -15,6 +15,8 @@ from leangym.sim.local import LocalProcess
 from leangym.soundness import SoundnessPolicy, verify
 from leangym.theorem import Theorem
 
+NO_LISTS = SoundnessPolicy(banned=(), lemma_search=(), reject_commands=False)  # the structure alone
+
 AND = "theorem t_and (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
 ONE = "theorem t (p : Prop) (hp : p) : p := by sorry"
 HELPER = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
@@ -76,19 +78,30 @@ def test_a_session_s_own_check_retries_without_the_header_only_on_an_untouched_p
 
 
 def test_a_session_s_own_check_reruns_only_the_headers_open_and_set_option_lines():
-    """The retry's check keeps the header's `open`/`set_option` lines (a REPL may not carry them between
-    commands); a header that opens a namespace, a section or variables gets no retry at all: dropping or
-    re-running those could change what the statement's names mean (an unverified verdict, the safe way)."""
+    """The check after a proof start (the session's, or verify's own tactic-mode start) keeps the header's
+    top-level `open`/`set_option` lines (a REPL may not carry them between commands); closed namespace and
+    section blocks are dropped (the statement comes after them); a header that leaves a namespace open gets
+    no re-run at all: its check runs with the whole header on a second clean process (`spare`), or fails."""
     opens = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
                     header="open Nat\nset_option maxHeartbeats 400000\ntheorem helper (p : Prop) (hp : p) : p := hp\n")
     assert opens.repeatable_preamble == "open Nat\nset_option maxHeartbeats 400000\n"
     assert ProofSession(LocalProcess(), opens).verify("exact helper q hq").ok
-    scoped = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
-                     header="namespace Foo\ntheorem helper (p : Prop) (hp : p) : p := hp\nend Foo\n")
-    assert scoped.repeatable_preamble is None
-    v = ProofSession(LocalProcess(), scoped).verify("exact Foo.helper q hq")
-    assert not v.ok and "already been declared" in v.error
-    assert verify(LocalProcess(), scoped, "exact Foo.helper q hq", SoundnessPolicy()).ok  # on a clean process
+    closed = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
+                     header="open Nat\nnamespace Foo\nopen Real\ntheorem helper (p : Prop) (hp : p) : p := hp\nend Foo\n")
+    assert closed.repeatable_preamble == "open Nat\n"
+    assert ProofSession(LocalProcess(), closed).verify("exact Foo.helper q hq").ok
+    assert verify(LocalProcess(), closed, "exact Foo.helper q hq", SoundnessPolicy()).ok  # on a clean process
+    left_open = Theorem("theorem uses (q : Prop) (hq : q) : q := by sorry",
+                        header="namespace Foo\ntheorem helper (p : Prop) (hp : p) : p := hp\n")
+    assert left_open.repeatable_preamble is None
+    v = ProofSession(LocalProcess(), left_open).verify("exact Foo.helper q hq")
+    assert not v.ok and "cannot be declared again" in v.error
+    assert not verify(LocalProcess(), left_open, "exact Foo.helper q hq", SoundnessPolicy()).ok
+    spares: list[LocalProcess] = []
+    assert verify(LocalProcess(), left_open, "exact Foo.helper q hq", SoundnessPolicy(),
+                  spare=lambda: spares.append(LocalProcess()) or spares[-1]).ok
+    assert len(spares) == 1 and spares[0]._closed  # the second clean process, given back
+    assert not verify(LocalProcess(), left_open, "exact hq\nfuture_cmd x", NO_LISTS, spare=LocalProcess).ok
 
 
 # ---------------------------------------------------------------------------- the env's leases
@@ -190,14 +203,23 @@ def test_either_sorry_signal_alone_fails_a_check(reply):
     result = parse_command(reply)
     assert result.uses_sorry
 
-    class Answers:
-        process_id = 0
+    class Answers:  # tactic mode says the proof closed every goal: only the command's answer can refuse it
+        process_id, commands = 0, 0
+
+        def start_proof(self, source):
+            return parse_start(0, {"value": {"proof_state_id": 0, "goals": [{"type": "False", "hypotheses": []}]}})
+
+        def apply_tactic(self, state, tactic, timeout_ms=1000):
+            return TacticResult(tactic, Outcome.PROVED)
 
         def run_command(self, source):
+            self.commands += 1
             return result
 
-    assert not verify(Answers(), Theorem("theorem f : False := by sorry"), "exact foo",
+    process = Answers()
+    assert not verify(process, Theorem("theorem f : False := by sorry"), "exact foo",
                       SoundnessPolicy(check_axioms=False)).ok
+    assert process.commands == 1
 
 
 @pytest.mark.parametrize("payload", [

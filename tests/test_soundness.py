@@ -135,10 +135,12 @@ class Recording(LocalProcess):
 
 
 def test_the_recording_process_sees_an_allowed_proof():
-    # the control for test_banned_tactics_never_reach_lean: an allowed proof is sent, once
+    # the control for test_banned_tactics_never_reach_lean: an allowed proof is sent, whole, in tactic mode
+    # first (on the statement it started), then once as a command
     process = Recording()
     assert verify(process, THM, "exact hp", SoundnessPolicy()).ok
-    assert [kind for kind, _ in process.calls] == ["run_command"] and "exact hp" in process.calls[0][1]
+    assert [kind for kind, _ in process.calls] == ["start_proof", "apply_tactic", "run_command"]
+    assert process.calls[1][1] == "exact hp" and "exact hp" in process.calls[2][1]
 
 
 @pytest.mark.parametrize("tactic", ["exact hp", "intro h", "rcases h with ⟨a, b⟩", "exact h.endpoint",

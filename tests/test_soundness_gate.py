@@ -12,7 +12,7 @@ import pytest
 
 from leangym.backends.types import Outcome
 from leangym.envs.lean_proof import LeanProofEnv
-from leangym.session import Budget, ProofSession, RawAccessRefused, process_record
+from leangym.session import VERIFY_CALLS, Budget, ProofSession, RawAccessRefused, process_record
 from leangym.sim.local import LocalProcess
 from leangym.soundness import SoundnessPolicy, verify
 from leangym.theorem import Theorem, TheoremError
@@ -63,7 +63,7 @@ def test_every_tactic_route_passes_the_gate(route, script):
 def test_session_verify_refuses_and_is_charged(script):
     s = ProofSession(LocalProcess(), ONE, budget=Budget(max_lean_calls=5))
     v = s.verify(script)
-    assert not v.ok and v.error and s.stats.lean_calls == 1
+    assert not v.ok and v.error and s.stats.lean_calls == VERIFY_CALLS  # charged as a check is
 
 
 @pytest.mark.parametrize("route", ["session.process", "env.process", "an earlier episode's session"])
@@ -121,7 +121,8 @@ def test_the_env_s_final_check_runs_on_a_fresh_lease_every_time():
         env.reset(seed=i)
         assert env.step("exact hp")[1] == 1.0
     checks = [(p, k) for p in made for k, (kind, _) in enumerate(p.sent) if kind == "command"]
-    assert len(checks) == 3 and all(k == 0 for _, k in checks)  # each check is the first thing its process ran
+    # each check's process ran nothing before it but the check's own tactic-mode pass (its proof start)
+    assert len(checks) == 3 and all(k == 1 and p.sent[0][0] == "start" for p, k in checks)
     env.close()
 
 
@@ -218,7 +219,7 @@ def test_recheck_passes_the_same_gate():
 def test_the_trainer_s_verify_passes_the_gate_and_is_isolated():
     from agents.alphaproof.search import SearchConfig, _Search
 
-    session = ProofSession(LocalProcess(), ONE, budget=Budget(max_lean_calls=10))  # one fresh process per task
+    session = ProofSession(LocalProcess(), ONE, budget=Budget(max_lean_calls=20))  # one fresh process per task
     search = _Search(session, SearchConfig(num_simulations=1), None)
     for script in GLUED[:5] + ["sorry", "exact?"]:
         ok, error = search._verify(script)

@@ -31,7 +31,7 @@ from agents.alphaproof.mcts import Leaf, SearchConfig, SearchTree, Target
 from leangym.backends.types import Outcome, ServerTimeout, ServerUnavailable, TacticResult
 from leangym.daemon_pool import DaemonPool
 from leangym.proof import assemble
-from leangym.session import BudgetExhausted, ProofSession
+from leangym.session import VERIFY_CALLS, BudgetExhausted, ProofSession
 
 __all__ = ["SearchConfig", "SearchResult", "run_search", "run_batched_search", "CUT_SHORT", "SERVER_STOPS",
            "gives_verdict"]
@@ -114,11 +114,12 @@ class _Search:
 
     def calls_left(self) -> int | None:
         """Lean calls tactics may still use. Both budgets, the session's (a hard cap: the harness's)
-        and ``max_lean_calls``, keep one call for the final check of a proof, which costs one."""
+        and ``max_lean_calls``, keep what the final check of a proof costs (``VERIFY_CALLS``: the
+        whole script in tactic mode, then the command)."""
         session_left = self.session.remaining_calls()
-        caps = [c for c in (None if session_left is None else session_left - 1,
+        caps = [c for c in (None if session_left is None else session_left - VERIFY_CALLS,
                             None if self.config.max_lean_calls is None
-                            else self.config.max_lean_calls - 1 - self.lean_calls) if c is not None]
+                            else self.config.max_lean_calls - VERIFY_CALLS - self.lean_calls) if c is not None]
         return max(0, min(caps)) if caps else None
 
     def out_of_time(self) -> str | None:

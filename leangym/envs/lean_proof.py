@@ -442,7 +442,8 @@ class LeanProofEnv(gym.Env[str, str]):
             self._session = session  # the episode's record (its states died with the process)
         self._lease_episodes = 1  # the check declares the theorem (and its header) there
         self._lease_preambles = {self._theorem.preamble_key}
-        check = verify(self._process, self._theorem, assemble(tree), self._policy)  # the reward's: not charged
+        # the reward's check, not charged: the whole proof in tactic mode on this lease, then the command
+        check = verify(self._process, self._theorem, assemble(tree), self._policy, spare=self._process_factory)
         extra.update(verified=check.ok, axioms=check.axioms)
         if check.ok:
             extra["proof"] = check.source

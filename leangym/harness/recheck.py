@@ -79,7 +79,7 @@ def _recheck_one(r: AttemptResult, theorems: Mapping[str, Theorem], lease: Calla
     except ServerError as e:
         return f"could not lease a Lean process: {e}", True
     try:
-        verdict = verify(process, theorem, r.proof, policy)
+        verdict = verify(process, theorem, r.proof, policy, spare=lease)
     finally:
         process.close()
     return (None if verdict.ok else verdict.error or "the final check failed"), verdict.server_failure

@@ -95,11 +95,12 @@ def _call_prover(prover: Prover, session: ProofSession, budget: Budget, seed: in
 
 def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget, *, run_seed: int = 0,
                 timeout_ms: int = 1000, clean_process: Callable[[], LeanProcess] | None = None,
-                grace_s: float | None = None,
+                spare_process: Callable[[], LeanProcess] | None = None, grace_s: float | None = None,
                 on_abandon: Callable[[threading.Thread], None] | None = None) -> AttemptResult:
     """One proof attempt; never raises for prover or server failures (they are in the result).
 
-    ``clean_process``: gives the process the final check runs on (default: the prover's own).
+    ``clean_process``: gives the process the final check runs on (default: the prover's own);
+    ``spare_process``: a second clean one, for a header that cannot be declared twice (``soundness.verify``).
     With a time budget, prove() runs on its own thread, waited for ``max_seconds + grace_s`` at most
     (default grace: 5 s or 10% of the budget if more); then the attempt fails and ``on_abandon(thread)``
     is called: ``thread`` still uses the prover and ``process``; reuse or close neither before it ends.
@@ -143,7 +144,7 @@ def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget
         if call.proof is not None:
             result.error = f"the agent answered after its time budget ({call_s:.2f}s of {cap:g}s): not counted"
     elif call.proof is not None:
-        _check(theorem, policy, process, call.proof, result, clean_process)
+        _check(theorem, policy, process, call.proof, result, clean_process, spare_process)
     _record_stats(session, result)
     if session.stats.server_failures and result.status == "failed" and result.candidate is None:
         # a search that found nothing while Lean calls failed on the server says nothing about the prover
@@ -155,7 +156,8 @@ def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget
 
 
 def _check(theorem: Theorem, policy: SoundnessPolicy, process: LeanProcess, proof: object, result: AttemptResult,
-           clean_process: Callable[[], LeanProcess] | None) -> None:
+           clean_process: Callable[[], LeanProcess] | None,
+           spare_process: Callable[[], LeanProcess] | None = None) -> None:
     """The final check of ``proof`` as a proof of the task's ``theorem`` under the run's ``policy``, on
     ``clean_process()`` or else on ``process`` itself (not ``session.process``, whose meter would
     charge the check to the prover's budget)."""
@@ -171,7 +173,7 @@ def _check(theorem: Theorem, policy: SoundnessPolicy, process: LeanProcess, proo
             result.status, result.candidate = "infra_error", script
             result.error = f"could not lease a clean process for the final check: {e}"
             return
-    verdict = verify(process, theorem, script, policy)
+    verdict = verify(process, theorem, script, policy, spare=spare_process)  # tactic mode first, then the command
     if verdict.ok:
         result.status, result.proof = "proved", script
         return
@@ -297,8 +299,8 @@ def run_tasks(tasks: Sequence[Task], make_prover: Callable[[], Prover], lease: C
                 for retry in range(1 + LEASE_LOST_RETRIES):
                     used = w.process
                     r = run_attempt(w.prover, w.process, task, config.budget, run_seed=config.run_seed,
-                                    timeout_ms=config.timeout_ms, clean_process=w.renew, grace_s=config.grace_s,
-                                    on_abandon=w.abandon)
+                                    timeout_ms=config.timeout_ms, clean_process=w.renew, spare_process=w.lease,
+                                    grace_s=config.grace_s, on_abandon=w.abandon)
                     if retry == LEASE_LOST_RETRIES or not _lease_lost(r, used, w.process):
                         break
                     try:  # the server no longer has the lease: the attempt again, on a fresh one

@@ -32,6 +32,16 @@ UNSUPPORTED = {
     "infer_instance", "tfae_have", "tfae_finish", "wlog", "cases'",
 }
 
+# Keywords of Lean commands: tokens that no tactic holds, so in tactic mode (a whole script sent to
+# `try_apply_tactic`, which Lean parses with `runParserCategory`, no command-level recovery) each is a
+# parse error, as in Lean ("unexpected token 'axiom'; expected ..."), not a tactic the simulator lacks.
+COMMAND_TOKENS = frozenset({
+    "theorem", "lemma", "example", "axiom", "import", "def", "namespace", "section", "end", "variable",
+    "noncomputable", "instance", "universe", "abbrev", "private", "protected", "attribute", "structure",
+    "inductive", "class", "macro", "syntax", "macro_rules", "elab", "elab_rules", "notation", "infix", "infixl",
+    "infixr", "prefix", "postfix", "opaque", "mutual", "deriving", "initialize", "include", "omit", "export",
+    "unsafe", "partial", "prelude", "declare_syntax_cat"})
+
 # Lean's scoped tactic forms `set_option NAME VALUE in TACS` and `open NS+ in TACS`. The options are the
 # resource limits of Lean's elaborator (what leangym's soundness policy lets through, with ceilings):
 # the simulated kernel keeps its own step budget, so their values change nothing here. Others are refused.
@@ -137,6 +147,8 @@ def _tactic(p: Parser):
     t = p.peek()  # the sequence already checked the layout of this first token
     if t.kind == "eof":
         p.fail("expected tactic")
+    if t.text in COMMAND_TOKENS or (t.kind == "sym" and t.text in ("#", "@[")):
+        raise LeanSyntaxError(f"unexpected token '{t.text}'; expected tactic", t.line, t.col)
     if t.kind == "sym" and t.text in ("·", "."):
         p.next()
         seq = parse_tactic_seq_here(p)
