@@ -186,3 +186,37 @@ def test_ddp_learner_with_two_gloo_ranks_under_torchrun(tmp_path):
     assert "inference on 2 rank(s)" in log.read_text()
     state = checkpoint.load(tmp_path / "ck" / "latest.pt")
     assert state["progress"]["iteration"] == 2 and state["progress"]["history"][-1]["dist_weight_version"] >= 1
+
+
+def test_a_failed_lean_server_costs_only_its_actors_searches(tmp_path, sim_server):
+    # two servers, one actor process on each (round robin); the second server dies mid-run
+    good, bad = (sim_server(factorized=True, max_processes=8, latency_ms=20) for _ in range(2))
+    log = tmp_path / "learner.log"
+    proc = start([*TINY, "--server", f"{good.url},{bad.url}", "--actor-procs", "2", "--iterations", "4",
+                  "--eval-every", "4", "--checkpoint-dir", str(tmp_path / "ck")], log)
+    port = int(wait_for(log, r"--connect tcp://127\.0\.0\.1:(\d+)", proc)[1])
+    wait_for(log, r"\[actor local1\] joined", proc)
+    znet = Net()
+    for _ in range(3000):  # kill the server while local1 searches on it
+        held = {a["actor"]: a["held"] for a in (fetch(znet, f"tcp://127.0.0.1:{port}") or {}).get("actors", [])}
+        if held.get("local1", 0) > 0:
+            bad.stop()
+            break
+        time.sleep(0.01)
+    assert not bad.running
+    done_then = {a["actor"]: a["done"] for a in (fetch(znet, f"tcp://127.0.0.1:{port}") or {}).get("actors", [])}
+    znet.close()
+    out = finish(proc, log)
+    assert re.search(r"held-out solve rate: \d+/2 = [\d.]+ .* -> \d+/2 = [\d.]+ \(iteration 4\)", out), out
+    text = log.read_text()
+    assert "Traceback" not in text, text[-3000:]
+    state = checkpoint.load(tmp_path / "ck" / "latest.pt")
+    progress = state["progress"]
+    assert progress["iteration"] == 4
+    # the searches that could not start on the dead server went back to the queue, uncounted
+    assert progress["distributed"]["requeued"] >= 1, progress["distributed"]
+    after = [h for h in progress["history"] if h["iteration"] > 1]
+    assert sum(h["new_rows"] for h in after) > 0  # the good server's actor went on producing rows
+    assert all(h["failed_starts"] == 0 for h in progress["history"])  # a server failure is no result
+    assert progress["evals"][-1]["evaluated"] >= 1
+    assert done_then  # (the status table answered while the run went on)

@@ -29,7 +29,7 @@ from agents.alphaproof.actors import close_sessions, open_sessions, process_fact
 from agents.alphaproof.distributed.inference import InferenceLost, RemoteEvaluator
 from agents.alphaproof.distributed.sockets import Net, host_of, log, receive
 from agents.alphaproof.distributed.wire import TO_ACTOR, pack, rows_to_arrays
-from agents.alphaproof.search import _Inline, _Search, gives_verdict, search_round
+from agents.alphaproof.search import SERVER_STOPS, _Inline, _Search, gives_verdict, search_round
 from agents.alphaproof.theorem_source import Task
 from agents.alphaproof.train_args import Args
 from leangym.daemon_pool import DaemonPool
@@ -308,7 +308,8 @@ class Actor:
                 self.send(results, t, "rejected", error=f"TheoremError: {e}")
                 continue
             made.append((Task(thm, key=str(t["id"]), level=0), t))
-        kept, sessions, _ = open_sessions([m[0] for m in made], new_process, args, errors, rejected)
+        server_failed: list[Task] = []
+        kept, sessions, _ = open_sessions([m[0] for m in made], new_process, args, errors, rejected, server_failed)
         by_task = {id(task): t for task, t in made}
         version = evaluator.versions[-1] if evaluator.versions else 0
         for task, session in zip(kept, sessions):
@@ -316,10 +317,12 @@ class Actor:
         for task, why in rejected:
             self.send(results, by_task[id(task)], "rejected", error=why)
         started = {id(t) for t in kept} | {id(t) for t, _ in rejected}
+        server = {id(t) for t in server_failed}
         for task, t in made:
-            if id(task) not in started:
+            if id(task) not in started:  # the server failed it: no result, the coordinator requeues it
                 self.stats["errors"] += 1
-                self.send(results, t, "failed_start", error=next((e for e in errors if task.theorem.name in e), None))
+                self.send(results, t, "server_down" if id(task) in server else "failed_start",
+                          error=next((e for e in errors if task.theorem.name in e), None))
         for s in self.slots:
             s.search.check_budgets()
         self.stats["active"] = len(self.slots)
@@ -333,6 +336,10 @@ class Actor:
         close_sessions([s.search.session for s in done])
         for slot, r in zip(done, finished):
             self._count(slot)
+            if r.stop_reason in SERVER_STOPS and not r.verified:  # the server hung or vanished: no result
+                self.stats["errors"] += 1
+                self.send(results, slot.task, "server_down", error=f"search stopped: {r.stop_reason}")
+                continue
             rows = [] if slot.task["eval"] else rows_from_result(r, args.min_unsolved_visits)
             self.send(results, slot.task, "searched", version=slot.version, rows=rows, verified=r.verified,
                       verdict=gives_verdict(r), rate_verdict=gives_verdict(r) and not r.server_failures,

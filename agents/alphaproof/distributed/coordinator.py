@@ -7,7 +7,10 @@ arrives. An actor whose heartbeats stop for ``heartbeat_timeout`` s (killed,
 its machine gone) is dropped and its tasks go back to the queue, as does a
 task its actor no longer lists (a lost result). Results come on a PULL socket
 (the actors' PUSH, with a high-water mark for backpressure); a result for a
-task nobody holds any more (requeued, then answered late) is dropped.
+task nobody holds any more (requeued, then answered late) is dropped. A theorem
+whose search the actor's Lean server failed (it could not start, or the server
+hung or vanished under it) is no result: it is requeued (``requeued``) and that
+actor gets no work for a backoff (1, 2, 4 ... 30 s) so it does not spin.
 """
 from __future__ import annotations
 
@@ -19,11 +22,13 @@ from typing import Any, Callable
 
 import zmq
 
+from agents.alphaproof.actors import Backoff
 from agents.alphaproof.distributed.sockets import Net, log, receive
 from agents.alphaproof.distributed.wire import RESULT, TO_COORDINATOR, Message, WireError, pack, rows_from_arrays
 from agents.alphaproof.theorem_source import Task
 
 LOST_RESULT_S = 30.0  # a task its actor stopped listing this long ago: its result was lost, requeue it
+SERVER_RETRIES = 3  # a theorem the Lean server failed this often is let through as a result (no verdict)
 
 
 @dataclass
@@ -34,6 +39,7 @@ class Job:
     actor: str | None = None
     issued: float = 0.0
     unlisted_since: float | None = None
+    server_failures: int = 0  # times its actor's Lean server failed it (start, or search cut short)
 
     def wire(self) -> dict[str, Any]:
         thm = self.task.theorem
@@ -52,6 +58,8 @@ class ActorInfo:
     stats: dict[str, float] = field(default_factory=dict)
     rates: dict[str, float] = field(default_factory=dict)
     jobs: dict[int, Job] = field(default_factory=dict)
+    backoff: Backoff = field(default_factory=lambda: Backoff(1.0, 30.0))
+    paused_until: float = 0.0  # its Lean server failed: no work for it before then
     _prev: tuple[float, dict[str, float]] | None = None
 
     def update(self, stats: dict[str, Any], now: float) -> None:
@@ -177,12 +185,13 @@ class Coordinator:
                 self._reply(ident, "stop", {"why": self.stopping})
                 return
             actor.ident = ident
-            jobs = self._next_jobs(max(0, min(msg["n"], 4096)))
+            paused = actor.paused_until - now  # (its Lean server failed lately: ask again later)
+            jobs = self._next_jobs(max(0, min(msg["n"], 4096))) if paused <= 0 else []
             for j in jobs:
                 j.actor, j.issued = actor.id, now
                 actor.jobs[j.id] = j
             self._reply(ident, "work", {"req": msg["req"], "tasks": [j.wire() for j in jobs],
-                                        "wait": 0.0 if jobs else max(0.2, self.wait_s)})
+                                        "wait": 0.0 if jobs else max(0.2, self.wait_s, paused)})
         elif msg.t == "bye":
             self._drop(actor, "said goodbye")
 
@@ -241,6 +250,16 @@ class Coordinator:
         if msg["status"] == "aborted":  # the actor lost the learner mid-search: no verdict, search it again
             self._requeue([job])
             return None
+        if msg["status"] == "server_down":
+            job.server_failures += 1
+            now = time.monotonic()
+            if now >= actor.paused_until:  # (one backoff step per outage seen, not one per theorem of a burst)
+                actor.paused_until = now + actor.backoff.delay()
+            if job.server_failures < SERVER_RETRIES:  # no result: searched again (elsewhere, or after the backoff)
+                self._requeue([job])
+                return None
+        elif msg["status"] == "searched":
+            actor.backoff.reset()
         try:
             rows = rows_from_arrays(msg, msg["n_rows"])
         except WireError as e:

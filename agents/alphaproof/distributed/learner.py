@@ -271,7 +271,7 @@ class Loop:
         w = self.window
         w.searches += 1
         self.searches_done += 1
-        if status == "failed_start":
+        if status in ("failed_start", "server_down"):  # (server_down: let through after its retries)
             w.failed_starts += 1
             return
         if status == "crashed":
