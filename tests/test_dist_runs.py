@@ -92,16 +92,20 @@ def status_cli(port: int) -> dict:
 
 def test_two_actor_processes_finish_and_report_held_out(tmp_path):
     log = tmp_path / "learner.log"
-    proc = start([*TINY, "--actor-procs", "2", "--iterations", "3", "--eval-every", "3",
+    proc = start([*TINY, "--actor-procs", "2", "--iterations", "4", "--eval-every", "2",
                   "--checkpoint-dir", str(tmp_path / "ck")], log)
     out = finish(proc, log)
-    assert re.search(r"held-out solve rate: \d+/2 = [\d.]+ \(before self-play.*\) -> \d+/2 = [\d.]+ \(iteration 3\)",
+    assert re.search(r"held-out solve rate: \d+/2 = [\d.]+ \(before self-play.*\) -> \d+/2 = [\d.]+ \(iteration 4\)",
                      out), out
     text = log.read_text()
     assert "[actor local0] joined" in text and "[actor local1] joined" in text
     state = checkpoint.load(tmp_path / "ck" / "latest.pt")
-    assert state["progress"]["iteration"] == 3 and [e["iteration"] for e in state["progress"]["evals"]] == [0, 3]
-    rec = state["progress"]["history"][-1]
+    evals, history = state["progress"]["evals"], state["progress"]["history"]
+    assert state["progress"]["iteration"] == 4 and [e["iteration"] for e in evals] == [0, 2, 4]
+    # each evaluation used one weight version: the mid-run one, the weights at the end of its iteration
+    assert evals[1]["weight_version"] == history[1]["dist_weight_version"] >= 1, (evals, history)
+    assert evals[2]["weight_version"] == history[-1]["dist_weight_version"] >= evals[1]["weight_version"]
+    rec = history[-1]
     assert rec["dist_live_actors"] == 2 and rec["dist_inference_batch"] > 0 and rec["replay_size"] > 0
     assert actor_pids(parent=proc.pid) == {}  # the learner stopped its actors
 

@@ -61,6 +61,7 @@ class Slot:
     search: _Search
     task: dict[str, Any]
     version: int  # the weight version when the search started
+    oldest: int | None = None  # the oldest weight version that answered its leaves (None: none yet)
 
 
 # ============================================================================ the link to the coordinator
@@ -279,7 +280,12 @@ class Actor:
                 if not self.slots:
                     continue
                 try:
+                    answered = len(evaluator.versions)
                     search_round([s.search for s in self.slots], evaluator, pool)
+                    if len(evaluator.versions) > answered:  # (an evaluation must use one weight version)
+                        v = min(evaluator.versions[answered:])
+                        for s in self.slots:
+                            s.oldest = v if s.oldest is None else min(s.oldest, v)
                 except InferenceLost:
                     self.abort(results, "the inference service did not answer")
                     return
@@ -341,7 +347,8 @@ class Actor:
                 self.send(results, slot.task, "server_down", error=f"search stopped: {r.stop_reason}")
                 continue
             rows = [] if slot.task["eval"] else rows_from_result(r, args.min_unsolved_visits)
-            self.send(results, slot.task, "searched", version=slot.version, rows=rows, verified=r.verified,
+            version = slot.version if slot.oldest is None else slot.oldest
+            self.send(results, slot.task, "searched", version=version, rows=rows, verified=r.verified,
                       verdict=gives_verdict(r), rate_verdict=gives_verdict(r) and not r.server_failures,
                       stop_reason=r.stop_reason, simulations=r.simulations, lean_calls=r.lean_calls, wall_s=r.wall_s)
         self.slots = [s for s in self.slots if s not in done]

@@ -115,10 +115,11 @@ class Coordinator:
     def held(self) -> int:
         return sum(len(a.jobs) for a in self.actors.values())
 
-    def _requeue(self, jobs: list[Job]) -> None:
+    def requeue(self, jobs: list[Job], fault: bool = True) -> None:
+        """Back to the front of the queue; ``fault``: counted as requeued theorems."""
         for j in jobs:
             j.actor, j.unlisted_since = None, None
-        self.requeued += len(jobs)
+        self.requeued += len(jobs) if fault else 0
         self.queue.extendleft(reversed(jobs))
 
     def _next_jobs(self, n: int) -> list[Job]:
@@ -223,13 +224,13 @@ class Coordinator:
         for j in lost:
             del actor.jobs[j.id]
         if lost:
-            self._requeue(lost)
+            self.requeue(lost)
 
     def _drop(self, actor: ActorInfo, why: str) -> None:
         self.actors.pop(actor.id, None)
         if actor.jobs:
             log.warning("actor %s %s: %d theorems go back to the queue", actor.id, why, len(actor.jobs))
-            self._requeue(list(actor.jobs.values()))
+            self.requeue(list(actor.jobs.values()))
         actor.jobs = {}
 
     def _check_actors(self) -> None:
@@ -248,7 +249,7 @@ class Coordinator:
         if job is None:  # requeued already (its actor was dropped), or never ours
             return None
         if msg["status"] == "aborted":  # the actor lost the learner mid-search: no verdict, search it again
-            self._requeue([job])
+            self.requeue([job])
             return None
         if msg["status"] == "server_down":
             job.server_failures += 1
@@ -256,7 +257,7 @@ class Coordinator:
             if now >= actor.paused_until:  # (one backoff step per outage seen, not one per theorem of a burst)
                 actor.paused_until = now + actor.backoff.delay()
             if job.server_failures < SERVER_RETRIES:  # no result: searched again (elsewhere, or after the backoff)
-                self._requeue([job])
+                self.requeue([job])
                 return None
         elif msg["status"] == "searched":
             actor.backoff.reset()
