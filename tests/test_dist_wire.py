@@ -272,7 +272,7 @@ def test_a_theorem_the_lean_server_failed_is_requeued_not_a_result():
         tasks = ask("a1", "want", {"n": 2, "req": 1})["tasks"]
         assert len(tasks) == 2
         # a1's server could not start the first: no result, back to the queue, a1 paused (it must not spin)
-        assert results(actor="a1", task=tasks[0]["id"], status="server_down", n_rows=0) == []
+        assert results(actor="a1", task=tasks[0]["id"], status="server_down", stop_reason=None, n_rows=0) == []
         assert coord.requeued == 1 and len(coord.queue) == 1
         again = ask("a1", "want", {"n": 2, "req": 2})
         assert again["tasks"] == [] and again["wait"] >= 0.5

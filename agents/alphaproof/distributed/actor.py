@@ -344,7 +344,8 @@ class Actor:
             self._count(slot)
             if r.stop_reason in SERVER_STOPS and not r.verified:  # the server hung or vanished: no result
                 self.stats["errors"] += 1
-                self.send(results, slot.task, "server_down", error=f"search stopped: {r.stop_reason}")
+                self.send(results, slot.task, "server_down", stop_reason=r.stop_reason,
+                          error=f"search stopped: {r.stop_reason}")
                 continue
             rows = [] if slot.task["eval"] else rows_from_result(r, args.min_unsolved_visits)
             version = slot.version if slot.oldest is None else slot.oldest

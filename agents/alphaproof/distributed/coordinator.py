@@ -10,7 +10,9 @@ task its actor no longer lists (a lost result). Results come on a PULL socket
 task nobody holds any more (requeued, then answered late) is dropped. A theorem
 whose search the actor's Lean server failed (it could not start, or the server
 hung or vanished under it) is no result: it is requeued (``requeued``) and that
-actor gets no work for a backoff (1, 2, 4 ... 30 s) so it does not spin.
+actor gets no work for a backoff (1, 2, 4 ... 30 s) so it does not spin. (A
+search the server stopped SERVER_RETRIES times is let through, without a verdict:
+a theorem whose tactics always outlast the read timeout must not loop forever.)
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from agents.alphaproof.distributed.wire import RESULT, TO_COORDINATOR, Message, 
 from agents.alphaproof.theorem_source import Task
 
 LOST_RESULT_S = 30.0  # a task its actor stopped listing this long ago: its result was lost, requeue it
-SERVER_RETRIES = 3  # a theorem the Lean server failed this often is let through as a result (no verdict)
+SERVER_RETRIES = 3  # a theorem whose search the server stopped this often is let through (no verdict)
 
 
 @dataclass
@@ -39,7 +41,7 @@ class Job:
     actor: str | None = None
     issued: float = 0.0
     unlisted_since: float | None = None
-    server_failures: int = 0  # times its actor's Lean server failed it (start, or search cut short)
+    server_failures: int = 0  # times a Lean server stopped its search (a start it failed is not counted)
 
     def wire(self) -> dict[str, Any]:
         thm = self.task.theorem
@@ -252,7 +254,7 @@ class Coordinator:
             self.requeue([job])
             return None
         if msg["status"] == "server_down":
-            job.server_failures += 1
+            job.server_failures += msg["stop_reason"] is not None  # (a theorem that always hangs its search)
             now = time.monotonic()
             if now >= actor.paused_until:  # (one backoff step per outage seen, not one per theorem of a burst)
                 actor.paused_until = now + actor.backoff.delay()
