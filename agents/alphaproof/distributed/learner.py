@@ -277,8 +277,10 @@ class Loop:
         w = self.window
         w.searches += 1
         self.searches_done += 1
-        if status in ("failed_start", "server_down"):  # (server_down: let through after its retries)
+        if status == "failed_start":
             w.failed_starts += 1
+            return
+        if status == "server_down":  # a search servers stopped SERVER_RETRIES times: searched, no verdict
             return
         if status == "crashed":
             w.crashed += 1
