@@ -241,7 +241,8 @@ def test_a_theorem_the_lean_server_failed_is_requeued_not_a_result():
     from leangym.theorem import Theorem
 
     drawn = iter(range(1000))
-    draw = lambda: Task(Theorem("theorem t (p : Prop) (h : p) : p := by sorry", name=f"t{next(drawn)}"), key="k", level=0)
+    def draw() -> Task:
+        return Task(Theorem("theorem t (p : Prop) (h : p) : p := by sorry", name=f"t{next(drawn)}"), key="k", level=0)
     znet = Net()
     coord = Coordinator(znet, "127.0.0.1", 0, {}, ["tcp://*:1"], draw=draw)
     endpoint = f"tcp://127.0.0.1:{coord.port}"
