@@ -136,6 +136,13 @@ class Link:
             return [t for t in msg["tasks"] if _task_ok(t)]
         return None
 
+    def stop_pending(self) -> None:
+        """Raise Stopping if a stop waits unread on the socket (joining again would drop it)."""
+        while self.sock is not None and self.sock.poll(0):
+            got = receive(self.sock, TO_ACTOR)
+            if got is not None and got[1].t == "stop":
+                raise Stopping(got[1]["why"])
+
     def close(self) -> None:
         if self.sock is not None:
             try:
@@ -222,6 +229,7 @@ class Actor:
                 print(f"[actor {self.id}] joined {self.opts.connect}: {self.opts.actors} searches", file=sys.stderr,
                       flush=True)
                 self.serve(welcome)  # returns when the learner is lost: join again
+                self.link.stop_pending()  # (unless it said stop while a search round waited on inference)
                 print(f"[actor {self.id}] lost the learner; joining again", file=sys.stderr, flush=True)
         except Stopping as e:
             print(f"[actor {self.id}] stopping: {e}", file=sys.stderr, flush=True)
