@@ -3,9 +3,11 @@
 A run with 2 local actor processes finishes and reports held-out; the same with one actor
 SIGKILLed mid-run (requeued, restarted, no Lean lease left on the simulated server); a remote
 actor that joins over --connect and rejoins a learner that was killed and resumed; a 2-rank
-gloo DDP learner under torchrun. Tiny model, short runs."""
+gloo DDP learner under torchrun; a Lean server that dies or hangs under one of two actors
+(only that actor's searches are lost, requeued). Tiny model, short runs."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -16,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 
 from agents.alphaproof import checkpoint
 from agents.alphaproof.distributed.sockets import Net
@@ -89,16 +92,20 @@ def status_cli(port: int) -> dict:
 
 def test_two_actor_processes_finish_and_report_held_out(tmp_path):
     log = tmp_path / "learner.log"
-    proc = start([*TINY, "--actor-procs", "2", "--iterations", "3", "--eval-every", "3",
+    proc = start([*TINY, "--actor-procs", "2", "--iterations", "4", "--eval-every", "2",
                   "--checkpoint-dir", str(tmp_path / "ck")], log)
     out = finish(proc, log)
-    assert re.search(r"held-out solve rate: \d+/2 = [\d.]+ \(before self-play.*\) -> \d+/2 = [\d.]+ \(iteration 3\)",
+    assert re.search(r"held-out solve rate: \d+/2 = [\d.]+ \(before self-play.*\) -> \d+/2 = [\d.]+ \(iteration 4\)",
                      out), out
     text = log.read_text()
     assert "[actor local0] joined" in text and "[actor local1] joined" in text
     state = checkpoint.load(tmp_path / "ck" / "latest.pt")
-    assert state["progress"]["iteration"] == 3 and [e["iteration"] for e in state["progress"]["evals"]] == [0, 3]
-    rec = state["progress"]["history"][-1]
+    evals, history = state["progress"]["evals"], state["progress"]["history"]
+    assert state["progress"]["iteration"] == 4 and [e["iteration"] for e in evals] == [0, 2, 4]
+    # each evaluation used one weight version: the mid-run one, the weights at the end of its iteration
+    assert evals[1]["weight_version"] == history[1]["dist_weight_version"] >= 1, (evals, history)
+    assert evals[2]["weight_version"] == history[-1]["dist_weight_version"] >= evals[1]["weight_version"]
+    rec = history[-1]
     assert rec["dist_live_actors"] == 2 and rec["dist_inference_batch"] > 0 and rec["replay_size"] > 0
     assert actor_pids(parent=proc.pid) == {}  # the learner stopped its actors
 
@@ -186,3 +193,38 @@ def test_ddp_learner_with_two_gloo_ranks_under_torchrun(tmp_path):
     assert "inference on 2 rank(s)" in log.read_text()
     state = checkpoint.load(tmp_path / "ck" / "latest.pt")
     assert state["progress"]["iteration"] == 2 and state["progress"]["history"][-1]["dist_weight_version"] >= 1
+
+
+@pytest.mark.parametrize("fault", ["dies", "hangs"])
+def test_a_failed_lean_server_costs_only_its_actors_searches(tmp_path, sim_server, fault):
+    # two servers, one actor process on each (round robin); the second one dies or hangs mid-run
+    good, bad = (sim_server(factorized=True, max_processes=8, latency_ms=100) for _ in range(2))
+    log = tmp_path / "learner.log"
+    proc = start([*TINY, "--server", f"{good.url},{bad.url}", "--actor-procs", "2", "--iterations", "6",
+                  "--eval-every", "6", "--read-timeout", "1", "--checkpoint-dir", str(tmp_path / "ck")], log)
+    port = int(wait_for(log, r"--connect tcp://127\.0\.0\.1:(\d+)", proc)[1])
+    wait_for(log, r"\[actor local1\] joined", proc)
+    znet = Net()
+    for _ in range(3000):  # kill the server while local1 searches on it
+        held = {a["actor"]: a["held"] for a in (fetch(znet, f"tcp://127.0.0.1:{port}") or {}).get("actors", [])}
+        if held.get("local1", 0) > 0:
+            if fault == "dies":
+                bad.stop()
+            else:  # every Lean call now answers after a minute: past the actors' 1 s read timeout
+                bad.server.config = dataclasses.replace(bad.server.config, latency_ms=60_000)
+            break
+        time.sleep(0.01)
+    znet.close()
+    out = finish(proc, log)
+    assert re.search(r"held-out solve rate: \d+/2 = [\d.]+ .* -> \d+/2 = [\d.]+ \(iteration 6\)", out), out
+    text = log.read_text()
+    assert "Traceback" not in text, text[-3000:]
+    state = checkpoint.load(tmp_path / "ck" / "latest.pt")
+    progress = state["progress"]
+    assert progress["iteration"] == 6
+    # the searches that could not start on the dead server went back to the queue, uncounted
+    assert progress["distributed"]["requeued"] >= 1, progress["distributed"]
+    after = [h for h in progress["history"] if h["iteration"] > 1]
+    assert sum(h["new_rows"] for h in after) > 0  # the good server's actor went on producing rows
+    assert all(h["failed_starts"] == 0 for h in progress["history"])  # a server failure is no result
+    assert progress["evals"][-1]["evaluated"] >= 1

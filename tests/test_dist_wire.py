@@ -234,3 +234,56 @@ def test_status_table_renders_actors_inference_and_learner():
     assert lines[1].split() == ["local0", "n1", "8", "3", "2.5", "40.0", "51.2", "0", "0.4"]
     assert "fill 0.75" in text and "replay 800" in text and "requeued 1" in text
     assert "(no actors connected)" in render({"actors": []})
+
+
+def test_a_theorem_the_lean_server_failed_is_requeued_not_a_result():
+    from agents.alphaproof.theorem_source import Task
+    from leangym.theorem import Theorem
+
+    drawn = iter(range(1000))
+    def draw() -> Task:
+        return Task(Theorem("theorem t (p : Prop) (h : p) : p := by sorry", name=f"t{next(drawn)}"), key="k", level=0)
+    znet = Net()
+    coord = Coordinator(znet, "127.0.0.1", 0, {}, ["tcp://*:1"], draw=draw)
+    endpoint = f"tcp://127.0.0.1:{coord.port}"
+    push = znet.connect(zmq.PUSH, f"tcp://127.0.0.1:{coord.results_port}")
+    socks = {}
+
+    def ask(actor: str, t: str, header: dict) -> dict:
+        sock = socks.get(actor) or socks.setdefault(actor, znet.connect(zmq.DEALER, endpoint))
+        sock.send_multipart(pack(t, {"actor": actor, **header}))
+        for _ in range(200):
+            coord.poll(10)
+            if sock.poll(0):
+                return receive(sock, TO_ACTOR)[1].header
+        raise AssertionError(f"no answer to {t}")
+
+    def results(**header) -> list:
+        before = coord.requeued
+        push.send_multipart(result_frames(**header))
+        for _ in range(100):  # until it is taken in: a result, or a requeue
+            got = coord.poll(10)
+            if got or coord.requeued > before:
+                return got
+        return []
+
+    try:
+        for a in ("a1", "a2"):
+            assert ask(a, "hello", {"searches": 2, "pid": 1, "host": "h"})["t"] == "welcome"
+        tasks = ask("a1", "want", {"n": 2, "req": 1})["tasks"]
+        assert len(tasks) == 2
+        # a1's server could not start the first: no result, back to the queue, a1 paused (it must not spin)
+        assert results(actor="a1", task=tasks[0]["id"], status="server_down", stop_reason=None, n_rows=0) == []
+        assert coord.requeued == 1 and len(coord.queue) == 1
+        again = ask("a1", "want", {"n": 2, "req": 2})
+        assert again["tasks"] == [] and again["wait"] >= 0.5
+        # another actor gets the requeued theorem first, and its search is a result
+        moved = ask("a2", "want", {"n": 1, "req": 1})["tasks"]
+        assert [t["id"] for t in moved] == [tasks[0]["id"]]
+        got = results(actor="a2", task=moved[0]["id"])
+        assert len(got) == 1 and got[0].job.id == tasks[0]["id"] and coord.requeued == 1
+    finally:
+        for s in [push, *socks.values()]:
+            s.close()
+        coord.close()
+        znet.close()

@@ -29,7 +29,7 @@ from agents.alphaproof.actors import close_sessions, open_sessions, process_fact
 from agents.alphaproof.distributed.inference import InferenceLost, RemoteEvaluator
 from agents.alphaproof.distributed.sockets import Net, host_of, log, receive
 from agents.alphaproof.distributed.wire import TO_ACTOR, pack, rows_to_arrays
-from agents.alphaproof.search import _Inline, _Search, gives_verdict, search_round
+from agents.alphaproof.search import SERVER_STOPS, _Inline, _Search, gives_verdict, search_round
 from agents.alphaproof.theorem_source import Task
 from agents.alphaproof.train_args import Args
 from leangym.daemon_pool import DaemonPool
@@ -61,6 +61,7 @@ class Slot:
     search: _Search
     task: dict[str, Any]
     version: int  # the weight version when the search started
+    oldest: int | None = None  # the oldest weight version that answered its leaves (None: none yet)
 
 
 # ============================================================================ the link to the coordinator
@@ -134,6 +135,13 @@ class Link:
                 self.not_before = time.monotonic() + min(5.0, max(0.0, msg["wait"]))
             return [t for t in msg["tasks"] if _task_ok(t)]
         return None
+
+    def stop_pending(self) -> None:
+        """Raise Stopping if a stop waits unread on the socket (joining again would drop it)."""
+        while self.sock is not None and self.sock.poll(0):
+            got = receive(self.sock, TO_ACTOR)
+            if got is not None and got[1].t == "stop":
+                raise Stopping(got[1]["why"])
 
     def close(self) -> None:
         if self.sock is not None:
@@ -221,6 +229,7 @@ class Actor:
                 print(f"[actor {self.id}] joined {self.opts.connect}: {self.opts.actors} searches", file=sys.stderr,
                       flush=True)
                 self.serve(welcome)  # returns when the learner is lost: join again
+                self.link.stop_pending()  # (unless it said stop while a search round waited on inference)
                 print(f"[actor {self.id}] lost the learner; joining again", file=sys.stderr, flush=True)
         except Stopping as e:
             print(f"[actor {self.id}] stopping: {e}", file=sys.stderr, flush=True)
@@ -279,7 +288,12 @@ class Actor:
                 if not self.slots:
                     continue
                 try:
+                    answered = len(evaluator.versions)
                     search_round([s.search for s in self.slots], evaluator, pool)
+                    if len(evaluator.versions) > answered:  # (an evaluation must use one weight version)
+                        v = min(evaluator.versions[answered:])
+                        for s in self.slots:
+                            s.oldest = v if s.oldest is None else min(s.oldest, v)
                 except InferenceLost:
                     self.abort(results, "the inference service did not answer")
                     return
@@ -308,7 +322,8 @@ class Actor:
                 self.send(results, t, "rejected", error=f"TheoremError: {e}")
                 continue
             made.append((Task(thm, key=str(t["id"]), level=0), t))
-        kept, sessions, _ = open_sessions([m[0] for m in made], new_process, args, errors, rejected)
+        server_failed: list[Task] = []
+        kept, sessions, _ = open_sessions([m[0] for m in made], new_process, args, errors, rejected, server_failed)
         by_task = {id(task): t for task, t in made}
         version = evaluator.versions[-1] if evaluator.versions else 0
         for task, session in zip(kept, sessions):
@@ -316,10 +331,12 @@ class Actor:
         for task, why in rejected:
             self.send(results, by_task[id(task)], "rejected", error=why)
         started = {id(t) for t in kept} | {id(t) for t, _ in rejected}
+        server = {id(t) for t in server_failed}
         for task, t in made:
-            if id(task) not in started:
+            if id(task) not in started:  # the server failed it: no result, the coordinator requeues it
                 self.stats["errors"] += 1
-                self.send(results, t, "failed_start", error=next((e for e in errors if task.theorem.name in e), None))
+                self.send(results, t, "server_down" if id(task) in server else "failed_start",
+                          error=next((e for e in errors if task.theorem.name in e), None))
         for s in self.slots:
             s.search.check_budgets()
         self.stats["active"] = len(self.slots)
@@ -333,8 +350,14 @@ class Actor:
         close_sessions([s.search.session for s in done])
         for slot, r in zip(done, finished):
             self._count(slot)
+            if r.stop_reason in SERVER_STOPS and not r.verified:  # the server hung or vanished: no result
+                self.stats["errors"] += 1
+                self.send(results, slot.task, "server_down", stop_reason=r.stop_reason,
+                          error=f"search stopped: {r.stop_reason}")
+                continue
             rows = [] if slot.task["eval"] else rows_from_result(r, args.min_unsolved_visits)
-            self.send(results, slot.task, "searched", version=slot.version, rows=rows, verified=r.verified,
+            version = slot.version if slot.oldest is None else slot.oldest
+            self.send(results, slot.task, "searched", version=version, rows=rows, verified=r.verified,
                       verdict=gives_verdict(r), rate_verdict=gives_verdict(r) and not r.server_failures,
                       stop_reason=r.stop_reason, simulations=r.simulations, lean_calls=r.lean_calls, wall_s=r.wall_s)
         self.slots = [s for s in self.slots if s not in done]

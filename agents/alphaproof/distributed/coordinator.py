@@ -7,7 +7,12 @@ arrives. An actor whose heartbeats stop for ``heartbeat_timeout`` s (killed,
 its machine gone) is dropped and its tasks go back to the queue, as does a
 task its actor no longer lists (a lost result). Results come on a PULL socket
 (the actors' PUSH, with a high-water mark for backpressure); a result for a
-task nobody holds any more (requeued, then answered late) is dropped.
+task nobody holds any more (requeued, then answered late) is dropped. A theorem
+whose search the actor's Lean server failed (it could not start, or the server
+hung or vanished under it) is no result: it is requeued (``requeued``) and that
+actor gets no work for a backoff (1, 2, 4 ... 30 s) so it does not spin. (A
+search the server stopped SERVER_RETRIES times is let through, without a verdict:
+a theorem whose tactics always outlast the read timeout must not loop forever.)
 """
 from __future__ import annotations
 
@@ -19,11 +24,13 @@ from typing import Any, Callable
 
 import zmq
 
+from agents.alphaproof.actors import Backoff
 from agents.alphaproof.distributed.sockets import Net, log, receive
 from agents.alphaproof.distributed.wire import RESULT, TO_COORDINATOR, Message, WireError, pack, rows_from_arrays
 from agents.alphaproof.theorem_source import Task
 
 LOST_RESULT_S = 30.0  # a task its actor stopped listing this long ago: its result was lost, requeue it
+SERVER_RETRIES = 3  # a theorem whose search the server stopped this often is let through (no verdict)
 
 
 @dataclass
@@ -34,6 +41,7 @@ class Job:
     actor: str | None = None
     issued: float = 0.0
     unlisted_since: float | None = None
+    server_failures: int = 0  # times a Lean server stopped its search (a start it failed is not counted)
 
     def wire(self) -> dict[str, Any]:
         thm = self.task.theorem
@@ -52,6 +60,8 @@ class ActorInfo:
     stats: dict[str, float] = field(default_factory=dict)
     rates: dict[str, float] = field(default_factory=dict)
     jobs: dict[int, Job] = field(default_factory=dict)
+    backoff: Backoff = field(default_factory=lambda: Backoff(1.0, 30.0))
+    paused_until: float = 0.0  # its Lean server failed: no work for it before then
     _prev: tuple[float, dict[str, float]] | None = None
 
     def update(self, stats: dict[str, Any], now: float) -> None:
@@ -107,10 +117,11 @@ class Coordinator:
     def held(self) -> int:
         return sum(len(a.jobs) for a in self.actors.values())
 
-    def _requeue(self, jobs: list[Job]) -> None:
+    def requeue(self, jobs: list[Job], fault: bool = True) -> None:
+        """Back to the front of the queue; ``fault``: counted as requeued theorems."""
         for j in jobs:
             j.actor, j.unlisted_since = None, None
-        self.requeued += len(jobs)
+        self.requeued += len(jobs) if fault else 0
         self.queue.extendleft(reversed(jobs))
 
     def _next_jobs(self, n: int) -> list[Job]:
@@ -177,12 +188,13 @@ class Coordinator:
                 self._reply(ident, "stop", {"why": self.stopping})
                 return
             actor.ident = ident
-            jobs = self._next_jobs(max(0, min(msg["n"], 4096)))
+            paused = actor.paused_until - now  # (its Lean server failed lately: ask again later)
+            jobs = self._next_jobs(max(0, min(msg["n"], 4096))) if paused <= 0 else []
             for j in jobs:
                 j.actor, j.issued = actor.id, now
                 actor.jobs[j.id] = j
             self._reply(ident, "work", {"req": msg["req"], "tasks": [j.wire() for j in jobs],
-                                        "wait": 0.0 if jobs else max(0.2, self.wait_s)})
+                                        "wait": 0.0 if jobs else max(0.2, self.wait_s, paused)})
         elif msg.t == "bye":
             self._drop(actor, "said goodbye")
 
@@ -214,13 +226,13 @@ class Coordinator:
         for j in lost:
             del actor.jobs[j.id]
         if lost:
-            self._requeue(lost)
+            self.requeue(lost)
 
     def _drop(self, actor: ActorInfo, why: str) -> None:
         self.actors.pop(actor.id, None)
         if actor.jobs:
             log.warning("actor %s %s: %d theorems go back to the queue", actor.id, why, len(actor.jobs))
-            self._requeue(list(actor.jobs.values()))
+            self.requeue(list(actor.jobs.values()))
         actor.jobs = {}
 
     def _check_actors(self) -> None:
@@ -239,8 +251,18 @@ class Coordinator:
         if job is None:  # requeued already (its actor was dropped), or never ours
             return None
         if msg["status"] == "aborted":  # the actor lost the learner mid-search: no verdict, search it again
-            self._requeue([job])
+            self.requeue([job])
             return None
+        if msg["status"] == "server_down":
+            job.server_failures += msg["stop_reason"] is not None  # (a theorem that always hangs its search)
+            now = time.monotonic()
+            if now >= actor.paused_until:  # (one backoff step per outage seen, not one per theorem of a burst)
+                actor.paused_until = now + actor.backoff.delay()
+            if job.server_failures < SERVER_RETRIES:  # no result: searched again (elsewhere, or after the backoff)
+                self.requeue([job])
+                return None
+        elif msg["status"] == "searched":
+            actor.backoff.reset()
         try:
             rows = rows_from_arrays(msg, msg["n_rows"])
         except WireError as e:

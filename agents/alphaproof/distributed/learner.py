@@ -14,8 +14,9 @@ waits for collection:
    every answer);
 3. every ``--actors`` finished searches are an **iteration**: logged, saved, and
    every ``--eval-every`` one a held-out evaluation is dispatched to the actors
-   (ahead of training work). The first (after the warm start) and the final
-   evaluation hold learning back, so they measure one net.
+   (ahead of training work). Learning waits while one runs, so each measures one
+   weight version (recorded with it; a search that began on older weights is
+   searched again); the first and the final one hold collection back too.
 """
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ class Run:
 class EvalRound:
     step: int
     jobs: set[int]
-    exclusive: bool  # learning waits for it (the first and the final evaluation)
+    exclusive: bool  # collection waits for it too (the first and the final evaluation)
+    version: int = 0  # the one weight version it evaluates (learning waits while a round is open)
     solved: dict[Any, list[int]] = field(default_factory=dict)
     missing: int = 0
 
@@ -181,8 +183,9 @@ class Loop:
     def schedule_eval(self, step: int, exclusive: bool) -> None:
         if not self.run.heldout or self.args.eval_every <= 0:
             return
+        self.learner.publish_now()  # the newest weights, held until the round is over: it measures one net
         jobs = self.coord.add_eval(list(self.run.heldout), step)
-        self.rounds[step] = EvalRound(step, {j.id for j in jobs}, exclusive)
+        self.rounds[step] = EvalRound(step, {j.id for j in jobs}, exclusive, self.learner.version)
 
     # ------------------------------------------------------------------ the loop
     def main(self) -> None:
@@ -226,9 +229,9 @@ class Loop:
         if self.sup is not None:
             for event in self.sup.check():
                 print(f"[learner] {event}", file=sys.stderr, flush=True)
-        exclusive = any(r.exclusive for r in self.rounds.values())
+        evaluating = bool(self.rounds)  # (no step while an evaluation runs: it uses one weight version)
         self.coord.wait_s = 1.0 if due > 2 * max(1, self.args.learn_steps) else 0.0
-        if learn and due > 0 and not exclusive and len(self.run.replay) > 0:
+        if learn and due > 0 and not evaluating and len(self.run.replay) > 0:
             self.learn_step()
         self.coord.version = self.learner.version
 
@@ -256,6 +259,9 @@ class Loop:
             rnd = self.rounds.get(job.eval_round)
             if rnd is None or job.id not in rnd.jobs:
                 return
+            if status == "searched" and msg["version"] != rnd.version:  # began on older weights: again
+                self.coord.requeue([job], fault=False)
+                return
             rnd.jobs.discard(job.id)
             if status in ("searched", "crashed") and msg["rate_verdict"]:
                 rnd.solved.setdefault(job.task.level, []).append(int(msg["verified"]))
@@ -273,6 +279,8 @@ class Loop:
         self.searches_done += 1
         if status == "failed_start":
             w.failed_starts += 1
+            return
+        if status == "server_down":  # a search servers stopped SERVER_RETRIES times: searched, no verdict
             return
         if status == "crashed":
             w.crashed += 1
@@ -295,7 +303,8 @@ class Loop:
         run = self.run
         del self.rounds[rnd.step]
         flat = [x for v in rnd.solved.values() for x in v]
-        ev: dict[str, float] = {"evaluated": float(len(flat)), "not_evaluated": float(rnd.missing)}
+        ev: dict[str, float] = {"evaluated": float(len(flat)), "not_evaluated": float(rnd.missing),
+                                "weight_version": float(rnd.version)}
         if flat:
             ev["solve_rate"] = sum(flat) / len(flat)
             ev.update({f"solve_rate_level_{lv}": sum(v) / len(v) for lv, v in sorted(rnd.solved.items(), key=str)})
