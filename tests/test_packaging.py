@@ -27,7 +27,7 @@ def _names(block: str) -> set[str]:
 def test_the_light_install_has_no_torch_and_the_extras_have_the_rest():
     cfg = _cfg()
     base = _names(cfg["options"]["install_requires"])
-    assert base == {"gymnasium", "numpy", "requests", "urllib3", "pyyaml", "tqdm"}
+    assert base == {"gymnasium", "pettingzoo", "numpy", "requests", "urllib3", "pyyaml", "tqdm"}
     extras = {k: _names(v) for k, v in cfg["options.extras_require"].items()}
     assert {"torch", "tokenizers", "pyzmq", "tensorboard"} <= extras["agents"]
     assert {"stable-baselines3", "sb3-contrib"} <= extras["baselines"]

@@ -59,13 +59,14 @@ from agents.alphaproof import checkpoint, cli_checks
 from agents.alphaproof.resume import (checkpoint_dir_of, drop_if_unused, held_out_of, inherit_settings,
                                       interrupted_message, logdir_of, refuse_to_overwrite, restore, resume_file,
                                       save_checkpoint, say_if_split_differs, say_where_the_run_goes_on)
-from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, describe, evaluate, give_back,
+from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, evaluate, give_back,
                                       process_factory, run_searches, search_stats, server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
 from agents.alphaproof.data import Row
+from agents.alphaproof.iteration import drop_rejected, rows_from_result, solve_rate_text, start_label
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.replay import ReplayBuffer
-from agents.alphaproof.search import SearchResult, gives_verdict
+from agents.alphaproof.search import gives_verdict
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.theorem_source import make_source
 from agents.alphaproof.train_args import Args, explicit_fields, parse_args
@@ -79,22 +80,6 @@ HISTORY_KEPT = 5000  # per-iteration records a checkpoint keeps (the latest)
 
 
 # ============================================================================ training rows
-def rows_from_result(result: SearchResult, min_unsolved_visits: int) -> list[dict[str, Any]]:
-    """Policy + value rows from one finished search (see the module docstring, step 2)."""
-    if result.solved and not result.verified:
-        return []  # the proof did not survive the final check: trust nothing from this tree
-    # a search cut short (hung server, time limit), or one that met server failures, did not spend its
-    # budget on proving: nothing is "not provable" (gives_verdict; for an unsolved search that is all it says)
-    spent = not result.solved and gives_verdict(result)
-    rows = []
-    for i, t in enumerate(result.targets):
-        if t.steps_to_go is not None:
-            rows.append({"state": t.state, "tactic": t.proof_tactic, "steps_to_go": t.steps_to_go})
-        elif spent and (i == 0 or sum(t.visit_counts) >= min_unsolved_visits):
-            # The search spent its whole budget and never solved this state: "not provable
-            # within budget". (After a solved root, unsolved side nodes were just abandoned.)
-            rows.append({"state": t.state, "steps_to_go": None})
-    return rows
 
 
 def reference_rows(source, args: Args, deadline: float | None = None) -> list[Row]:
@@ -194,13 +179,6 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--theorems {e}") from None
 
 
-def solve_rate_text(ev: dict[str, float]) -> str:
-    """A held-out evaluation as ``7/40 = 0.175`` (one format wherever the run reports it)."""
-    if "solve_rate" not in ev:
-        return describe(ev)  # nothing evaluated, and why
-    n, missing = int(ev["evaluated"]), int(ev.get("not_evaluated", 0))
-    return (f"{round(ev['solve_rate'] * n)}/{n} = {ev['solve_rate']:.3f}"
-            + (f" ({missing} more without a verdict)" if missing else ""))
 
 
 def _seed_everything(seed: int) -> None:
@@ -262,25 +240,6 @@ def absorb(out: BatchOutcome, curriculum: Curriculum, replay: ReplayBuffer, args
     return new_rows
 
 
-def drop_rejected(rejected: list, source, curriculum: Curriculum, step: int) -> None:
-    """Statements the server refused to start leave the training pool for good, one warning each.
-
-    A refused statement says nothing about the agent and will be refused again, yet its
-    curriculum weight would stay that of an untried theorem. The curriculum keeps the keys
-    (so a resumed run skips them too) and drops a level left with nothing to draw.
-    """
-    for task, why in rejected:
-        if task.key in curriculum.rejected:
-            continue  # (drawn twice in one batch)
-        curriculum.reject(task.key)
-        print(f"[iteration {step}] warning: the server rejected {task.theorem.name} ({' '.join(why.split())[:300]}); "
-              "it is dropped from the training pool", file=sys.stderr)
-    for level in [lv for lv in curriculum.levels if not source.drawable(lv, curriculum)]:
-        curriculum.drop_level(level)
-    if not curriculum.levels:
-        raise ValueError("the server rejected the statement of every training theorem, so nothing is left to train "
-                         "on: check the theorems (and their header) against the server's Lean and Mathlib; the "
-                         "rejections are printed above")
 
 
 def train(args: Args, explicit: Collection[str] | None = None) -> dict[str, Any]:
@@ -507,9 +466,6 @@ def lean_of_learner(args: Args) -> Args:
     return dataclasses.replace(args, server=first, actors=min(args.actors, size or args.actors))
 
 
-def start_label(args: Args) -> str:
-    """What the iteration-0 evaluation measured: the warm-started net, or the net as given (``--init``)."""
-    return "after warm start" if args.warmup_steps > 0 else "before self-play (no warm start)"
 
 
 # ============================================================================ CLI

@@ -29,6 +29,7 @@ from agents.alphaproof.actors import close_sessions, open_sessions, process_fact
 from agents.alphaproof.distributed.inference import InferenceLost, RemoteEvaluator
 from agents.alphaproof.distributed.sockets import Net, host_of, log, receive
 from agents.alphaproof.distributed.wire import TO_ACTOR, pack, rows_to_arrays
+from agents.alphaproof.iteration import rows_from_result
 from agents.alphaproof.search import SERVER_STOPS, _Inline, _Search, gives_verdict, search_round
 from agents.alphaproof.theorem_source import Task
 from agents.alphaproof.train_args import Args
@@ -342,8 +343,6 @@ class Actor:
         self.stats["active"] = len(self.slots)
 
     def finish(self, done: list[Slot], pool, results: zmq.Socket, args: Args) -> None:
-        from agents.alphaproof.train import rows_from_result  # (train imports the whole trainer)
-
         if not done:
             return
         finished = pool.map(_Search.finish, [s.search for s in done])

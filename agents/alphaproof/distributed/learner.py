@@ -37,6 +37,7 @@ from agents.alphaproof.distributed.coordinator import Coordinator, Result
 from agents.alphaproof.distributed.inference import InferenceService
 from agents.alphaproof.distributed.sockets import Net, parse_bind
 from agents.alphaproof.distributed.supervisor import Supervisor
+from agents.alphaproof.iteration import drop_rejected, solve_rate_text, start_label
 
 @dataclass
 class Run:
@@ -251,8 +252,6 @@ class Loop:
 
     # ------------------------------------------------------------------ results
     def absorb(self, r: Result) -> None:
-        from agents.alphaproof.train import drop_rejected
-
         run, msg, job = self.run, r.msg, r.job
         status = msg["status"]
         if job.eval_round is not None:
@@ -298,8 +297,6 @@ class Loop:
         w.lag.append(max(0, self.learner.version - msg["version"]))
 
     def end_eval(self, rnd: EvalRound) -> None:
-        from agents.alphaproof.train import solve_rate_text, start_label
-
         run = self.run
         del self.rounds[rnd.step]
         flat = [x for v in rnd.solved.values() for x in v]
