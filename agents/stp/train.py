@@ -16,8 +16,11 @@ Warm start: the prover imitates the seeds' reference proofs, the conjecturer edi
 3. **learn** -- the prover on rows of every search (proofs of seeds and of conjectures, and
    "not provable within budget" values), the conjecturer on the rounds the band rule rewarded
    (STP's filtered imitation), each mixed with its warm-start rows;
-4. conjectures proved in the band join the seed pool (with the prover's proof); ``--build-on``
-   of the rounds draw their seed from them, so later conjectures build on earlier ones.
+4. conjectures proved in the band, and (``--build-on-easy``) those proved above it, join the seed pool
+   (with the prover's proof); ``--build-on`` of the rounds draw their seed from them, so later
+   conjectures build on earlier ones. Tracking the band: ``--novel`` drops already-seen candidates
+   before one is played; ``--adapt`` plays the largest (smallest) candidate while the pass rate runs
+   above (below) the band.
 
 ``--no-conjectures`` skips 2 and 4 (the same prover trained on the seeds alone, for the same wall
 time with ``--max-minutes``). Checkpoints: ``prover.pt`` (loads wherever an AlphaProof net does,
@@ -46,7 +49,7 @@ from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.theorem_source import PropLogicSource, Task
 from agents.alphaproof.train_args import Args as ProverArgs
 from agents.stp import conjecturer
-from agents.stp.rounds import Round, play_rounds
+from agents.stp.rounds import Round, connectives, play_rounds
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 from leangym.envs.conjecture_prove import ConjectureProveEnv
 from leangym.sim import generator
@@ -76,6 +79,9 @@ class Args:
     learn_steps: int = 8  # prover steps per iteration
     conjecturer_steps: int = 16  # conjecturer steps per iteration (once it has rewarded rounds)
     build_on: float = 0.5  # share of rounds seeded by conjectures proved in the band (once there are some)
+    build_on_easy: bool = True  # conjectures proved ABOVE the band become seeds too: the next ones build past them
+    novel: bool = True  # drop sampled conjectures already seen (seeds, earlier conjectures) before one is played
+    adapt: bool = True  # play the candidate with most (fewest) connectives while the pass rate runs above (below) band
     batch_size: int = 16  # rows per gradient step (both nets)
     lr: float = 1e-3  # learning rate of both learners (AdamW)
     sft_mix: float = 0.25  # share of warm-start rows in each learner batch
@@ -165,7 +171,7 @@ def round_stats(rounds: list[Round], band_hi: float) -> dict[str, float]:
     if accepted:
         stats["pass_rate_accepted"] = float(np.mean([r.pass_rate for r in accepted]))
         stats["in_band_of_accepted"] = sum(0 < r.pass_rate <= band_hi for r in accepted) / len(accepted)
-        stats["conjecture_connectives"] = float(np.mean([_connectives(r.conjecture.formal_statement)
+        stats["conjecture_connectives"] = float(np.mean([connectives(r.conjecture.formal_statement)
                                                          for r in accepted]))
     if proofs:
         stats["steps_per_proof"] = float(np.mean([len([ln for ln in p.splitlines() if ln.strip()]) for p in proofs]))
@@ -173,8 +179,12 @@ def round_stats(rounds: list[Round], band_hi: float) -> dict[str, float]:
     return stats
 
 
-def _connectives(text: str) -> int:
-    return sum(text.count(c) for c in "∧∨→↔¬")
+def preference(pass_rate: float | None, band_hi: float) -> str:
+    """Which candidate to play, from the running pass rate on accepted conjectures: harder ones while
+    the prover beats the band, easier ones while it proves under half of it, else any."""
+    if pass_rate is None:
+        return "any"
+    return "harder" if pass_rate > band_hi else "easier" if pass_rate < band_hi / 2 else "any"
 
 
 def train(args: Args) -> dict[str, Any]:
@@ -212,7 +222,7 @@ def train(args: Args) -> dict[str, Any]:
     writer = _writer(args.logdir)
     history: list[dict[str, float]] = []
     bar = tqdm(desc="stp" if args.conjectures else "seeds alone", disable=not args.progress)
-    step = 0
+    step, running_pass = 0, None  # running_pass: the prover's pass rate on accepted conjectures (EMA, 0.3)
     try:
         while step < args.iterations and (deadline is None or time.monotonic() < deadline):
             step, t0 = step + 1, time.monotonic()
@@ -223,13 +233,21 @@ def train(args: Args) -> dict[str, Any]:
                                         "seed_solve_rate": float(np.mean([r.verified for r in results] or [0]))}
             if args.conjectures:
                 drawn = [draw_seed(pool, seeds_alone, args.build_on, rng) for _ in envs]
-                rounds = play_rounds(envs, conj, prover, search_config(pa), rng, str(step), drawn, args.candidates)
-                record.update(round_stats(rounds, args.band_hi))
+                prefer = preference(running_pass, args.band_hi) if args.adapt else "any"
+                rounds = play_rounds(envs, conj, prover, search_config(pa), rng, str(step), drawn, args.candidates,
+                                     args.novel, prefer)
+                record.update(round_stats(rounds, args.band_hi), prefer_harder=float(prefer == "harder"),
+                              prefer_easier=float(prefer == "easier"))
+                if "pass_rate_accepted" in record:
+                    rate = record["pass_rate_accepted"]
+                    running_pass = rate if running_pass is None else 0.7 * running_pass + 0.3 * rate
                 results += [s for r in rounds for s in r.searches]
                 for r in rounds:
                     if r.reward > 0:  # STP: imitate the conjectures the band rule rewarded
                         conj_replay.add([conjecturer.row(r.seed_text, r.signature)])
-                        pool.append(_as_seed(r))  # a seed now: edits of it join the warm-start rows
+                    too_easy = args.build_on_easy and r.pass_rate is not None and r.pass_rate > args.band_hi
+                    if r.reward > 0 or too_easy:  # a seed now: edits of it join the warm-start rows
+                        pool.append(_as_seed(r))
                         text = _seed_text(envs[0], pool[-1])
                         conj_warm += conjecturer.warm_rows([(text, r.conjecture.formal_statement)], 8, rng)
                 if len(conj_replay):
