@@ -41,14 +41,14 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from agents.alphaproof import train as ap_train
+from agents.alphaproof import checkpoint, train as ap_train
 from agents.alphaproof.actors import evaluate, process_factory, run_searches, search_config
 from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.theorem_source import PropLogicSource, Task
 from agents.alphaproof.train_args import Args as ProverArgs
-from agents.stp import conjecturer
+from agents.stp import conjecturer, state as run_state
 from agents.stp.rounds import Round, connectives, play_rounds
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 from leangym.envs.conjecture_prove import ConjectureProveEnv
@@ -88,6 +88,7 @@ class Args:
     eval_size: int = 60  # held-out PropLogic theorems evaluated at the end (0: none)
     eval_level: int = 4  # the hardest level of the held-out theorems evaluated
     checkpoint_dir: str = "checkpoints/stp"  # '': no checkpoint
+    resume: str | None = None  # go on from a run's --checkpoint-dir (its settings, nets, replays, pool, history)
     logdir: str = "runs/stp"  # '': no TensorBoard
     seed: int = 0  # seeds the nets, the seed theorems and every draw
     threads: int = 1  # torch CPU threads
@@ -191,6 +192,9 @@ def train(args: Args) -> dict[str, Any]:
     """Run the loop; returns the history, the final evaluation and both nets."""
     from tqdm import tqdm
 
+    saved = run_state.load(args.resume) if args.resume else None
+    if saved is not None:
+        args = run_state.resumed_args(args, saved["args"])
     started = time.monotonic()
     deadline = None if args.max_minutes is None else started + 60 * args.max_minutes
     random.seed(args.seed), np.random.seed(args.seed), torch.manual_seed(args.seed)
@@ -203,10 +207,11 @@ def train(args: Args) -> dict[str, Any]:
     # warm start: the prover on the seeds' reference proofs, the conjecturer on edits of the seeds
     prover = PolicyValueNet.create("tiny", seed=args.seed, max_tactic_tokens=pa.max_tactic_tokens)
     ref_rows = rows_from_reference_proofs([as_task(r) for r in pool], factorized=pa.factorized)
-    train_supervised(prover, ref_rows, args.warmup_steps, args.batch_size, 2e-3, seed=args.seed, deadline=deadline,
-                     progress=args.progress)
+    if saved is None:
+        train_supervised(prover, ref_rows, args.warmup_steps, args.batch_size, 2e-3, seed=args.seed,
+                         deadline=deadline, progress=args.progress)
     conj = conjecturer.create(seed=args.seed + 1)
-    envs = []
+    envs, conj_warm = [], []
     if args.conjectures:
         envs = [ConjectureProveEnv(theorem=pool, server=args.server, attempts=args.attempts, max_steps=args.max_steps,
                                    band=(0.0, args.band_hi), factorized=pa.factorized) for _ in range(args.rounds)]
@@ -215,14 +220,18 @@ def train(args: Args) -> dict[str, Any]:
         seed_text = {r["formal_statement"]: _seed_text(envs[0], r) for r in pool}
         conj_warm = conjecturer.warm_rows([(seed_text[r["formal_statement"]], r["formal_statement"]) for r in pool],
                                           8, rng)
-        train_supervised(conj, conj_warm, args.conjecturer_warmup_steps, args.batch_size, 2e-3, seed=args.seed,
-                         deadline=deadline, progress=args.progress)
+        if saved is None:
+            train_supervised(conj, conj_warm, args.conjecturer_warmup_steps, args.batch_size, 2e-3, seed=args.seed,
+                             deadline=deadline, progress=args.progress)
     conj_opt, opt = make_optimizer(conj, args.lr), make_optimizer(prover, args.lr)
     replay, conj_replay = ReplayBuffer(20_000), ReplayBuffer(5_000)
     writer = _writer(args.logdir)
     history: list[dict[str, float]] = []
-    bar = tqdm(desc="stp" if args.conjectures else "seeds alone", disable=not args.progress)
     step, running_pass = 0, None  # running_pass: the prover's pass rate on accepted conjectures (EMA, 0.3)
+    if saved is not None:
+        prover, conj, opt, conj_opt, step, running_pass = _restore(saved, args.lr, replay, conj_replay, pool,
+                                                                   conj_warm, envs, history, rng)
+    bar = tqdm(desc="stp" if args.conjectures else "seeds alone", disable=not args.progress, initial=step)
     try:
         while step < args.iterations and (deadline is None or time.monotonic() < deadline):
             step, t0 = step + 1, time.monotonic()
@@ -275,9 +284,30 @@ def train(args: Args) -> dict[str, Any]:
     result = {"args": dataclasses.asdict(args), "history": history, "evaluation": evaluation,
               "minutes": (time.monotonic() - started) / 60, "iterations": step}
     _save(args, prover, conj, result)
+    if args.checkpoint_dir:
+        run_state.save(args.checkpoint_dir, args=dataclasses.asdict(args), prover=prover.to_payload(),
+                       conjecturer=conj.to_payload(), optimizer=opt.state_dict(), conj_optimizer=conj_opt.state_dict(),
+                       replay=replay.state_dict(), conj_replay=conj_replay.state_dict(), pool=pool[seeds_alone:],
+                       conj_warm=conj_warm, known=sorted(envs[0].known) if envs else [], history=history,
+                       step=step, running_pass=running_pass, rng=checkpoint.rng_state(rng))
     if writer:
         writer.close()
     return {**result, "prover": prover, "conjecturer": conj}
+
+
+def _restore(saved, lr, replay, conj_replay, pool, conj_warm, envs, history, rng):
+    """A resumed run's nets, optimizers, step and running pass rate; the rest restored in place."""
+    prover, conj = PolicyValueNet.from_payload(saved["prover"]), PolicyValueNet.from_payload(saved["conjecturer"])
+    opt, conj_opt = make_optimizer(prover, lr), make_optimizer(conj, lr)
+    opt.load_state_dict(saved["optimizer"]), conj_opt.load_state_dict(saved["conj_optimizer"])
+    replay.load_state_dict(saved["replay"]), conj_replay.load_state_dict(saved["conj_replay"])
+    pool += saved["pool"]
+    conj_warm[:] = saved["conj_warm"]
+    if envs:
+        envs[0].known.update(saved["known"])  # every env shares this set: the duplicate memory
+    history += saved["history"]
+    checkpoint.set_rng_state(saved["rng"], rng)
+    return prover, conj, opt, conj_opt, int(saved["step"]), saved["running_pass"]
 
 
 def _seed_text(env: ConjectureProveEnv, row: dict[str, Any]) -> str:
