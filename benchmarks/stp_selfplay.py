@@ -12,7 +12,9 @@ and on the miniF2F statements (``--minif2f``: a theorem set, default ``minif2f``
 that the simulator can elaborate. Only proofs
 re-checked whole count. The self-play run's per-iteration records give the curves: pass rate of
 accepted conjectures, invalid/duplicate share, steps per proof. Writes
-``benchmarks/results/stp_selfplay.{md,png,json}``.
+``benchmarks/results/stp_selfplay.{md,png,json}``. ``--ablations``: also self-play arms with the
+band-tracking changes off (all, and one at a time; PropLogic only); ``--report-from``: rebuild the
+report from saved runs (this script's JSON, or ``history.json`` files of ``agents.stp.train`` runs).
 """
 from __future__ import annotations
 
@@ -33,6 +35,11 @@ from leangym.cli import ArgumentParser, run_cli  # noqa: E402
 from leangym.sim import generator  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
+# self-play arms without the band-tracking changes: "before" is the loop as first built
+ABLATIONS = {"before (none of the three)": dict(novel=False, adapt=False, build_on_easy=False),
+             "without --novel": dict(novel=False), "without --adapt": dict(adapt=False),
+             "without --build-on-easy": dict(build_on_easy=False)}
+TRACKING = ("novel", "adapt", "build_on_easy")
 
 
 def minif2f_tasks(spec: str) -> list[Task]:
@@ -58,18 +65,27 @@ def main(argv=None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--minif2f", default="minif2f", help="miniF2F as a theorem set ('': skip it)")
     p.add_argument("--out", default=str(RESULTS))
+    p.add_argument("--ablations", action="store_true", help="also the self-play arms of ABLATIONS")
+    p.add_argument("--report-from", nargs="+", default=None, metavar="JSON",
+                   help="no training: the report of saved runs (this script's JSON, train runs' history.json)")
     opts = p.parse_args(argv)
+    if opts.report_from:
+        runs = load_runs(opts.report_from)
+        mf = runs["self-play"].get("minif2f", {})
+        return write_report(runs, opts, Path(opts.out), int(mf.get("evaluated", 0) + mf.get("not_evaluated", 0)))
     torch.set_num_threads(1)
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
     mf = minif2f_tasks(opts.minif2f) if opts.minif2f else []
     runs = {}
-    for name, conjectures in (("self-play", True), ("seeds alone", False)):
-        args = Args(max_minutes=opts.minutes, conjectures=conjectures, eval_size=opts.eval_size,
-                    eval_level=opts.eval_level, seed=opts.seed, checkpoint_dir="", logdir="")
+    arms = [("self-play", {}), ("seeds alone", dict(conjectures=False))]
+    arms += list(ABLATIONS.items()) if opts.ablations else []
+    for name, flags in arms:
+        args = Args(max_minutes=opts.minutes, eval_size=opts.eval_size, eval_level=opts.eval_level, seed=opts.seed,
+                    checkpoint_dir="", logdir="", **flags)
         print(f"== {name}: {opts.minutes} minutes", file=sys.stderr)
         res = train(args)
-        if mf:
+        if mf and name in ("self-play", "seeds alone"):
             t0 = time.monotonic()
             res["minif2f"] = evaluate(res["prover"], mf, process_factory(prover_args(args)), prover_args(args))
             print(f"miniF2F (simulator-readable, {len(mf)}): {solve_rate_text(res['minif2f'])} "
@@ -77,6 +93,20 @@ def main(argv=None) -> None:
         runs[name] = {k: v for k, v in res.items() if k not in ("prover", "conjecturer")}
     (out / "stp_selfplay.json").write_text(json.dumps(runs, indent=1, default=str), encoding="utf-8")
     write_report(runs, opts, out, len(mf))
+
+
+def load_runs(paths) -> dict:
+    """Runs from this script's JSON files and from ``agents.stp.train`` history.json files (an ablation
+    arm, named by which of TRACKING its settings turned off)."""
+    runs = {}
+    for path in paths:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if "history" not in data:
+            runs.update(data)
+            continue
+        off = {k: False for k in TRACKING if not data["args"].get(k, True)}
+        runs[next(n for n, flags in ABLATIONS.items() if flags == off)] = data
+    return runs
 
 
 def _series(history, key):
@@ -95,6 +125,7 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
     import matplotlib.pyplot as plt
 
     sp = runs["self-play"]["history"]
+    runs_all, runs = runs, {n: runs[n] for n in ("self-play", "seeds alone")}
     fig, ax = plt.subplots(1, 4, figsize=(18, 4))
     for key, label in (("pass_rate_accepted", "pass rate of accepted conjectures"),
                        ("in_band_of_accepted", "share of accepted in band (0, 1/4]")):
@@ -133,8 +164,8 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
         return (f"| {n} | {r['iterations']} | {solve_rate_text(ev) if ev else '-'} | "
                 f"{solve_rate_text(mf) if mf else '-'} |")
 
-    def first_last(key):
-        x, y = _series(sp, key)
+    def first_last(key, history=sp):
+        x, y = _series(history, key)
         if not y:
             return "-"
         k = max(1, len(y) // 4)
@@ -167,9 +198,27 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
         "searched with the same budget." if n_minif2f else "",
         "",
         "![curves](stp_selfplay.png)",
-    ]
+    ] + ablation_table(runs_all, first_last)
     (out / "stp_selfplay.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+
+
+def ablation_table(runs: dict, first_last) -> list[str]:
+    """Self-play with and without each band-tracking change: first -> last quarter, and held-out."""
+    names = ["self-play"] + [n for n in ABLATIONS if n in runs]
+    if len(names) == 1:
+        return []
+    keys = ("pass_rate_accepted", "in_band_of_accepted", "share_invalid", "share_duplicate",
+            "conjecture_connectives", "steps_per_proof")
+    lines = ["", "Band tracking, each change on and off (self-play arms, same seed; first -> last quarter):", "",
+             "| arm | iterations | held-out PropLogic | " + " | ".join(keys) + " |",
+             "|---|---:|---:|" + "---|" * len(keys)]
+    for n in names:
+        r, ev = runs[n], runs[n]["evaluation"]
+        label = "self-play (all three on)" if n == "self-play" else n
+        lines.append(f"| {label} | {r['iterations']} | {solve_rate_text(ev) if ev else '-'} | "
+                     + " | ".join(first_last(k, r["history"]) for k in keys) + " |")
+    return lines
 
 
 if __name__ == "__main__":

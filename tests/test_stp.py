@@ -166,3 +166,11 @@ def test_benchmark_report_from_two_runs(tmp_path, monkeypatch):
     assert "| self-play | 4 | 3/10 = 0.300 | - |" in md and "| seeds alone | 9 | 4/10 = 0.400 | - |" in md
     assert "| conjecture_connectives | 5.00 -> 8.00 |" in md
     assert (tmp_path / "stp_selfplay.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # --report-from: the script's JSON plus a train run's history.json (an ablation arm, named by its flags)
+    (tmp_path / "runs.json").write_text(json.dumps(runs))
+    before = {"args": {"novel": False, "adapt": False, "build_on_easy": False}, "history": hist, "evaluation": ev,
+              "iterations": 4}
+    (tmp_path / "history.json").write_text(json.dumps(before))
+    bench.main(["--report-from", str(tmp_path / "runs.json"), str(tmp_path / "history.json"), "--out", str(tmp_path)])
+    md = (tmp_path / "stp_selfplay.md").read_text()
+    assert "| before (none of the three) | 4 | 3/10 = 0.300 | 0.10 -> 0.40 |" in md
