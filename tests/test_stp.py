@@ -89,7 +89,7 @@ def test_choose_drops_seen_candidates_and_follows_the_preference():
     assert choose(env, "c", [seen, small, big], rng, prefer="easier") == small
     assert choose(env, "c", [seen, big], rng, novel=False, prefer="easier") == seen
     assert choose(env, "c", [], rng) == ""
-    assert [preference(r, 0.25) for r in (None, 0.05, 0.2, 0.4)] == ["any", "easier", "any", "harder"]
+    assert [preference(b) for b in (None, -0.5, 0.05, 0.4)] == ["any", "easier", "any", "harder"]
     env.close()
 
 

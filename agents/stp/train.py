@@ -19,8 +19,8 @@ Warm start: the prover imitates the seeds' reference proofs, the conjecturer edi
 4. conjectures proved in the band, and (``--build-on-easy``) those proved above it, join the seed pool
    (with the prover's proof); ``--build-on`` of the rounds draw their seed from them, so later
    conjectures build on earlier ones. Tracking the band: ``--novel`` drops already-seen candidates
-   before one is played; ``--adapt`` plays the largest (smallest) candidate while the pass rate runs
-   above (below) the band.
+   before one is played; ``--adapt`` plays the largest (smallest) candidate while conjectures proved
+   above the band outnumber (are outnumbered by) unproved ones.
 
 ``--no-conjectures`` skips 2 and 4 (the same prover trained on the seeds alone, for the same wall
 time with ``--max-minutes``). Checkpoints: ``prover.pt`` (loads wherever an AlphaProof net does,
@@ -81,7 +81,7 @@ class Args:
     build_on: float = 0.5  # share of rounds seeded by conjectures proved in the band (once there are some)
     build_on_easy: bool = True  # conjectures proved ABOVE the band become seeds too: the next ones build past them
     novel: bool = True  # drop sampled conjectures already seen (seeds, earlier conjectures) before one is played
-    adapt: bool = True  # play the candidate with most (fewest) connectives while the pass rate runs above (below) band
+    adapt: bool = True  # play the candidate with most (fewest) connectives while too-easy (too-hard) conjectures dominate
     batch_size: int = 16  # rows per gradient step (both nets)
     lr: float = 1e-3  # learning rate of both learners (AdamW)
     sft_mix: float = 0.25  # share of warm-start rows in each learner batch
@@ -172,6 +172,8 @@ def round_stats(rounds: list[Round], band_hi: float) -> dict[str, float]:
     if accepted:
         stats["pass_rate_accepted"] = float(np.mean([r.pass_rate for r in accepted]))
         stats["in_band_of_accepted"] = sum(0 < r.pass_rate <= band_hi for r in accepted) / len(accepted)
+        stats["band_balance"] = (sum(r.pass_rate > band_hi for r in accepted)
+                                 - sum(r.pass_rate == 0 for r in accepted)) / len(accepted)
         stats["conjecture_connectives"] = float(np.mean([connectives(r.conjecture.formal_statement)
                                                          for r in accepted]))
     if proofs:
@@ -180,12 +182,12 @@ def round_stats(rounds: list[Round], band_hi: float) -> dict[str, float]:
     return stats
 
 
-def preference(pass_rate: float | None, band_hi: float) -> str:
-    """Which candidate to play, from the running pass rate on accepted conjectures: harder ones while
-    the prover beats the band, easier ones while it proves under half of it, else any."""
-    if pass_rate is None:
+def preference(balance: float | None, dead_zone: float = 0.1) -> str:
+    """Which candidate to play, from the running balance of accepted conjectures proved above the band
+    minus those not proved at all: harder ones while too-easy ones dominate, easier ones while too-hard do."""
+    if balance is None or abs(balance) <= dead_zone:
         return "any"
-    return "harder" if pass_rate > band_hi else "easier" if pass_rate < band_hi / 2 else "any"
+    return "harder" if balance > 0 else "easier"
 
 
 def train(args: Args) -> dict[str, Any]:
@@ -227,10 +229,10 @@ def train(args: Args) -> dict[str, Any]:
     replay, conj_replay = ReplayBuffer(20_000), ReplayBuffer(5_000)
     writer = _writer(args.logdir)
     history: list[dict[str, float]] = []
-    step, running_pass = 0, None  # running_pass: the prover's pass rate on accepted conjectures (EMA, 0.3)
+    step, balance = 0, None  # balance: (above band - unproved) share of accepted conjectures (EMA, 0.3)
     if saved is not None:
-        prover, conj, opt, conj_opt, step, running_pass = _restore(saved, args.lr, replay, conj_replay, pool,
-                                                                   conj_warm, envs, history, rng)
+        prover, conj, opt, conj_opt, step, balance = _restore(saved, args.lr, replay, conj_replay, pool,
+                                                              conj_warm, envs, history, rng)
     bar = tqdm(desc="stp" if args.conjectures else "seeds alone", disable=not args.progress, initial=step)
     try:
         while step < args.iterations and (deadline is None or time.monotonic() < deadline):
@@ -242,14 +244,14 @@ def train(args: Args) -> dict[str, Any]:
                                         "seed_solve_rate": float(np.mean([r.verified for r in results] or [0]))}
             if args.conjectures:
                 drawn = [draw_seed(pool, seeds_alone, args.build_on, rng) for _ in envs]
-                prefer = preference(running_pass, args.band_hi) if args.adapt else "any"
+                prefer = preference(balance) if args.adapt else "any"
                 rounds = play_rounds(envs, conj, prover, search_config(pa), rng, str(step), drawn, args.candidates,
                                      args.novel, prefer)
                 record.update(round_stats(rounds, args.band_hi), prefer_harder=float(prefer == "harder"),
                               prefer_easier=float(prefer == "easier"))
-                if "pass_rate_accepted" in record:
-                    rate = record["pass_rate_accepted"]
-                    running_pass = rate if running_pass is None else 0.7 * running_pass + 0.3 * rate
+                if "band_balance" in record:
+                    b = record["band_balance"]
+                    balance = b if balance is None else 0.7 * balance + 0.3 * b
                 results += [s for r in rounds for s in r.searches]
                 for r in rounds:
                     if r.reward > 0:  # STP: imitate the conjectures the band rule rewarded
@@ -289,14 +291,14 @@ def train(args: Args) -> dict[str, Any]:
                        conjecturer=conj.to_payload(), optimizer=opt.state_dict(), conj_optimizer=conj_opt.state_dict(),
                        replay=replay.state_dict(), conj_replay=conj_replay.state_dict(), pool=pool[seeds_alone:],
                        conj_warm=conj_warm, known=sorted(envs[0].known) if envs else [], history=history,
-                       step=step, running_pass=running_pass, rng=checkpoint.rng_state(rng))
+                       step=step, balance=balance, rng=checkpoint.rng_state(rng))
     if writer:
         writer.close()
     return {**result, "prover": prover, "conjecturer": conj}
 
 
 def _restore(saved, lr, replay, conj_replay, pool, conj_warm, envs, history, rng):
-    """A resumed run's nets, optimizers, step and running pass rate; the rest restored in place."""
+    """A resumed run's nets, optimizers, step and band balance; the rest restored in place."""
     prover, conj = PolicyValueNet.from_payload(saved["prover"]), PolicyValueNet.from_payload(saved["conjecturer"])
     opt, conj_opt = make_optimizer(prover, lr), make_optimizer(conj, lr)
     opt.load_state_dict(saved["optimizer"]), conj_opt.load_state_dict(saved["conj_optimizer"])
@@ -307,7 +309,7 @@ def _restore(saved, lr, replay, conj_replay, pool, conj_warm, envs, history, rng
         envs[0].known.update(saved["known"])  # every env shares this set: the duplicate memory
     history += saved["history"]
     checkpoint.set_rng_state(saved["rng"], rng)
-    return prover, conj, opt, conj_opt, int(saved["step"]), saved["running_pass"]
+    return prover, conj, opt, conj_opt, int(saved["step"]), saved["balance"]
 
 
 def _seed_text(env: ConjectureProveEnv, row: dict[str, Any]) -> str:
