@@ -131,6 +131,12 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
                        ("in_band_of_accepted", "share of accepted in band (0, 1/4]")):
         x, y = _series(sp, key)
         ax[0].plot(x, _smooth(y), label=label)
+    before = runs_all.get("before (none of the three)", {}).get("history")
+    if before:  # the loop as first built, dashed: what the band-tracking changes changed
+        x, y = _series(before, "in_band_of_accepted")
+        ax[0].plot(x, _smooth(y), "--", color="tab:orange", alpha=0.6, label="in band, before the changes")
+        x, y = _series(before, "share_duplicate")
+        ax[1].plot(x, _smooth(y), "--", color="tab:green", alpha=0.6, label="duplicate, before the changes")
     ax[0].axhspan(0, 0.25, color="green", alpha=0.08, label="band")
     ax[0].set(xlabel="iteration", ylim=(0, 1), title="prover on fresh conjectures (3-iter mean)")
     ax[0].legend(fontsize=7)
