@@ -35,11 +35,14 @@ from leangym.cli import ArgumentParser, run_cli  # noqa: E402
 from leangym.sim import generator  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-# self-play arms without the band-tracking changes: "before" is the loop as first built
-ABLATIONS = {"before (none of the three)": dict(novel=False, adapt=False, build_on_easy=False),
-             "without --novel": dict(novel=False), "without --adapt": dict(adapt=False),
-             "without --build-on-easy": dict(build_on_easy=False)}
+# self-play arms with each band-tracking change on and off (novel, adapt, build_on_easy); all off: the loop as first built
+ABLATIONS = [(False, False, False), (True, False, False), (True, True, False), (True, False, True), (True, True, True)]
 TRACKING = ("novel", "adapt", "build_on_easy")
+
+
+def arm_label(args: dict) -> str:
+    on = [f"--{k.replace('_', '-')}" for k in TRACKING if args.get(k)]
+    return "self-play, " + (" ".join(on) if on else "none of them (before)")
 
 
 def minif2f_tasks(spec: str) -> list[Task]:
@@ -79,7 +82,9 @@ def main(argv=None) -> None:
     mf = minif2f_tasks(opts.minif2f) if opts.minif2f else []
     runs = {}
     arms = [("self-play", {}), ("seeds alone", dict(conjectures=False))]
-    arms += list(ABLATIONS.items()) if opts.ablations else []
+    default = tuple(getattr(Args(), k) for k in TRACKING)
+    arms += [(arm_label(dict(zip(TRACKING, on))), dict(zip(TRACKING, on))) for on in ABLATIONS
+             if opts.ablations and on != default]
     for name, flags in arms:
         args = Args(max_minutes=opts.minutes, eval_size=opts.eval_size, eval_level=opts.eval_level, seed=opts.seed,
                     checkpoint_dir="", logdir="", **flags)
@@ -97,15 +102,14 @@ def main(argv=None) -> None:
 
 def load_runs(paths) -> dict:
     """Runs from this script's JSON files and from ``agents.stp.train`` history.json files (an ablation
-    arm, named by which of TRACKING its settings turned off)."""
+    arm, named by which of TRACKING its settings turned on)."""
     runs = {}
     for path in paths:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         if "history" not in data:
             runs.update(data)
             continue
-        off = {k: False for k in TRACKING if not data["args"].get(k, True)}
-        runs[next(n for n, flags in ABLATIONS.items() if flags == off)] = data
+        runs[arm_label(data["args"])] = data
     return runs
 
 
@@ -131,7 +135,7 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
                        ("in_band_of_accepted", "share of accepted in band (0, 1/4]")):
         x, y = _series(sp, key)
         ax[0].plot(x, _smooth(y), label=label)
-    before = runs_all.get("before (none of the three)", {}).get("history")
+    before = runs_all.get(arm_label({}), {}).get("history")
     if before:  # the loop as first built, dashed: what the band-tracking changes changed
         x, y = _series(before, "in_band_of_accepted")
         ax[0].plot(x, _smooth(y), "--", color="tab:orange", alpha=0.6, label="in band, before the changes")
@@ -211,17 +215,18 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
 
 def ablation_table(runs: dict, first_last) -> list[str]:
     """Self-play with and without each band-tracking change: first -> last quarter, and held-out."""
-    names = ["self-play"] + [n for n in ABLATIONS if n in runs]
+    names = sorted((n for n in runs if n != "seeds alone"), key=lambda n: [bool(runs[n]["args"].get(k)) for k in TRACKING])
     if len(names) == 1:
         return []
     keys = ("pass_rate_accepted", "in_band_of_accepted", "share_invalid", "share_duplicate",
             "conjecture_connectives", "steps_per_proof")
-    lines = ["", "Band tracking, each change on and off (self-play arms, same seed; first -> last quarter):", "",
+    lines = ["", "Band tracking, each change on and off (self-play arms, same seed; first -> last quarter; "
+             "`self-play` is the arm of the table above):", "",
              "| arm | iterations | held-out PropLogic | " + " | ".join(keys) + " |",
              "|---|---:|---:|" + "---|" * len(keys)]
     for n in names:
         r, ev = runs[n], runs[n]["evaluation"]
-        label = "self-play (all three on)" if n == "self-play" else n
+        label = f"{n} ({arm_label(r['args'])})" if n == "self-play" else n
         lines.append(f"| {label} | {r['iterations']} | {solve_rate_text(ev) if ev else '-'} | "
                      + " | ".join(first_last(k, r["history"]) for k in keys) + " |")
     return lines

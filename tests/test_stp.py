@@ -173,4 +173,4 @@ def test_benchmark_report_from_two_runs(tmp_path, monkeypatch):
     (tmp_path / "history.json").write_text(json.dumps(before))
     bench.main(["--report-from", str(tmp_path / "runs.json"), str(tmp_path / "history.json"), "--out", str(tmp_path)])
     md = (tmp_path / "stp_selfplay.md").read_text()
-    assert "| before (none of the three) | 4 | 3/10 = 0.300 | 0.10 -> 0.40 |" in md
+    assert "| self-play, none of them (before) | 4 | 3/10 = 0.300 | 0.10 -> 0.40 |" in md

@@ -18,8 +18,8 @@ Warm start: the prover imitates the seeds' reference proofs, the conjecturer edi
    (STP's filtered imitation), each mixed with its warm-start rows;
 4. conjectures proved in the band, and (``--build-on-easy``) those proved above it, join the seed pool
    (with the prover's proof); ``--build-on`` of the rounds draw their seed from them, so later
-   conjectures build on earlier ones. Tracking the band: ``--novel`` drops already-seen candidates
-   before one is played; ``--adapt`` plays the largest (smallest) candidate while conjectures proved
+   conjectures build on earlier ones. Tracking the band: ``--novel`` (default) drops already-seen
+   candidates before one is played; ``--adapt`` (opt-in) plays the largest (smallest) candidate while conjectures proved
    above the band outnumber (are outnumbered by) unproved ones.
 
 ``--no-conjectures`` skips 2 and 4 (the same prover trained on the seeds alone, for the same wall
@@ -79,9 +79,9 @@ class Args:
     learn_steps: int = 8  # prover steps per iteration
     conjecturer_steps: int = 16  # conjecturer steps per iteration (once it has rewarded rounds)
     build_on: float = 0.5  # share of rounds seeded by conjectures proved in the band (once there are some)
-    build_on_easy: bool = True  # conjectures proved ABOVE the band become seeds too: the next ones build past them
+    build_on_easy: bool = False  # conjectures proved ABOVE the band become seeds too: the next ones build past them
     novel: bool = True  # drop sampled conjectures already seen (seeds, earlier conjectures) before one is played
-    adapt: bool = True  # play the candidate with most (fewest) connectives while too-easy (too-hard) conjectures dominate
+    adapt: bool = False  # play the candidate with most (fewest) connectives while too-easy (too-hard) conjectures dominate
     batch_size: int = 16  # rows per gradient step (both nets)
     lr: float = 1e-3  # learning rate of both learners (AdamW)
     sft_mix: float = 0.25  # share of warm-start rows in each learner batch
