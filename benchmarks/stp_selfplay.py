@@ -74,6 +74,8 @@ def main(argv=None) -> None:
     opts = p.parse_args(argv)
     if opts.report_from:
         runs = load_runs(opts.report_from)
+        Path(opts.out).mkdir(parents=True, exist_ok=True)
+        (Path(opts.out) / "stp_selfplay.json").write_text(json.dumps(runs, indent=1, default=str), encoding="utf-8")
         mf = runs["self-play"].get("minif2f", {})
         return write_report(runs, opts, Path(opts.out), int(mf.get("evaluated", 0) + mf.get("not_evaluated", 0)))
     torch.set_num_threads(1)
