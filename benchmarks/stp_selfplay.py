@@ -12,7 +12,9 @@ and on the miniF2F statements (``--minif2f``: a theorem set, default ``minif2f``
 that the simulator can elaborate. Only proofs
 re-checked whole count. The self-play run's per-iteration records give the curves: pass rate of
 accepted conjectures, invalid/duplicate share, steps per proof. Writes
-``benchmarks/results/stp_selfplay.{md,png,json}``.
+``benchmarks/results/stp_selfplay.{md,png,json}``. ``--ablations``: also self-play arms with the
+band-tracking changes off (all, and one at a time; PropLogic only); ``--report-from``: rebuild the
+report from saved runs (this script's JSON, or ``history.json`` files of ``agents.stp.train`` runs).
 """
 from __future__ import annotations
 
@@ -33,6 +35,14 @@ from leangym.cli import ArgumentParser, run_cli  # noqa: E402
 from leangym.datasets import proplogic as generator  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
+# self-play arms with each band-tracking change on and off (novel, adapt, build_on_easy); all off: the loop as first built
+ABLATIONS = [(False, False, False), (True, False, False), (True, True, False), (True, False, True), (True, True, True)]
+TRACKING = ("novel", "adapt", "build_on_easy")
+
+
+def arm_label(args: dict) -> str:
+    on = [f"--{k.replace('_', '-')}" for k in TRACKING if args.get(k)]
+    return "self-play, " + (" ".join(on) if on else "none of them (before)")
 
 
 def minif2f_tasks(spec: str) -> list[Task]:
@@ -58,18 +68,31 @@ def main(argv=None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--minif2f", default="minif2f", help="miniF2F as a theorem set ('': skip it)")
     p.add_argument("--out", default=str(RESULTS))
+    p.add_argument("--ablations", action="store_true", help="also the self-play arms of ABLATIONS")
+    p.add_argument("--report-from", nargs="+", default=None, metavar="JSON",
+                   help="no training: the report of saved runs (this script's JSON, train runs' history.json)")
     opts = p.parse_args(argv)
+    if opts.report_from:
+        runs = load_runs(opts.report_from)
+        Path(opts.out).mkdir(parents=True, exist_ok=True)
+        (Path(opts.out) / "stp_selfplay.json").write_text(json.dumps(runs, indent=1, default=str), encoding="utf-8")
+        mf = runs["self-play"].get("minif2f", {})
+        return write_report(runs, opts, Path(opts.out), int(mf.get("evaluated", 0) + mf.get("not_evaluated", 0)))
     torch.set_num_threads(1)
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
     mf = minif2f_tasks(opts.minif2f) if opts.minif2f else []
     runs = {}
-    for name, conjectures in (("self-play", True), ("seeds alone", False)):
-        args = Args(max_minutes=opts.minutes, conjectures=conjectures, eval_size=opts.eval_size,
-                    eval_level=opts.eval_level, seed=opts.seed, checkpoint_dir="", logdir="")
+    arms = [("self-play", {}), ("seeds alone", dict(conjectures=False))]
+    default = tuple(getattr(Args(), k) for k in TRACKING)
+    arms += [(arm_label(dict(zip(TRACKING, on))), dict(zip(TRACKING, on))) for on in ABLATIONS
+             if opts.ablations and on != default]
+    for name, flags in arms:
+        args = Args(max_minutes=opts.minutes, eval_size=opts.eval_size, eval_level=opts.eval_level, seed=opts.seed,
+                    checkpoint_dir="", logdir="", **flags)
         print(f"== {name}: {opts.minutes} minutes", file=sys.stderr)
         res = train(args)
-        if mf:
+        if mf and name in ("self-play", "seeds alone"):
             t0 = time.monotonic()
             res["minif2f"] = evaluate(res["prover"], mf, process_factory(prover_args(args)), prover_args(args))
             print(f"miniF2F (simulator-readable, {len(mf)}): {solve_rate_text(res['minif2f'])} "
@@ -77,6 +100,19 @@ def main(argv=None) -> None:
         runs[name] = {k: v for k, v in res.items() if k not in ("prover", "conjecturer")}
     (out / "stp_selfplay.json").write_text(json.dumps(runs, indent=1, default=str), encoding="utf-8")
     write_report(runs, opts, out, len(mf))
+
+
+def load_runs(paths) -> dict:
+    """Runs from this script's JSON files and from ``agents.stp.train`` history.json files (an ablation
+    arm, named by which of TRACKING its settings turned on)."""
+    runs = {}
+    for path in paths:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if "history" not in data:
+            runs.update(data)
+            continue
+        runs[arm_label(data["args"])] = data
+    return runs
 
 
 def _series(history, key):
@@ -95,11 +131,18 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
     import matplotlib.pyplot as plt
 
     sp = runs["self-play"]["history"]
+    runs_all, runs = runs, {n: runs[n] for n in ("self-play", "seeds alone")}
     fig, ax = plt.subplots(1, 4, figsize=(18, 4))
     for key, label in (("pass_rate_accepted", "pass rate of accepted conjectures"),
                        ("in_band_of_accepted", "share of accepted in band (0, 1/4]")):
         x, y = _series(sp, key)
         ax[0].plot(x, _smooth(y), label=label)
+    before = runs_all.get(arm_label({}), {}).get("history")
+    if before:  # the loop as first built, dashed: what the band-tracking changes changed
+        x, y = _series(before, "in_band_of_accepted")
+        ax[0].plot(x, _smooth(y), "--", color="tab:orange", alpha=0.6, label="in band, before the changes")
+        x, y = _series(before, "share_duplicate")
+        ax[1].plot(x, _smooth(y), "--", color="tab:green", alpha=0.6, label="duplicate, before the changes")
     ax[0].axhspan(0, 0.25, color="green", alpha=0.08, label="band")
     ax[0].set(xlabel="iteration", ylim=(0, 1), title="prover on fresh conjectures (3-iter mean)")
     ax[0].legend(fontsize=7)
@@ -133,8 +176,8 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
         return (f"| {n} | {r['iterations']} | {solve_rate_text(ev) if ev else '-'} | "
                 f"{solve_rate_text(mf) if mf else '-'} |")
 
-    def first_last(key):
-        x, y = _series(sp, key)
+    def first_last(key, history=sp):
+        x, y = _series(history, key)
         if not y:
             return "-"
         k = max(1, len(y) // 4)
@@ -167,9 +210,28 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
         "searched with the same budget." if n_minif2f else "",
         "",
         "![curves](stp_selfplay.png)",
-    ]
+    ] + ablation_table(runs_all, first_last)
     (out / "stp_selfplay.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+
+
+def ablation_table(runs: dict, first_last) -> list[str]:
+    """Self-play with and without each band-tracking change: first -> last quarter, and held-out."""
+    names = sorted((n for n in runs if n != "seeds alone"), key=lambda n: [bool(runs[n]["args"].get(k)) for k in TRACKING])
+    if len(names) == 1:
+        return []
+    keys = ("pass_rate_accepted", "in_band_of_accepted", "share_invalid", "share_duplicate",
+            "conjecture_connectives", "steps_per_proof")
+    lines = ["", "Band tracking, each change on and off (self-play arms, same seed; first -> last quarter; "
+             "`self-play` is the arm of the table above):", "",
+             "| arm | iterations | held-out PropLogic | " + " | ".join(keys) + " |",
+             "|---|---:|---:|" + "---|" * len(keys)]
+    for n in names:
+        r, ev = runs[n], runs[n]["evaluation"]
+        label = f"{n} ({arm_label(r['args'])})" if n == "self-play" else n
+        lines.append(f"| {label} | {r['iterations']} | {solve_rate_text(ev) if ev else '-'} | "
+                     + " | ".join(first_last(k, r["history"]) for k in keys) + " |")
+    return lines
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ from agents.alphaproof.mcts import SearchConfig
 from agents.alphaproof.policy import PolicyValueNet
 from agents.stp import conjecturer
 from agents.stp.mutate import EDITS, body_of, mutations, parse_body, statement
-from agents.stp.rounds import first_goal_order, play_rounds
-from agents.stp.train import Args, parse_args, train
+from agents.stp.rounds import choose, first_goal_order, play_rounds
+from agents.stp.train import Args, parse_args, preference, train
 from leangym.envs.conjecture_prove import ConjectureProveEnv
 from leangym.proof import ProofTree
 from leangym.datasets import proplogic as generator
@@ -77,6 +77,22 @@ def test_play_rounds_finishes_every_round():
         assert len(r.searches) == (2 if r.pass_rate is not None else 0)
 
 
+def test_choose_drops_seen_candidates_and_follows_the_preference():
+    env = ConjectureProveEnv(theorem=[SEED], attempts=1, max_steps=1)
+    env.reset(seed=0)
+    seen = "(a b : Prop) (x : a) (y : b) : a ∧ b"  # the seed, binders renamed: a duplicate
+    small, big = "(p q : Prop) (h₁ : p) : q → p", "(p q : Prop) (h₁ : p) : q → p ∧ (q ∨ p)"
+    rng = random.Random(0)
+    assert choose(env, "c", [seen, small], rng) == small
+    assert choose(env, "c", [seen], rng) == seen  # all seen: played (and penalised by the env)
+    assert choose(env, "c", [seen, small, big], rng, prefer="harder") == big
+    assert choose(env, "c", [seen, small, big], rng, prefer="easier") == small
+    assert choose(env, "c", [seen, big], rng, novel=False, prefer="easier") == seen
+    assert choose(env, "c", [], rng) == ""
+    assert [preference(b) for b in (None, -0.5, 0.05, 0.4)] == ["any", "easier", "any", "harder"]
+    env.close()
+
+
 def test_tiny_self_play_and_ablation_runs(tmp_path):
     common = dict(seeds=6, iterations=2, rounds=3, candidates=2, attempts=2, max_steps=4, seed_batch=2, sims=2,
                   lean_calls=8, warmup_steps=2, conjecturer_warmup_steps=2, learn_steps=1, conjecturer_steps=1,
@@ -94,6 +110,14 @@ def test_tiny_self_play_and_ablation_runs(tmp_path):
     assert any((tmp_path / "tb").iterdir())
     res = train(Args(**common, conjectures=False, checkpoint_dir="", logdir=""))
     assert res["iterations"] == 2 and not any(k.startswith("share_") for k in res["history"][-1])
+    # --resume: both nets, history, pool and settings go on (iterations count the whole run)
+    res = train(Args(**{**common, "rounds": 1, "iterations": 3}, resume=str(tmp_path / "sp"),
+                     checkpoint_dir=str(tmp_path / "sp"), logdir=""))
+    assert res["iterations"] == 3 and len(res["history"]) == 3 and res["args"]["rounds"] == 3
+    assert res["history"][:2] == saved["history"] and "share_invalid" in res["history"][2]
+    assert json.loads((tmp_path / "sp" / "history.json").read_text())["iterations"] == 3
+    with pytest.raises(FileNotFoundError, match="--resume"):
+        train(Args(**common, resume=str(tmp_path / "nothing")))
 
 
 def test_cli_help_and_bad_flags():
@@ -142,3 +166,11 @@ def test_benchmark_report_from_two_runs(tmp_path, monkeypatch):
     assert "| self-play | 4 | 3/10 = 0.300 | - |" in md and "| seeds alone | 9 | 4/10 = 0.400 | - |" in md
     assert "| conjecture_connectives | 5.00 -> 8.00 |" in md
     assert (tmp_path / "stp_selfplay.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # --report-from: the script's JSON plus a train run's history.json (an ablation arm, named by its flags)
+    (tmp_path / "runs.json").write_text(json.dumps(runs))
+    before = {"args": {"novel": False, "adapt": False, "build_on_easy": False}, "history": hist, "evaluation": ev,
+              "iterations": 4}
+    (tmp_path / "history.json").write_text(json.dumps(before))
+    bench.main(["--report-from", str(tmp_path / "runs.json"), str(tmp_path / "history.json"), "--out", str(tmp_path)])
+    md = (tmp_path / "stp_selfplay.md").read_text()
+    assert "| self-play, none of them (before) | 4 | 3/10 = 0.300 | 0.10 -> 0.40 |" in md

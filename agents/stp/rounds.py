@@ -19,10 +19,11 @@ from agents.alphaproof.search import SearchResult, run_batched_search
 from agents.alphaproof.mcts import SearchConfig
 from agents.stp import conjecturer
 from agents.stp.mutate import statement
-from leangym.envs.conjecture_prove import ConjectureProveEnv
+from leangym.envs.conjecture_prove import ConjectureProveEnv, conjecture_key
 from leangym.proof import ProofTree
+from leangym.theorem import Theorem
 
-__all__ = ["Round", "play_rounds", "first_goal_order"]
+__all__ = ["Round", "play_rounds", "first_goal_order", "choose", "connectives"]
 
 
 @dataclass
@@ -44,6 +45,35 @@ def first_goal_order(tree: ProofTree) -> list[str]:
     return [tree.tactic] + [t for child in tree.children for t in first_goal_order(child)]
 
 
+def connectives(text: str) -> int:
+    """A conjecture's size: its logical connectives (what a PropLogic proof has to take apart)."""
+    return sum(text.count(c) for c in "∧∨→↔¬")
+
+
+def _seen(env: ConjectureProveEnv, name: str, signature: str) -> bool:
+    try:  # the env's own duplicate key; a statement it refuses anyway is not "seen"
+        header = env.infos["conjecturer"]["seed"].header
+        return conjecture_key(Theorem(statement(name, signature), name=name, header=header)) in env.known
+    except Exception:  # noqa: BLE001 -- invalid: the env refuses it (and says why)
+        return False
+
+
+def choose(env: ConjectureProveEnv, name: str, options: Sequence[str], rng: random.Random, novel: bool = True,
+           prefer: str = "any") -> str:
+    """One of the sampled signatures: with ``novel`` those already seen (a seed or an earlier conjecture)
+    are dropped first (resampling; all seen: the first is played and penalised); ``prefer`` 'harder' /
+    'easier' takes the one with the most / fewest connectives, 'any' one at random."""
+    if novel:
+        options = [s for s in options if not _seen(env, name, s)] or list(options[:1])
+    if not options:
+        return ""
+    if prefer == "harder":
+        return max(options, key=connectives)
+    if prefer == "easier":
+        return min(options, key=connectives)
+    return options[int(rng.random() * len(options))]
+
+
 def _play_attempt(env: ConjectureProveEnv, tactics: Sequence[str]) -> None:
     attempt = env.attempt
     for tactic in [*tactics, *[""] * env.max_steps]:
@@ -54,9 +84,9 @@ def _play_attempt(env: ConjectureProveEnv, tactics: Sequence[str]) -> None:
 
 def play_rounds(envs: Sequence[ConjectureProveEnv], conj: PolicyValueNet, prover: PolicyValueNet,
                 config: SearchConfig, rng: random.Random, tag: str, seeds: Sequence[Any] | None = None,
-                candidates: int = 4) -> list[Round]:
+                candidates: int = 4, novel: bool = True, prefer: str = "any") -> list[Round]:
     """One round per env: conjectures sampled for each seed (one of ``candidates`` distinct ones,
-    at random), then the prover's attempts. ``seeds``: a seed per env (``reset`` options), else
+    picked by :func:`choose`), then the prover's attempts. ``seeds``: a seed per env (``reset`` options), else
     each env draws its own. Every env's round is finished (dead steps taken) on return."""
     for i, env in enumerate(envs):
         env.reset(options={"theorem": seeds[i]} if seeds is not None else None)
@@ -64,8 +94,9 @@ def play_rounds(envs: Sequence[ConjectureProveEnv], conj: PolicyValueNet, prover
     proposals = conjecturer.propose(conj, [str(t) for t in texts], candidates)
     rounds = []
     for i, (env, options) in enumerate(zip(envs, proposals)):
-        signature = options[int(rng.random() * len(options))] if options else ""
-        env.step(statement(f"conjecture_{tag}_{i}", signature))
+        name = f"conjecture_{tag}_{i}"
+        signature = choose(env, name, options, rng, novel, prefer)
+        env.step(statement(name, signature))
         rounds.append(Round(str(texts[i]), env.infos["conjecturer"]["seed"], signature, "", 0.0, None, []))
     for _ in range(max(env.attempts for env in envs)):
         active = [i for i, env in enumerate(envs) if env.attempt]

@@ -16,8 +16,11 @@ Warm start: the prover imitates the seeds' reference proofs, the conjecturer edi
 3. **learn** -- the prover on rows of every search (proofs of seeds and of conjectures, and
    "not provable within budget" values), the conjecturer on the rounds the band rule rewarded
    (STP's filtered imitation), each mixed with its warm-start rows;
-4. conjectures proved in the band join the seed pool (with the prover's proof); ``--build-on``
-   of the rounds draw their seed from them, so later conjectures build on earlier ones.
+4. conjectures proved in the band, and (``--build-on-easy``) those proved above it, join the seed pool
+   (with the prover's proof); ``--build-on`` of the rounds draw their seed from them, so later
+   conjectures build on earlier ones. Tracking the band: ``--novel`` (default) drops already-seen
+   candidates before one is played; ``--adapt`` (opt-in) plays the largest (smallest) candidate while conjectures proved
+   above the band outnumber (are outnumbered by) unproved ones.
 
 ``--no-conjectures`` skips 2 and 4 (the same prover trained on the seeds alone, for the same wall
 time with ``--max-minutes``). Checkpoints: ``prover.pt`` (loads wherever an AlphaProof net does,
@@ -38,15 +41,15 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from agents.alphaproof import train as ap_train
+from agents.alphaproof import checkpoint, train as ap_train
 from agents.alphaproof.actors import evaluate, process_factory, run_searches, search_config
 from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.theorem_source import PropLogicSource, Task
 from agents.alphaproof.train_args import Args as ProverArgs
-from agents.stp import conjecturer
-from agents.stp.rounds import Round, play_rounds
+from agents.stp import conjecturer, state as run_state
+from agents.stp.rounds import Round, connectives, play_rounds
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 from leangym.envs.conjecture_prove import ConjectureProveEnv
 from leangym.datasets import proplogic as generator
@@ -76,12 +79,16 @@ class Args:
     learn_steps: int = 8  # prover steps per iteration
     conjecturer_steps: int = 16  # conjecturer steps per iteration (once it has rewarded rounds)
     build_on: float = 0.5  # share of rounds seeded by conjectures proved in the band (once there are some)
+    build_on_easy: bool = False  # conjectures proved ABOVE the band become seeds too: the next ones build past them
+    novel: bool = True  # drop sampled conjectures already seen (seeds, earlier conjectures) before one is played
+    adapt: bool = False  # play the candidate with most (fewest) connectives while too-easy (too-hard) conjectures dominate
     batch_size: int = 16  # rows per gradient step (both nets)
     lr: float = 1e-3  # learning rate of both learners (AdamW)
     sft_mix: float = 0.25  # share of warm-start rows in each learner batch
     eval_size: int = 60  # held-out PropLogic theorems evaluated at the end (0: none)
     eval_level: int = 4  # the hardest level of the held-out theorems evaluated
     checkpoint_dir: str = "checkpoints/stp"  # '': no checkpoint
+    resume: str | None = None  # go on from a run's --checkpoint-dir (its settings, nets, replays, pool, history)
     logdir: str = "runs/stp"  # '': no TensorBoard
     seed: int = 0  # seeds the nets, the seed theorems and every draw
     threads: int = 1  # torch CPU threads
@@ -165,7 +172,9 @@ def round_stats(rounds: list[Round], band_hi: float) -> dict[str, float]:
     if accepted:
         stats["pass_rate_accepted"] = float(np.mean([r.pass_rate for r in accepted]))
         stats["in_band_of_accepted"] = sum(0 < r.pass_rate <= band_hi for r in accepted) / len(accepted)
-        stats["conjecture_connectives"] = float(np.mean([_connectives(r.conjecture.formal_statement)
+        stats["band_balance"] = (sum(r.pass_rate > band_hi for r in accepted)
+                                 - sum(r.pass_rate == 0 for r in accepted)) / len(accepted)
+        stats["conjecture_connectives"] = float(np.mean([connectives(r.conjecture.formal_statement)
                                                          for r in accepted]))
     if proofs:
         stats["steps_per_proof"] = float(np.mean([len([ln for ln in p.splitlines() if ln.strip()]) for p in proofs]))
@@ -173,14 +182,21 @@ def round_stats(rounds: list[Round], band_hi: float) -> dict[str, float]:
     return stats
 
 
-def _connectives(text: str) -> int:
-    return sum(text.count(c) for c in "∧∨→↔¬")
+def preference(balance: float | None, dead_zone: float = 0.1) -> str:
+    """Which candidate to play, from the running balance of accepted conjectures proved above the band
+    minus those not proved at all: harder ones while too-easy ones dominate, easier ones while too-hard do."""
+    if balance is None or abs(balance) <= dead_zone:
+        return "any"
+    return "harder" if balance > 0 else "easier"
 
 
 def train(args: Args) -> dict[str, Any]:
     """Run the loop; returns the history, the final evaluation and both nets."""
     from tqdm import tqdm
 
+    saved = run_state.load(args.resume) if args.resume else None
+    if saved is not None:
+        args = run_state.resumed_args(args, saved["args"])
     started = time.monotonic()
     deadline = None if args.max_minutes is None else started + 60 * args.max_minutes
     random.seed(args.seed), np.random.seed(args.seed), torch.manual_seed(args.seed)
@@ -193,10 +209,11 @@ def train(args: Args) -> dict[str, Any]:
     # warm start: the prover on the seeds' reference proofs, the conjecturer on edits of the seeds
     prover = PolicyValueNet.create("tiny", seed=args.seed, max_tactic_tokens=pa.max_tactic_tokens)
     ref_rows = rows_from_reference_proofs([as_task(r) for r in pool], factorized=pa.factorized)
-    train_supervised(prover, ref_rows, args.warmup_steps, args.batch_size, 2e-3, seed=args.seed, deadline=deadline,
-                     progress=args.progress)
+    if saved is None:
+        train_supervised(prover, ref_rows, args.warmup_steps, args.batch_size, 2e-3, seed=args.seed,
+                         deadline=deadline, progress=args.progress)
     conj = conjecturer.create(seed=args.seed + 1)
-    envs = []
+    envs, conj_warm = [], []
     if args.conjectures:
         envs = [ConjectureProveEnv(theorem=pool, server=args.server, attempts=args.attempts, max_steps=args.max_steps,
                                    band=(0.0, args.band_hi), factorized=pa.factorized) for _ in range(args.rounds)]
@@ -205,14 +222,18 @@ def train(args: Args) -> dict[str, Any]:
         seed_text = {r["formal_statement"]: _seed_text(envs[0], r) for r in pool}
         conj_warm = conjecturer.warm_rows([(seed_text[r["formal_statement"]], r["formal_statement"]) for r in pool],
                                           8, rng)
-        train_supervised(conj, conj_warm, args.conjecturer_warmup_steps, args.batch_size, 2e-3, seed=args.seed,
-                         deadline=deadline, progress=args.progress)
+        if saved is None:
+            train_supervised(conj, conj_warm, args.conjecturer_warmup_steps, args.batch_size, 2e-3, seed=args.seed,
+                             deadline=deadline, progress=args.progress)
     conj_opt, opt = make_optimizer(conj, args.lr), make_optimizer(prover, args.lr)
     replay, conj_replay = ReplayBuffer(20_000), ReplayBuffer(5_000)
     writer = _writer(args.logdir)
     history: list[dict[str, float]] = []
-    bar = tqdm(desc="stp" if args.conjectures else "seeds alone", disable=not args.progress)
-    step = 0
+    step, balance = 0, None  # balance: (above band - unproved) share of accepted conjectures (EMA, 0.3)
+    if saved is not None:
+        prover, conj, opt, conj_opt, step, balance = _restore(saved, args.lr, replay, conj_replay, pool,
+                                                              conj_warm, envs, history, rng)
+    bar = tqdm(desc="stp" if args.conjectures else "seeds alone", disable=not args.progress, initial=step)
     try:
         while step < args.iterations and (deadline is None or time.monotonic() < deadline):
             step, t0 = step + 1, time.monotonic()
@@ -223,13 +244,21 @@ def train(args: Args) -> dict[str, Any]:
                                         "seed_solve_rate": float(np.mean([r.verified for r in results] or [0]))}
             if args.conjectures:
                 drawn = [draw_seed(pool, seeds_alone, args.build_on, rng) for _ in envs]
-                rounds = play_rounds(envs, conj, prover, search_config(pa), rng, str(step), drawn, args.candidates)
-                record.update(round_stats(rounds, args.band_hi))
+                prefer = preference(balance) if args.adapt else "any"
+                rounds = play_rounds(envs, conj, prover, search_config(pa), rng, str(step), drawn, args.candidates,
+                                     args.novel, prefer)
+                record.update(round_stats(rounds, args.band_hi), prefer_harder=float(prefer == "harder"),
+                              prefer_easier=float(prefer == "easier"))
+                if "band_balance" in record:
+                    b = record["band_balance"]
+                    balance = b if balance is None else 0.7 * balance + 0.3 * b
                 results += [s for r in rounds for s in r.searches]
                 for r in rounds:
                     if r.reward > 0:  # STP: imitate the conjectures the band rule rewarded
                         conj_replay.add([conjecturer.row(r.seed_text, r.signature)])
-                        pool.append(_as_seed(r))  # a seed now: edits of it join the warm-start rows
+                    too_easy = args.build_on_easy and r.pass_rate is not None and r.pass_rate > args.band_hi
+                    if r.reward > 0 or too_easy:  # a seed now: edits of it join the warm-start rows
+                        pool.append(_as_seed(r))
                         text = _seed_text(envs[0], pool[-1])
                         conj_warm += conjecturer.warm_rows([(text, r.conjecture.formal_statement)], 8, rng)
                 if len(conj_replay):
@@ -257,9 +286,30 @@ def train(args: Args) -> dict[str, Any]:
     result = {"args": dataclasses.asdict(args), "history": history, "evaluation": evaluation,
               "minutes": (time.monotonic() - started) / 60, "iterations": step}
     _save(args, prover, conj, result)
+    if args.checkpoint_dir:
+        run_state.save(args.checkpoint_dir, args=dataclasses.asdict(args), prover=prover.to_payload(),
+                       conjecturer=conj.to_payload(), optimizer=opt.state_dict(), conj_optimizer=conj_opt.state_dict(),
+                       replay=replay.state_dict(), conj_replay=conj_replay.state_dict(), pool=pool[seeds_alone:],
+                       conj_warm=conj_warm, known=sorted(envs[0].known) if envs else [], history=history,
+                       step=step, balance=balance, rng=checkpoint.rng_state(rng))
     if writer:
         writer.close()
     return {**result, "prover": prover, "conjecturer": conj}
+
+
+def _restore(saved, lr, replay, conj_replay, pool, conj_warm, envs, history, rng):
+    """A resumed run's nets, optimizers, step and band balance; the rest restored in place."""
+    prover, conj = PolicyValueNet.from_payload(saved["prover"]), PolicyValueNet.from_payload(saved["conjecturer"])
+    opt, conj_opt = make_optimizer(prover, lr), make_optimizer(conj, lr)
+    opt.load_state_dict(saved["optimizer"]), conj_opt.load_state_dict(saved["conj_optimizer"])
+    replay.load_state_dict(saved["replay"]), conj_replay.load_state_dict(saved["conj_replay"])
+    pool += saved["pool"]
+    conj_warm[:] = saved["conj_warm"]
+    if envs:
+        envs[0].known.update(saved["known"])  # every env shares this set: the duplicate memory
+    history += saved["history"]
+    checkpoint.set_rng_state(saved["rng"], rng)
+    return prover, conj, opt, conj_opt, int(saved["step"]), saved["balance"]
 
 
 def _seed_text(env: ConjectureProveEnv, row: dict[str, Any]) -> str:
