@@ -36,6 +36,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from leangym.backends.select import open_backend
 from leangym.backends.types import LeanError, LeanProcess, ServerError
 from leangym.envs.lean_proof import LeanProofEnv
 from leangym.envs.spaces import TACTIC_SAMPLE_CHARSET, LeanText, clip_text
@@ -81,18 +82,6 @@ def conjecture_key(theorem: Theorem) -> str:
             bound.setdefault(name, f"x{len(bound)}")
     body = _IDENT.sub(lambda m: bound.get(m.group(0), m.group(0)), code)
     return theorem.preamble_key + "\n" + body
-
-
-class _LocalFactory:
-    """The in-process simulator (a plain object: the env holds no reference cycle)."""
-
-    def __init__(self, factorized: bool) -> None:
-        self.factorized = factorized
-
-    def __call__(self) -> LeanProcess:
-        from leangym.sim.local import LocalProcess
-
-        return LocalProcess(factorized=self.factorized)
 
 
 def _default_seeds(num: int, seed: int, difficulty: Any) -> list[tuple[Theorem, tuple[str, ...]]]:
@@ -184,7 +173,7 @@ class ConjectureProveEnv(AECEnv):
         local = server is None and process_factory is None
         # the prover's attempts: LeanProof-v0 itself (its leases, outcomes, rewards and final check)
         self.prover_env = LeanProofEnv(
-            None, header, server, process_factory=_LocalFactory(factorized) if local else process_factory,
+            None, header, server, process_factory=open_backend(None, factorized=factorized) if local else process_factory,
             max_steps=self.max_steps, tactic_timeout_ms=tactic_timeout_ms, reward_proved=reward_proved,
             reward_rejected=reward_rejected, reward_step=reward_step, policy=policy, budget=budget,
             max_text_length=max_text_length, lease_timeout_s=lease_timeout_s, read_timeout_s=read_timeout_s,
