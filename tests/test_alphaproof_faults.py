@@ -140,14 +140,14 @@ def test_evaluation_counts_only_the_theorems_that_could_be_searched(tmp_path, ca
     ev = train_mod.evaluate(net, tasks, every_other_start_fails, args)
     assert ev["solve_rate"] == 1.0 and ev["evaluated"] == 2 and ev["not_evaluated"] == 2  # not 2 of 4
     assert ev["solve_rate_level_1"] == 1.0
-    assert train_mod.describe(ev) == "1.00 (2 theorems; 2 without a verdict)"
+    assert actors_mod.describe(ev) == "1.00 (2 theorems; 2 without a verdict)"
 
     def down():
         raise ServerUnavailable("No LeanTree server answers at http://127.0.0.1:1")
 
     ev = train_mod.evaluate(net, tasks, down, args)
     assert "solve_rate" not in ev and ev["evaluated"] == 0  # no made-up 0.0
-    assert train_mod.describe(ev).startswith("nothing evaluated")
+    assert actors_mod.describe(ev).startswith("nothing evaluated")
 
 
 def test_search_stats_without_a_search_log_no_throughput_and_no_latency(tmp_path):
