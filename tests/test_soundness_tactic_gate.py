@@ -119,9 +119,9 @@ def test_the_env_s_final_check_sends_no_command_and_pays_nothing(script, factori
 
 
 def test_the_harness_check_and_recheck_send_no_command():
-    from scripts.bench_recheck import recheck
-    from scripts.bench_records import AttemptResult, ResultSet, statement_hash
-    from scripts.bench_run import _check
+    from leangym.harness.recheck import recheck
+    from leangym.harness.records import AttemptResult, ResultSet, statement_hash
+    from leangym.harness.run import _check
 
     thm, made = Theorem(ONE), []
     for script in UNLISTED[:4]:
