@@ -104,7 +104,7 @@ def self_play(run: Run) -> None:
     world = ddp.World.from_env(args.device)
     host, port = parse_bind(args.bind or "127.0.0.1")
     znet = Net(args.keys, server=True)
-    svc = sup = coord = bar = None
+    svc = sup = coord = None
     learner = ddp.Learner(run.net, run.opt, world, args)
     try:
         infer_net = type(run.net).from_payload(run.net.to_payload(), args.device)
