@@ -167,7 +167,41 @@ def test_rows_from_an_exhausted_search_say_unprovable_and_have_no_policy_target(
     result = _search(TRIVIAL, ["exfalso", "nonsense_tactic"])
     assert not result.solved
     rows = rows_from_result(result, min_unsolved_visits=1)
-    assert rows and all(r["steps_to_go"] is None and "tactic" not in r for r in rows)
+    assert rows and all(r.get("steps_to_go") is None and "tactic" not in r for r in rows)
+    assert any("steps_to_go" in r for r in rows)
+    # what Lean rejected is a negative wherever it was tried; a row with only that has no value target
+    rejected = [r for r in rows if "nonsense_tactic" in r.get("rejected", [])]
+    assert rejected and all(r.get("steps_to_go") is None for r in rejected)
+
+
+def test_rejected_tactics_become_less_likely_under_the_negative_loss():
+    from agents.alphaproof.policy import PolicyValueNet
+
+    net = PolicyValueNet.create("tiny", seed=0, negative_weight=1.0)
+    row = {"state": "p : Prop\nhp : p\n⊢ p", "rejected": ["exfalso"]}
+
+    def logp() -> float:
+        with torch.no_grad():
+            b = net.collate([{"state": row["state"], "tactic": "exfalso"}])
+            logits = net.model.logits(net.model(b.idx))[0].log_softmax(-1)
+            sel = (b.targets[0] >= 0).nonzero()[:, 0]
+            return float(logits[sel, b.targets[0, sel]].sum())
+
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+
+    def steps(rows, n):
+        for _ in range(n):
+            out = net.losses(rows)
+            opt.zero_grad()
+            out["loss"].backward()
+            opt.step()
+        return out
+
+    steps([{"state": row["state"], "tactic": "exfalso"}], 100)  # first teach the mistake
+    assert logp() > -0.5
+    out = steps([row], 100)
+    assert out["policy_loss"].item() == 0.0 and out["value_loss"].item() == 0.0  # only the negative
+    assert logp() < -2.0
 
 
 # ---------------------------------------------------------------------------- end to end

@@ -20,8 +20,9 @@ from agents.alphaproof.distributed.wire import (RESULT, TO_ACTOR, TO_STATUS, Wir
                                          rows_from_arrays, rows_to_arrays, unpack)
 from agents.alphaproof.interfaces import Evaluation
 
-ROWS = [{"state": "p q : Prop\n⊢ p ∧ q", "tactic": "constructor", "steps_to_go": 2},
-        {"state": "⊢ False", "steps_to_go": None}, {"state": "", "tactic": "", "steps_to_go": 0}]
+ROWS = [{"state": "p q : Prop\n⊢ p ∧ q", "tactic": "constructor", "steps_to_go": 2, "rejected": ["left", "exact h"]},
+        {"state": "⊢ False", "steps_to_go": None}, {"state": "", "tactic": "", "steps_to_go": 0},
+        {"state": "⊢ q", "rejected": ["assumption"]}]  # (no value target: it stays without one)
 
 
 def result_frames(**overrides):
@@ -34,7 +35,7 @@ def result_frames(**overrides):
 def test_rows_round_trip_through_the_wire_format():
     msg = unpack([bytes(f) for f in result_frames()], RESULT)
     assert msg.t == "result" and msg["version"] == 2 and msg["stop_reason"] == "solved"
-    assert rows_from_arrays(msg, 3) == ROWS  # (a row without a tactic comes back without one)
+    assert rows_from_arrays(msg, len(ROWS)) == ROWS  # (a row without a tactic comes back without one)
 
 
 @pytest.mark.parametrize("frames, why", [
@@ -64,8 +65,8 @@ def test_malformed_fields_and_arrays_are_refused():
     msg = unpack(good, RESULT)
     msg.arrays["state_off"] = np.array([0, 50, 10, 20], dtype=np.int32)  # offsets out of order
     with pytest.raises(WireError, match="offsets"):
-        rows_from_arrays(msg, 3)
-    with pytest.raises(WireError, match="4 entries for 2 strings"):
+        rows_from_arrays(msg, len(ROWS))
+    with pytest.raises(WireError, match="5 entries for 2 strings"):
         rows_from_arrays(unpack(good, RESULT), 2)
 
 

@@ -11,6 +11,8 @@ from agents.alphaproof.curriculum import Curriculum
 from agents.alphaproof.search import SearchResult, gives_verdict
 from agents.alphaproof.train_args import Args
 
+LOSSES = ("loss", "policy_loss", "value_loss", "negative_loss")  # what a learner step logs
+
 
 def rows_from_result(result: SearchResult, min_unsolved_visits: int) -> list[dict[str, Any]]:
     """Policy + value rows from one finished search (``train.py``'s module docstring, step 2)."""
@@ -21,12 +23,15 @@ def rows_from_result(result: SearchResult, min_unsolved_visits: int) -> list[dic
     spent = not result.solved and gives_verdict(result)
     rows = []
     for i, t in enumerate(result.targets):
+        negatives = {"rejected": list(t.rejected)} if t.rejected else {}  # what Lean rejected holds whatever else
         if t.steps_to_go is not None:
-            rows.append({"state": t.state, "tactic": t.proof_tactic, "steps_to_go": t.steps_to_go})
+            rows.append({"state": t.state, "tactic": t.proof_tactic, "steps_to_go": t.steps_to_go, **negatives})
         elif spent and (i == 0 or sum(t.visit_counts) >= min_unsolved_visits):
             # The search spent its whole budget and never solved this state: "not provable
             # within budget". (After a solved root, unsolved side nodes were just abandoned.)
-            rows.append({"state": t.state, "steps_to_go": None})
+            rows.append({"state": t.state, "steps_to_go": None, **negatives})
+        elif negatives:
+            rows.append({"state": t.state, **negatives})
     return rows
 
 

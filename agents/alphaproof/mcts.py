@@ -70,13 +70,16 @@ class SearchConfig:
     fpu_reduction: float = 0.2  # Q of an unvisited edge = the node's value estimate - this (see puct)
     leaves_per_round: int = 4  # leaves selected per tree per round, kept apart by virtual loss
     lean_threads: int | None = None  # sessions talking to Lean at once (None: all; in-process Lean runs inline)
+    # the search re-checks a solved root's proof itself (session.verify, VERIFY_CALLS of the budget); False
+    # for a caller that checks every answer itself, off the budget, as the benchmark harness does for all agents
+    self_check: bool = True
 
     @classmethod
     def for_budget(cls, sims: int, num_tactics: int, max_lean_calls: int | None,
-                   max_seconds: float | None) -> "SearchConfig":
+                   max_seconds: float | None, self_check: bool = True) -> "SearchConfig":
         """The agent's search at a budget: ``num_tactics`` tried at a new node and at each widening."""
         return cls(num_simulations=sims, max_lean_calls=max_lean_calls, max_seconds=max_seconds,
-                   num_tactics=num_tactics, widen_tactics=num_tactics)
+                   num_tactics=num_tactics, widen_tactics=num_tactics, self_check=self_check)
 
     def __post_init__(self) -> None:
         # 0 would exhaust every node before its first tactic, select no leaf, or ask for no tactic
@@ -103,6 +106,7 @@ class Node:
         self.VL = _EMPTY_I  # visits in flight (virtual loss: counted as value 0)
         self.alive = _EMPTY_B
         self.tried: set[str] = set()  # every tactic sent for this state (accepted or not)
+        self.rejected: list[str] = []  # ... of which Lean rejected these (an error, not a timeout)
         self.exhausted = False  # the policy has nothing new for this state
         self.empty_evaluations = 0  # evaluations in a row that brought no new tactic (see new_tactics)
         self.steps: int | None = None  # tactic steps to a proof, once solved
@@ -151,6 +155,7 @@ class Target:
     visit_counts: tuple[int, ...]
     steps_to_go: int | None  # from a solved subtree; None: not solved in this search
     proof_tactic: str | None  # the first tactic of the shortest proof found, if any
+    rejected: tuple[str, ...] = ()  # tactics Lean rejected here: the policy's own mistakes (negatives)
 
 
 class SearchTree:
@@ -244,6 +249,8 @@ class SearchTree:
             node.tried.add(tactic)
             if res.outcome in (Outcome.REJECTED, Outcome.TIMEOUT):
                 self.failed.add((node.text, tactic))
+                if res.outcome is Outcome.REJECTED:
+                    node.rejected.append(tactic)
                 continue
             edge = _Edge(node, tactic, logp, res.states, tuple(s.text for s in res.states))
             if node.text in edge.texts or self._hold_back(edge, ancestors):
@@ -366,7 +373,7 @@ class SearchTree:
                 continue
             proof_tactic = node.tactics[_best_edge(node)] if node.steps is not None else None
             out.append(Target(node.text, tuple(node.tactics), tuple(int(n) for n in node.N),
-                              node.steps, proof_tactic))
+                              node.steps, proof_tactic, tuple(node.rejected)))
         return out
 
 

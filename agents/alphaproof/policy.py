@@ -82,7 +82,7 @@ def draw(weights: torch.Tensor, rows: torch.Tensor | None = None, block: int = 3
 class PolicyValueNet:
     def __init__(self, model: Transformer, tokenizer: LeanTokenizer, device: str | torch.device = "cpu", *,
                  max_tactic_tokens: int = 48, temperature: float = 1.0, oversample: int = 2,
-                 value_weight: float = 1.0) -> None:
+                 value_weight: float = 1.0, negative_weight: float = 0.0) -> None:
         if model.cfg.vocab_size < tokenizer.vocab_size:
             raise ValueError(f"model vocab {model.cfg.vocab_size} < tokenizer vocab {tokenizer.vocab_size}")
         # settings that would fail every evaluate() are refused here, naming the setting
@@ -102,6 +102,7 @@ class PolicyValueNet:
         self.temperature = temperature
         self.oversample = oversample
         self.value_weight = value_weight
+        self.negative_weight = negative_weight  # of the unlikelihood loss on rejected tactics (0: none)
         # room for <|bos|><|goal|> ... <|tactic|> and the longest tactic
         self.max_state_tokens = model.cfg.max_seq_len - max_tactic_tokens - 3
         # tokens a tactic may never contain (sampling only; log-probs stay the model's own)
@@ -343,19 +344,31 @@ class PolicyValueNet:
             batch = self.collate(batch)
         h = self.model(batch.idx)  # right padding: plain causal attention is exact for real tokens
         zero = h.sum() * 0.0  # keeps the graph connected when a batch lacks one kind of target
-        sel = batch.targets >= 0
+        sel = (batch.targets >= 0) & ~batch.negative[:, None]
         policy = F.cross_entropy(self.model.logits(h[sel]).float(), batch.targets[sel]) if sel.any() else zero
         value = zero
         if batch.value_mask.any():
             hv = h[torch.arange(h.size(0), device=h.device), batch.value_pos][batch.value_mask]
             logq = F.log_softmax(self.model.value_logits(hv).float(), -1)
             value = -(batch.value_target[batch.value_mask] * logq).sum(-1).mean()
-        return {"loss": policy + self.value_weight * value, "policy_loss": policy, "value_loss": value}
+        negative = self._unlikelihood(h, batch) if self.negative_weight > 0 and batch.negative.any() else zero
+        return {"loss": policy + self.value_weight * value + self.negative_weight * negative,
+                "policy_loss": policy, "value_loss": value, "negative_loss": negative}
+
+    def _unlikelihood(self, h: torch.Tensor, batch: Batch) -> torch.Tensor:
+        """Mean of -log(1 - p(tactic | state)) over the rejected tactics: a mistake Lean caught becomes less
+        likely, as much as it is likely now (a tactic the policy already avoids costs ~0)."""
+        neg = (batch.targets >= 0) & batch.negative[:, None]  # (B, T)
+        rows = neg.nonzero()[:, 0]
+        logp = -F.cross_entropy(self.model.logits(h[neg]).float(), batch.targets[neg], reduction="none")
+        seq = torch.zeros(h.size(0), device=h.device).index_add(0, rows, logp)[batch.negative]  # log p(tactic)
+        return -torch.log1p(-seq.exp().clamp(max=1 - 1e-4)).mean()
 
     # ------------------------------------------------------------------ persistence
     def settings(self) -> dict[str, Any]:
         return {"max_tactic_tokens": self.max_tactic_tokens, "temperature": self.temperature,
-                "oversample": self.oversample, "value_weight": self.value_weight}
+                "oversample": self.oversample, "value_weight": self.value_weight,
+                "negative_weight": self.negative_weight}
 
     def to_payload(self) -> dict[str, Any]:
         """Everything needed to rebuild the net, as plain values and tensors (no objects)."""

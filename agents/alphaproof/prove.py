@@ -52,10 +52,11 @@ class AlphaProofProver:
         torch.manual_seed(seed)  # the policy samples its candidate tactics
 
     def prove(self, theorem: Theorem, session: ProofSession, budget: Budget) -> str | None:
-        cfg = SearchConfig.for_budget(self.sims, self.num_tactics, budget.max_lean_calls, budget.max_seconds)
+        # the harness checks every answer itself, off the budget, for every agent: the search does not spend
+        # calls of the budget on a check of its own
+        cfg = SearchConfig.for_budget(self.sims, self.num_tactics, budget.max_lean_calls, budget.max_seconds,
+                                      self_check=False)
         self.last = run_search(session, self.net, cfg)
-        # every solved root's proof goes to the harness, which checks each answer itself: also one
-        # whose own check could not run (a time budget spent just then)
         return self.last.proof if self.last.solved else None
 
 

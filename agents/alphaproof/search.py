@@ -117,9 +117,10 @@ class _Search:
         and ``max_lean_calls``, keep what the final check of a proof costs (``VERIFY_CALLS``: the
         whole script in tactic mode, then the command)."""
         session_left = self.session.remaining_calls()
-        caps = [c for c in (None if session_left is None else session_left - VERIFY_CALLS,
+        check = VERIFY_CALLS if self.config.self_check else 0
+        caps = [c for c in (None if session_left is None else session_left - check,
                             None if self.config.max_lean_calls is None
-                            else self.config.max_lean_calls - VERIFY_CALLS - self.lean_calls) if c is not None]
+                            else self.config.max_lean_calls - check - self.lean_calls) if c is not None]
         return max(0, min(caps)) if caps else None
 
     def out_of_time(self) -> str | None:
@@ -234,7 +235,8 @@ class _Search:
             except RecursionError:  # proofs are built recursively: one of ~1000 nested steps is too deep
                 error = f"a proof of {tree.root.steps} nested steps is too deep to assemble; it was not checked"
             else:
-                verified, error = self._verify(proof)  # (the script: the tree would be assembled again, deeper)
+                if self.config.self_check:  # (else the caller checks it: verified stays False)
+                    verified, error = self._verify(proof)  # (the script: the tree would be assembled again, deeper)
         # own time only: until this search stopped, plus its final check (not the batch's tail)
         wall_s = (self.stopped_at or checked_at) - self.started + time.monotonic() - checked_at
         return SearchResult(

@@ -63,7 +63,7 @@ from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, ev
                                       process_factory, run_searches, search_stats, server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
 from agents.alphaproof.data import Row
-from agents.alphaproof.iteration import drop_rejected, rows_from_result, solve_rate_text, start_label
+from agents.alphaproof.iteration import LOSSES, drop_rejected, rows_from_result, solve_rate_text, start_label
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.search import gives_verdict
@@ -138,7 +138,7 @@ def learn(net: PolicyValueNet, opt: torch.optim.Optimizer, replay: ReplayBuffer,
     # row is used once and each batch holds that share of reference rows on average (not exactly)
     history = train_supervised(net, rows, args.learn_steps, args.batch_size, args.lr, optimizer=opt,
                                schedule=False, seed=rng.getrandbits(32))
-    return {k: float(np.mean([h[k] for h in history])) for k in ("loss", "policy_loss", "value_loss")}
+    return {k: float(np.mean([h[k] for h in history])) for k in LOSSES}
 
 
 # ============================================================================ the run
@@ -147,7 +147,8 @@ def check_args(args: Args) -> None:
     cli_checks.check_device(args.device)
     cli_checks.at_least(1, actors=args.actors, sims=args.sims, lean_calls=args.lean_calls,
                         num_tactics=args.num_tactics, max_tactic_tokens=args.max_tactic_tokens,
-                        batch_size=args.batch_size, replay_size=args.replay_size, eval_size=args.eval_size)
+                        batch_size=args.batch_size, warmup_batch_size=args.warmup_batch_size,
+                        replay_size=args.replay_size, eval_size=args.eval_size)
     # 0 is meaningful here: no iterations (warm start only), no learning, no warm start, no evaluation ...
     cli_checks.at_least(0, iterations=args.iterations, learn_steps=args.learn_steps, warmup_steps=args.warmup_steps,
                         warmup_theorems=args.warmup_theorems, min_unsolved_visits=args.min_unsolved_visits,
@@ -155,6 +156,7 @@ def check_args(args: Args) -> None:
     cli_checks.positive(lr=args.lr, warmup_lr=args.warmup_lr, time_per_theorem=args.time_per_theorem,
                         read_timeout=args.read_timeout, max_minutes=args.max_minutes)
     cli_checks.fraction(sft_mix=args.sft_mix)
+    cli_checks.at_least(0.0, negative_weight=args.negative_weight)
     if args.actor_procs is not None:
         cli_checks.at_least(0, actor_procs=args.actor_procs)
     cli_checks.positive(heartbeat=args.heartbeat, heartbeat_timeout=args.heartbeat_timeout,
@@ -207,7 +209,7 @@ def warm_start(net: PolicyValueNet, sft_rows: list, args: Args, deadline: float 
         # Logged as its own run (logdir/warmup): its sft/* steps count 10, 20 ... like self-play
         # iterations, and a resumed run's purge of later iterations must not reach them.
         warm_writer = _writer(args.logdir and str(Path(args.logdir) / "warmup"))
-        history = train_supervised(net, sft_rows, args.warmup_steps, args.batch_size, args.warmup_lr,
+        history = train_supervised(net, sft_rows, args.warmup_steps, args.warmup_batch_size, args.warmup_lr,
                                    writer=warm_writer, progress=args.progress, seed=args.seed, deadline=deadline)
         if warm_writer:
             warm_writer.close()
@@ -316,6 +318,7 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
             print(f"--resume: the run is at iteration {progress['iteration']} of --iterations {args.iterations}: "
                   "nothing to run (pass a larger --iterations to go on)", file=sys.stderr)
         del state  # (the replay buffer and weights live on in their objects)
+    net.negative_weight = args.negative_weight  # (a training setting, not the net's: the run's flag decides)
 
     # A resumed run hides what a crashed run logged after its last checkpoint: steps > that iteration.
     writer = _writer(args.logdir, progress["iteration"] + 1 if resume_path else None)

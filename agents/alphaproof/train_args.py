@@ -37,8 +37,10 @@ class Args:
     learn_steps: int = 8  # gradient steps per iteration
     warmup_steps: int = 200  # supervised steps on reference proofs before self-play
     warmup_lr: float = 2e-3  # peak of the warm start's warmup + cosine schedule
+    warmup_batch_size: int = 64  # rows per warm-start step
     warmup_theorems: int = 1500  # reference proofs generated for the warm start
     sft_mix: float = 0.25  # fraction of each RL batch drawn from the reference-proof rows
+    negative_weight: float = 0.0  # weight of the unlikelihood loss on tactics Lean rejected in self-play
     replay_size: int = 20_000
     min_unsolved_visits: int = 2  # an unsolved node needs this many visits to count as "not provable"
     eval_every: int = 5
@@ -92,8 +94,11 @@ _HELP = {
     "learn_steps": "gradient steps per iteration",
     "warmup_steps": "supervised steps on reference proofs before self-play (0: no warm start)",
     "warmup_lr": "peak learning rate of the warm start (linear warmup, then cosine decay)",
+    "warmup_batch_size": "rows per warm-start step",
     "warmup_theorems": "reference proofs generated for the warm start",
     "sft_mix": "fraction of each learner batch drawn from the reference-proof rows",
+    "negative_weight": ("weight of the loss that makes tactics Lean rejected during self-play less likely "
+                        "(-log(1 - p(tactic | state)), at most 2 per state; 0: rejected tactics teach nothing)"),
     "replay_size": "replay buffer capacity in rows (the newest are kept)",
     "min_unsolved_visits": "visits an unsolved node needs to be labelled 'not provable within budget'",
     "eval_every": "evaluate on the held-out theorems every this many iterations, and at the end (0: never)",

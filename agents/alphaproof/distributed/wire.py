@@ -157,31 +157,38 @@ def str_schema(*prefixes: str) -> dict[str, str]:
 
 # ============================================================================ training rows
 NO_STEPS = -1  # steps_to_go None ("not provable within budget")
+NO_VALUE = -2  # no steps_to_go at all: the row has no value target (only rejected tactics, say)
 
 
 def rows_to_arrays(rows: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
-    """Training rows (``state``, ``tactic`` or absent, ``steps_to_go`` or None) as columns."""
+    """Training rows (``state``, ``tactic`` or absent, ``steps_to_go`` None, a number or absent, ``rejected``
+    tactics or absent) as columns; a row's rejected tactics are ``n_rejected`` consecutive strings."""
     has_tactic = np.array([r.get("tactic") is not None for r in rows], dtype=np.int8)
-    steps = np.array([NO_STEPS if r.get("steps_to_go") is None else int(r["steps_to_go"]) for r in rows],
-                     dtype=np.int32)
+    steps = np.array([NO_VALUE if "steps_to_go" not in r else NO_STEPS if r["steps_to_go"] is None
+                      else int(r["steps_to_go"]) for r in rows], dtype=np.int32)
+    rejected = [list(r.get("rejected") or []) for r in rows]
     return {**string_arrays("state", [r["state"] for r in rows]),
             **string_arrays("tactic", [r.get("tactic") or "" for r in rows]), "has_tactic": has_tactic,
-            "steps": steps}
+            "steps": steps, **string_arrays("rejected", [t for ts in rejected for t in ts]),
+            "n_rejected": np.array([len(ts) for ts in rejected], dtype=np.int32)}
 
 
-ROW_ARRAYS = {**str_schema("state", "tactic"), "has_tactic": "i1", "steps": "i4"}
+ROW_ARRAYS = {**str_schema("state", "tactic", "rejected"), "has_tactic": "i1", "steps": "i4", "n_rejected": "i4"}
 
 
 def rows_from_arrays(msg: Message, n: int) -> list[dict[str, Any]]:
     states, tactics = read_strings(msg, "state", n), read_strings(msg, "tactic", n)
-    has, steps = msg.arrays["has_tactic"], msg.arrays["steps"]
-    if len(has) != n or len(steps) != n or np.any(steps < NO_STEPS):
+    has, steps, n_rej = msg.arrays["has_tactic"], msg.arrays["steps"], msg.arrays["n_rejected"]
+    if len(has) != n or len(steps) != n or len(n_rej) != n or np.any(steps < NO_VALUE) or np.any(n_rej < 0):
         raise WireError(f"{msg.t}: row columns disagree with n_rows {n}")
-    rows = []
-    for s, tac, h, k in zip(states, tactics, has.tolist(), steps.tolist()):
-        row: dict[str, Any] = {"state": s, "steps_to_go": None if k == NO_STEPS else k}
+    rejected = read_strings(msg, "rejected", int(n_rej.sum()))
+    rows, at = [], 0
+    for s, tac, h, k, r in zip(states, tactics, has.tolist(), steps.tolist(), n_rej.tolist()):
+        row: dict[str, Any] = {"state": s} if k == NO_VALUE else {"state": s, "steps_to_go": None if k == NO_STEPS else k}
         if h:
             row["tactic"] = tac
+        if r:
+            row["rejected"], at = rejected[at:at + r], at + r
         rows.append(row)
     return rows
 
