@@ -37,11 +37,13 @@ from leangym.harness.report import plot, summary_of  # noqa: E402
 LEVELS = [f"level{i}" for i in range(1, 6)]
 
 
-def run_agent(label: str, spec: str, kwargs: dict, args: argparse.Namespace) -> tuple[ResultSet, float]:
-    """One harness run; its report goes to the log, not to stdout."""
+def run_agent(label: str, spec: str, kwargs: dict, args: argparse.Namespace,
+              sim_flag: str = "--sim") -> tuple[ResultSet, float]:
+    """One harness run (``args``: n, budget_calls, seed, work); its report goes to the log, not to stdout.
+    ``sim_flag``: the simulator's generation, ``--sim`` or ``--sim-factorized`` (one branch per goal)."""
     out = args.work / (re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_") + ".jsonl")
     argv = ["run", "--agent", spec, "--agent-kwargs", json.dumps(kwargs), "--dataset",
-            f"proplogic-heldout:{args.n}", "--sim", "--budget-calls", str(args.budget_calls), "--seed",
+            f"proplogic-heldout:{args.n}", sim_flag, "--budget-calls", str(args.budget_calls), "--seed",
             str(args.seed), "--out", str(out), "--restart", "--quiet", "--plot", "none"]
     t0 = time.monotonic()
     with contextlib.redirect_stdout(io.StringIO()):
@@ -91,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--ppo-timesteps", type=int, default=50_000)
     p.add_argument("--alphaproof-checkpoint", type=Path, default=None)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sim-factorized", action="store_true",
+                   help="the simulator's factorized generation (one branch per goal: the AlphaProof agent's)")
     p.add_argument("--work", type=Path, default=Path("runs/baselines_proplogic"), help="JSONL results and models")
     p.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="where the table and PNG go")
     args = p.parse_args(argv)
@@ -107,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     results: dict[str, tuple[ResultSet, float]] = {}
     for label, spec, kwargs in agents(args):
-        results[label] = run_agent(label, spec, kwargs, args)
+        results[label] = run_agent(label, spec, kwargs, args, "--sim-factorized" if args.sim_factorized else "--sim")
 
     png = args.out / "proplogic_baselines.png"
     plot({label: rs for label, (rs, _) in results.items()}, png)
@@ -128,7 +132,8 @@ def report(argv: list[str], args: argparse.Namespace, results: dict[str, tuple[R
         "",
         f"`proplogic-heldout:{args.n}` (levels 1-5, {args.n // 5} each), one attempt per theorem, "
         f"**{args.budget_calls} Lean calls** per attempt for every agent, run seed {args.seed}, "
-        f"through `scripts.benchmark` on the **simulated** kernel (`--sim`: numbers about the simulator, "
+        f"through `scripts.benchmark` on the **simulated** kernel "
+        f"(`{'--sim-factorized' if args.sim_factorized else '--sim'}`: numbers about the simulator, "
         f"not real Lean). Every counted proof was re-checked by `session.verify`. Pass rate with a 95% "
         f"Wilson interval; Lean calls = mean per attempt; wall = the harness run (one worker, "
         f"1 torch thread; MaskablePPO training time excluded). leangym {header.get('leangym_version')}, "

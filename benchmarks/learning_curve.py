@@ -1,177 +1,247 @@
-"""Held-out solve rate of the AlphaProof agent after a fixed CPU budget, against baselines.
+"""The AlphaProof agent after a fixed training budget, against the baselines, through the same harness.
 
-    python benchmarks/learning_curve.py                 # 10 minutes of training, 40 held-out theorems
-    python benchmarks/learning_curve.py --minutes 3 --eval-size 20
+    python benchmarks/learning_curve.py --minutes 10        # the README's training, then 100 held-out theorems
+    python benchmarks/learning_curve.py --minutes 3 --train-args "--actors 8 --negative-weight 0.5"
 
-One training run (``agents.alphaproof.train``, default tiny model, PropLogic-v0
-on the in-process simulator) gets ``--minutes`` of wall time, warm start and
-evaluations included. Its held-out evaluations give two rows: *SFT only*
-(right after the supervised warm start) and *SFT + RL* (the last one), and the
-curve in the plot. The baselines search the same held-out theorems with the
-same Lean-call budget per theorem and no training:
-
-* ``random``: ``baselines.random_prover.RandomProver`` (random tactics, tree search);
-* ``best-first, untrained``: ``baselines.best_first.BestFirstProver`` with an
-  untrained tiny network (what a policy-guided search does before learning);
-* ``best-first, trained net``: the same best-first search with this run's final
-  network, to separate what the network learned from what MCTS adds.
-
-Only proofs re-checked whole on a clean process count (as the benchmark harness checks them). Writes
-``benchmarks/results/learning_curve.{md,png}``.
+1. One ``agents.alphaproof.train`` run of ``--minutes`` (warm start included), with the README's
+   ``--actors 16 --iterations 1000`` and train's own defaults, then ``--train-args``. Its held-out
+   evaluations (``--eval-every``/``--eval-size``, at train's ``--lean-calls``) give the curve of solve rate
+   against training minutes; a watcher copies the run's ``latest.pt`` (saved atomically) at ``--snapshots``.
+2. Every agent through ``scripts.benchmark`` on ``proplogic-heldout:N`` (``--sim-factorized``: the
+   generation the agent trains on), ``--budget-calls`` per theorem, one attempt, one seed: the agent
+   (final net and each snapshot), best-first with the final net, MaskablePPO (its training excluded), random.
+3. ``--out``.md (tables, the command, machine load), ``--out``.png (solve rate vs minutes; solved within
+   N Lean calls), ``--out``.json (every number). The runs' files stay in ``--work``.
 """
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import shlex
+import shutil
 import sys
-import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Sequence
 
-import torch
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # also runnable as a file
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch  # noqa: E402
 
-from agents.alphaproof.train import Args, train  # noqa: E402
-from agents.alphaproof.theorem_source import PropLogicSource  # noqa: E402
-from leangym.proof import script_of  # noqa: E402
-from leangym.session import Budget, BudgetExhausted, ProofSession  # noqa: E402
-from leangym.sim.local import LocalProcess  # noqa: E402
-from leangym.soundness import SoundnessPolicy, verify  # noqa: E402
+from agents.alphaproof import checkpoint  # noqa: E402
+from agents.alphaproof.train import train  # noqa: E402
+from agents.alphaproof.train_args import explicit_fields, parse_args  # noqa: E402
+from benchmarks.baselines_proplogic import LEVELS, row, run_agent  # noqa: E402
+from leangym.cli import ArgumentParser, run_cli  # noqa: E402
+from leangym.harness.records import ResultSet  # noqa: E402
+from leangym.harness.report import summary_of  # noqa: E402
+from leangym.harness.stats import solved_within  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def solve_rate(prover, tasks, lean_calls: int) -> tuple[float, dict]:
-    """Fraction of ``tasks`` a harness-style prover solves (verified), and per-level counts."""
-    per_level: dict = {}
-    for i, task in enumerate(tasks):
-        session = ProofSession(LocalProcess(factorized=True), task.theorem, budget=Budget(max_lean_calls=lean_calls))
-        if hasattr(prover, "set_seed"):
-            prover.set_seed(i)
-        try:
-            proof = prover.prove(task.theorem, session, session.budget)
-        except BudgetExhausted:
-            proof = None
-        # judged as the benchmark harness does: the whole proof, on a clean process, not charged to the prover
-        ok = proof is not None and verify(LocalProcess(factorized=True), task.theorem, script_of(proof),
-                                          SoundnessPolicy()).ok
-        per_level.setdefault(task.level, []).append(int(ok))
-    flat = [x for v in per_level.values() for x in v]
-    return sum(flat) / max(1, len(flat)), {lv: f"{sum(v)}/{len(v)}" for lv, v in sorted(per_level.items())}
+README_TRAINING = ["--actors", "16", "--iterations", "1000"]  # the README's command; --max-minutes is ours
+OURS = ("max_minutes", "checkpoint_dir", "logdir", "resume")  # train flags this script sets itself
+WITHIN = (8, 16, 24, 32, 48, 64)
 
 
-def main(argv=None) -> int:
-    from leangym.cli import ArgumentParser
+def say(msg: str) -> None:
+    print(f"[learning_curve] {msg}", file=sys.stderr, flush=True)
 
-    p = ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--minutes", type=float, default=10.0, help="training budget (wall clock, everything included)")
-    p.add_argument("--eval-size", type=int, default=40, help="held-out theorems (spread over levels 1-5)")
-    p.add_argument("--eval-every", type=int, default=4, help="iterations between held-out evaluations")
-    p.add_argument("--lean-calls", type=int, default=96, help="Lean-call budget per theorem, for every agent")
-    p.add_argument("--sims", type=int, default=32)
-    p.add_argument("--actors", type=int, default=16)
-    p.add_argument("--model-size", default="tiny")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=str(RESULTS / "learning_curve"), help="output path without extension")
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--minutes", type=float, default=10.0, help="training wall clock, warm start included")
+    p.add_argument("--train-args", default="", help="more flags for agents.alphaproof.train (one quoted string)")
+    p.add_argument("--snapshots", type=minutes_list, default="2,4,6,8",
+                   help="training minutes at which to copy the net, comma-separated ('': none)")
+    p.add_argument("--n", type=int, default=100, help="held-out theorems (proplogic-heldout:N)")
+    p.add_argument("--budget-calls", type=int, default=64, help="Lean calls per theorem, the same for every agent")
+    p.add_argument("--sims", type=int, default=64, help="the agent's MCTS simulations per theorem in the harness")
+    p.add_argument("--num-tactics", type=int, default=2, help="the agent's tactics per new node in the harness")
+    p.add_argument("--ppo-timesteps", type=int, default=50_000)
+    p.add_argument("--seed", type=int, default=0, help="the harness runs' seed")
+    p.add_argument("--work", type=Path, default=Path("runs/learning_curve"), help="training run, snapshots, JSONL")
+    p.add_argument("--out", type=Path, default=Path("benchmarks/results/learning_curve"), help="path prefix")
     a = p.parse_args(argv)
+    train_argv = README_TRAINING + shlex.split(a.train_args)
+    if set(explicit_fields(train_argv)) & set(OURS):  # (a bad train flag: train's one-line error, here)
+        p.error(f"--train-args: {', '.join('--' + f.replace('_', '-') for f in OURS)} are set by this script")
+    snapshots = [m for m in a.snapshots if m < a.minutes]
+    for flag in ("n", "budget_calls", "sims", "num_tactics", "ppo_timesteps"):
+        if getattr(a, flag) < 1:
+            p.error(f"--{flag.replace('_', '-')} must be >= 1")
+    a.work = a.work / time.strftime("%Y%m%d-%H%M%S")  # a fresh folder per run: train refuses to overwrite
+    a.work.mkdir(parents=True)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    train_argv += ["--max-minutes", f"{a.minutes:g}", "--checkpoint-dir", str(a.work / "checkpoint"),
+                   "--logdir", str(a.work / "tb")]
 
+    # 1. training, with a watcher copying the net at the snapshot times
+    say(f"training {a.minutes:g} min: python -m agents.alphaproof.train {shlex.join(train_argv)}")
+    load_before = os.getloadavg()
+    targs = parse_args(train_argv)
+    if targs.threads > 0:
+        torch.set_num_threads(targs.threads)
+    stop, taken = threading.Event(), []
+    watcher = threading.Thread(target=snapshot_watcher, daemon=True,
+                               args=(a.work / "checkpoint" / "latest.pt", a.work / "snapshots", snapshots, stop, taken))
     t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="learning_curve_") as tmp:  # (the run's checkpoints and logs)
-        workdir = Path(tmp)
-        run = train(Args(iterations=10**6, max_minutes=a.minutes, eval_every=a.eval_every, eval_size=a.eval_size,
-                         lean_calls=a.lean_calls, sims=a.sims, actors=a.actors, model_size=a.model_size,
-                         seed=a.seed, logdir=str(workdir / "tb"), checkpoint_dir=str(workdir / "ck")))
+    watcher.start()
+    try:
+        run = train(targs, explicit_fields(train_argv))
+    finally:
+        stop.set()
+        watcher.join()
     train_minutes = (time.monotonic() - t0) / 60
-    evals = run["evals"]
-    tasks = PropLogicSource().heldout(a.eval_size)
+    load_after = os.getloadavg()
+    final = a.work / "checkpoint" / "latest.pt"
+    evals = [{k: v for k, v in e.items() if isinstance(v, (int, float))} for e in run["evals"] if "solve_rate" in e]
+    say(f"trained {run['iteration']} iterations in {train_minutes:.1f} min; {len(taken)} snapshot(s)")
 
-    def per_level(ev):  # "solved/total" per level, from the evaluation's per-level rates
-        counts = {lv: sum(t.level == lv for t in tasks) for lv in {t.level for t in tasks}}
-        return {lv: f"{round(ev[f'solve_rate_level_{lv}'] * n)}/{n}" for lv, n in counts.items()}
+    # 2. every agent through the harness, at the same Lean-call budget
+    torch.set_num_threads(1)  # small nets on shared cores: extra threads only contend
+    agent = {"sims": a.sims, "num_tactics": a.num_tactics}
+    rows = [(f"AlphaProof agent, final ({run['iteration']} iterations, {train_minutes:.1f} min)",
+             "agents.alphaproof.prove:AlphaProofProver", {"checkpoint": str(final), **agent})]
+    rows += [(f"AlphaProof agent at {s['at']:g} min ({s['iteration']} iterations)",
+              "agents.alphaproof.prove:AlphaProofProver", {"checkpoint": s["path"], **agent}) for s in taken]
+    rows.append(("best-first, the final net", "baselines.best_first:BestFirstProver", {"checkpoint": str(final)}))
+    ppo_path, ppo_s = train_ppo(a)
+    rows += [(f"MaskablePPO, {a.ppo_timesteps} steps", "baselines.maskable_ppo:MaskablePPOProver", {"path": ppo_path}),
+             ("random", "random", {})]
+    results: dict[str, tuple[ResultSet, float]] = {}
+    for i, (label, spec, kwargs) in enumerate(rows):
+        say(f"harness {i + 1}/{len(rows)}: {label}")
+        results[label] = run_agent(label, spec, kwargs, a, "--sim-factorized")
 
-    rows = [("AlphaProof agent, SFT only (warm start)", evals[0]["solve_rate"], f"{evals[0]['minutes']:.1f}",
-             per_level(evals[0])),
-            (f"AlphaProof agent, SFT + RL ({run['iteration']} iterations), final evaluation", evals[-1]["solve_rate"],
-             f"{evals[-1]['minutes']:.1f}", per_level(evals[-1])),
-            # one evaluation of 40 theorems moves by 2.5 points a theorem: the last few, averaged, say more
-            ("AlphaProof agent, SFT + RL, mean of the last 5 evaluations",
-             sum(e["solve_rate"] for e in evals[-5:]) / len(evals[-5:]), f"{evals[-1]['minutes']:.1f}", {})]
+    # 3. tables, plot, numbers
+    numbers = {"command": command(argv), "train_command": f"python -m agents.alphaproof.train {shlex.join(train_argv)}",
+               "date": time.strftime("%Y-%m-%d %H:%M %Z"), "load_before": load_before, "load_after": load_after,
+               "train_minutes": train_minutes, "iterations": run["iteration"], "evals": evals, "snapshots": taken,
+               "ppo_train_s": ppo_s, "budget_calls": a.budget_calls, "n": a.n,
+               "train_eval": {"theorems": targs.eval_size, "lean_calls": targs.lean_calls, "every": targs.eval_every},
+               "agents": {label: agent_numbers(rs, t, a.budget_calls) for label, (rs, t) in results.items()}}
+    md, png, js = (Path(f"{a.out}.{ext}") for ext in ("md", "png", "json"))
+    js.write_text(json.dumps(numbers, indent=1), encoding="utf-8")
+    draw(png, numbers, results, a)
+    md.write_text(report(numbers, results, a, png.name), encoding="utf-8")
+    print(md.read_text(encoding="utf-8"))
+    say(f"wrote {md}, {png.name} and {js.name}; the runs' files are in {a.work}")
+    return 0
 
-    from baselines.best_first import BestFirstProver
-    from baselines.random_prover import RandomProver
 
-    torch.manual_seed(a.seed)
-    for name, prover in [("random tactics (tree search)", RandomProver(seed=a.seed, mode="tree")),
-                         ("best-first, untrained tiny net", BestFirstProver(seed=a.seed)),
-                         ("best-first, this run's final net", BestFirstProver(evaluator=run["net"], k=4))]:
-        rate, per = solve_rate(prover, tasks, a.lean_calls)
-        rows.append((name, rate, f"{train_minutes:.1f} (the net above)" if "final net" in name else "0", per))
+def minutes_list(text: str) -> list[float]:
+    try:
+        return sorted({float(m) for m in text.split(",") if m.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: comma-separated minutes, e.g. 2,4,6,8") from None
 
-    lvls = sorted({t.level for t in tasks})
-    header = ("| agent | held-out solve rate | training minutes | " + " | ".join(f"L{lv}" for lv in lvls) + " |\n"
-              "|---|---:|---:|" + "---:|" * len(lvls))
-    table = "\n".join([header] + [f"| {n} | {r:.1%} | {m} | " + " | ".join(per.get(lv, "-") for lv in lvls) + " |"
-                                  for n, r, m, per in rows])
-    print(table)
 
+def snapshot_watcher(latest: Path, folder: Path, minutes: list[float], stop: threading.Event, taken: list) -> None:
+    """Copy ``latest`` at each of ``minutes`` (or as soon after as it first exists). Train replaces it with
+    os.replace, so an open file is one whole checkpoint, never a half-written one."""
+    folder.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    for m in minutes:
+        if stop.wait(max(0.0, t0 + 60 * m - time.monotonic())):
+            return
+        while not latest.exists() and not stop.wait(1.0):  # (the warm start may not have saved yet)
+            pass
+        if stop.is_set():
+            return
+        path = folder / f"{m:g}min.pt"
+        shutil.copyfile(latest, path)
+        iteration = checkpoint.read(path)["progress"]["iteration"]
+        taken.append({"at": m, "minutes": (time.monotonic() - t0) / 60, "iteration": iteration, "path": str(path)})
+
+
+def train_ppo(a: argparse.Namespace) -> tuple[str, float]:
+    """MaskablePPO on the PropLogic training stream (the held-out theorems left out); its time is not the harness's."""
+    from baselines.maskable_ppo import heldout_excluded, train as train_maskable_ppo
+
+    path, t0 = str(a.work / f"maskable_ppo_{a.ppo_timesteps}.zip"), time.monotonic()
+    say(f"training MaskablePPO for {a.ppo_timesteps} steps")
+    train_maskable_ppo(a.ppo_timesteps, path, seed=a.seed, env_kwargs=heldout_excluded(a.n))
+    say(f"trained MaskablePPO in {time.monotonic() - t0:.0f}s (not counted in the harness)")
+    return path, time.monotonic() - t0
+
+
+def agent_numbers(rs: ResultSet, elapsed: float, budget: int) -> dict:
+    s = summary_of(rs)
+    within = [n for n in WITHIN if n <= budget] or [budget]
+    return {"solved": s.solved, "theorems": s.theorems, "rate": s.rate, "interval": list(s.interval),
+            "lean_calls_mean": s.calls_per_attempt, "wall_s": elapsed, "jsonl": str(rs.path),
+            "per_level": {c.category: [c.solved, c.theorems] for c in s.categories},
+            "solved_within": {str(n): sum(r.solved and r.lean_calls <= n for r in rs.attempts) for n in within}}
+
+
+def command(argv: list[str]) -> str:
+    return f"python benchmarks/learning_curve.py {shlex.join(argv)}".rstrip()
+
+
+def report(nums: dict, results: dict[str, tuple[ResultSet, float]], a: argparse.Namespace, png: str) -> str:
+    first = next(iter(nums["agents"].values()))
+    within = list(first["solved_within"])
+    lb, la = (" / ".join(f"{x:.2f}" for x in nums[k]) for k in ("load_before", "load_after"))
+    evals, te = nums["evals"], nums["train_eval"]
+    return "\n".join([
+        "# AlphaProof agent against the baselines, at equal Lean calls",
+        "", "```", nums["command"], "```", "",
+        f"{nums['date']}; load average (1/5/15 min) {lb} before training, {la} after; {os.cpu_count()} cores.",
+        f"Training: `{nums['train_command']}` ({nums['iterations']} iterations, {nums['train_minutes']:.1f} min, "
+        f"warm start included). Then every agent through `scripts.benchmark` on `proplogic-heldout:{a.n}` "
+        f"(simulated kernel, `--sim-factorized`), **{a.budget_calls} Lean calls per theorem**, one attempt, "
+        f"seed {a.seed}; the agent with {a.sims} simulations and {a.num_tactics} tactics per node. Every counted "
+        f"proof was re-checked whole by the harness. MaskablePPO trained {a.ppo_timesteps} steps in "
+        f"{nums['ppo_train_s']:.0f} s (excluded). Pass rate with a 95% Wilson interval; Lean calls: mean per attempt.",
+        "",
+        "| agent | solved | pass rate (95% CI) | Lean calls | wall | L1 | L2 | L3 | L4 | L5 |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        *[row(label, rs, elapsed) for label, (rs, elapsed) in results.items()],
+        "", "Theorems solved within N Lean calls (from the same runs at the full budget, not reruns at budget N):", "",
+        "| agent | " + " | ".join(f"<= {n}" for n in within) + " |", "|---|" + "---:|" * len(within),
+        *[f"| {label} | " + " | ".join(str(v) for v in x["solved_within"].values()) + " |"
+          for label, x in nums["agents"].items()],
+        "", f"Train's own held-out evaluations ({te['theorems']} theorems of its own held-out split, "
+            f"{te['lean_calls']} Lean calls per theorem: not the harness's runs), every {te['every']} iterations:", "",
+        "| iteration | minutes | solve rate |", "|---:|---:|---:|",
+        *[f"| {e['iteration']} | {e['minutes']:.1f} | {e['solve_rate']:.1%} |" for e in evals],
+        "", f"![solve rate against training minutes and Lean calls]({png})", ""])
+
+
+def draw(path: Path, nums: dict, results: dict[str, tuple[ResultSet, float]], a: argparse.Namespace) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot([e["minutes"] for e in evals], [e["solve_rate"] for e in evals], "o-", label="AlphaProof agent (SFT at first point)")
-    for (name, rate, _, _), style in zip(rows[3:], ("--", ":", "-.")):
-        ax.axhline(rate, linestyle=style, color="gray", label=name)
-    ax.set_xlabel("wall-clock minutes of training (2 shared CPU cores)")
-    ax.set_ylabel(f"held-out solve rate ({len(tasks)} theorems)")
-    ax.set_ylim(0, 1)
-    ax.set_title(f"PropLogic-v0, {a.lean_calls} Lean calls per theorem")
-    ax.legend(fontsize=8)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    evals, agents = nums["evals"], nums["agents"]
+    left.plot([e["minutes"] for e in evals], [100 * e["solve_rate"] for e in evals], "o-", markersize=3,
+              label=f"AlphaProof agent, train's own evaluation ({nums['train_eval']['theorems']} theorems, "
+                    f"{nums['train_eval']['lean_calls']} calls)")
+    points = [(s["minutes"], label) for s, label in zip(nums["snapshots"], list(agents)[1:])]
+    points.append((nums["train_minutes"], next(iter(agents))))
+    left.plot([m for m, _ in points], [100 * agents[label]["rate"] for _, label in points], "s", color="C3",
+              label=f"AlphaProof agent, harness ({a.budget_calls} calls)")
+    for label, style in zip([k for k in agents if k.startswith(("MaskablePPO", "random"))], ("--", ":")):
+        left.axhline(100 * agents[label]["rate"], linestyle=style, color="gray", label=f"{label}, harness")
+    left.set(xlabel="training minutes (wall clock, warm start included)", ylabel="held-out solved (%)", ylim=(0, 100),
+             xlim=(0, None),
+             title="Solve rate against training minutes")
+    budgets = list(range(a.budget_calls + 1))
+    for label, (rs, _) in results.items():
+        right.step(budgets, [100 * x for x in solved_within(rs.attempts, budgets)[0]], where="post", label=label)
+    right.set(xlabel="Lean calls the solving attempt had used", ylabel=f"proplogic-heldout:{a.n} solved (%)",
+              ylim=(0, 100), title=f"Solved within N Lean calls (one run each at {a.budget_calls})")
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out.with_suffix(".png"), dpi=120)
-
-    history = run["history"]
-    last = (f"Last iteration: loss {history[-1].get('loss', float('nan')):.3f}, replay "
-            f"{int(history[-1]['replay_size'])} rows, {history[-1]['simulations_per_s']:.1f} simulations/s, "
-            f"{history[-1]['lean_calls_per_s']:.0f} Lean calls/s, tactic error rate "
-            f"{history[-1]['tactic_error_rate']:.2f}." if history else
-            "No self-play iteration ran: the warm start took the whole budget (raise --minutes).")
-    md = f"""# AlphaProof agent: learning curve on PropLogic-v0
-
-```
-python benchmarks/learning_curve.py --minutes {a.minutes:g} --eval-size {a.eval_size} --lean-calls {a.lean_calls}
-```
-
-Held-out theorems: the first {len(tasks)} of `leangym.datasets.proplogic.heldout_set()` (levels {lvls[0]}-{lvls[-1]}),
-never trained on. Every agent gets **{a.lean_calls} Lean calls per theorem** on the in-process
-**simulated** kernel (factorized); only proofs re-checked whole on a clean process count.
-Training: `{a.model_size}` model, {a.actors} actors, {a.sims} simulations per theorem, seed {a.seed},
-{train_minutes:.1f} minutes wall clock in total ({run['iteration']} self-play iterations, warm start and
-evaluations included) on a shared 2-core CPU. The random and untrained baselines do not train; the
-last row searches with the net this run trained.
-
-{table}
-
-{last}
-
-Held-out evaluations during training ({len(tasks)} theorems: one theorem moves an evaluation by
-{100 / len(tasks):.1f} points, so read the trend; mean of the last {len(evals[-5:])}:
-{sum(e["solve_rate"] for e in evals[-5:]) / len(evals[-5:]):.1%}):
-
-| iteration | minutes | solve rate |
-|---:|---:|---:|
-""" + "\n".join(f"| {e['iteration']} | {e['minutes']:.1f} | {e['solve_rate']:.1%} |" for e in evals) + f"""
-
-![learning curve]({out.with_suffix('.png').name})
-"""
-    out.with_suffix(".md").write_text(md, encoding="utf-8")
-    print(f"wrote {out.with_suffix('.md')} and {out.with_suffix('.png')}")
-    return 0
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
-    from leangym.cli import run_cli
-
     run_cli(main)
