@@ -33,7 +33,7 @@ import torch  # noqa: E402
 from agents.alphaproof import checkpoint  # noqa: E402
 from agents.alphaproof.train import train  # noqa: E402
 from agents.alphaproof.train_args import explicit_fields, parse_args  # noqa: E402
-from benchmarks.baselines_proplogic import LEVELS, row, run_agent  # noqa: E402
+from benchmarks.baselines_proplogic import row, run_agent  # noqa: E402
 from leangym.cli import ArgumentParser, run_cli  # noqa: E402
 from leangym.harness.records import ResultSet  # noqa: E402
 from leangym.harness.report import summary_of  # noqa: E402
@@ -96,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     train_minutes = (time.monotonic() - t0) / 60
     load_after = os.getloadavg()
     final = a.work / "checkpoint" / "latest.pt"
+    for s in taken:  # (read after training, not on its cores during it)
+        s["iteration"] = checkpoint.read(s["path"])["progress"]["iteration"]
     evals = [{k: v for k, v in e.items() if isinstance(v, (int, float))} for e in run["evals"] if "solve_rate" in e]
     say(f"trained {run['iteration']} iterations in {train_minutes:.1f} min; {len(taken)} snapshot(s)")
 
@@ -152,8 +154,7 @@ def snapshot_watcher(latest: Path, folder: Path, minutes: list[float], stop: thr
             return
         path = folder / f"{m:g}min.pt"
         shutil.copyfile(latest, path)
-        iteration = checkpoint.read(path)["progress"]["iteration"]
-        taken.append({"at": m, "minutes": (time.monotonic() - t0) / 60, "iteration": iteration, "path": str(path)})
+        taken.append({"at": m, "minutes": (time.monotonic() - t0) / 60, "path": str(path)})
 
 
 def train_ppo(a: argparse.Namespace) -> tuple[str, float]:
