@@ -41,10 +41,13 @@ class AlphaProofProver:
     """``leangym.prover.Prover``: MCTS guided by a trained network, within the harness's budget."""
 
     def __init__(self, checkpoint: str | None = None, net: PolicyValueNet | None = None, sims: int = 64,
-                 num_tactics: int = 4, device: str = "cpu") -> None:
+                 num_tactics: int = 2, device: str = "cpu", temperature: float | None = None,
+                 oversample: int | None = None) -> None:
         if net is None and checkpoint is None:
             raise ValueError("AlphaProofProver needs a checkpoint or a net")
-        self.net = net or PolicyValueNet.load(checkpoint_file(checkpoint, "checkpoint"), device)
+        # temperature / oversample: how the policy samples its candidate tactics (None: as the net was trained)
+        overrides = {k: v for k, v in (("temperature", temperature), ("oversample", oversample)) if v is not None}
+        self.net = net or PolicyValueNet.load(checkpoint_file(checkpoint, "checkpoint"), device, **overrides)
         self.sims, self.num_tactics = sims, num_tactics
         self.last: SearchResult | None = None
 

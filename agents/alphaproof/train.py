@@ -157,6 +157,8 @@ def check_args(args: Args) -> None:
                         read_timeout=args.read_timeout, max_minutes=args.max_minutes)
     cli_checks.fraction(sft_mix=args.sft_mix)
     cli_checks.at_least(0.0, negative_weight=args.negative_weight)
+    cli_checks.positive(temperature=args.temperature)
+    cli_checks.at_least(1, oversample=args.oversample)
     if args.actor_procs is not None:
         cli_checks.at_least(0, actor_procs=args.actor_procs)
     cli_checks.positive(heartbeat=args.heartbeat, heartbeat_timeout=args.heartbeat_timeout,
@@ -318,7 +320,8 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
             print(f"--resume: the run is at iteration {progress['iteration']} of --iterations {args.iterations}: "
                   "nothing to run (pass a larger --iterations to go on)", file=sys.stderr)
         del state  # (the replay buffer and weights live on in their objects)
-    net.negative_weight = args.negative_weight  # (a training setting, not the net's: the run's flag decides)
+    # training settings, not the net's: the run's flags decide (saved with the net, so prove samples alike)
+    net.negative_weight, net.temperature, net.oversample = args.negative_weight, args.temperature, args.oversample
 
     # A resumed run hides what a crashed run logged after its last checkpoint: steps > that iteration.
     writer = _writer(args.logdir, progress["iteration"] + 1 if resume_path else None)

@@ -28,6 +28,8 @@ class Args:
     time_per_theorem: float | None = None  # seconds per theorem (None: unlimited; keeps runs deterministic)
     read_timeout: float = 120.0  # seconds to wait for a server's answer; a search whose call waits longer stops
     num_tactics: int = 4  # tactics asked of the policy per new node
+    temperature: float = 0.7  # the policy's sampling temperature when it proposes tactics
+    oversample: int = 4  # samples drawn per tactic asked for; the most probable distinct ones are kept
     model_size: str = "tiny"
     init: str | None = None  # a net to start from (sft --out, or a train checkpoint's net): replaces --model-size
     max_tactic_tokens: int = 24  # decoding cap: PropLogic tactics are <= 15 tokens; raise it for real Lean (48+)
@@ -81,6 +83,10 @@ _HELP = {
     "time_per_theorem": "seconds per theorem (default: unlimited, which keeps runs deterministic)",
     "read_timeout": "seconds to wait for a server's answer; a search whose call waits longer stops",
     "num_tactics": "tactics asked of the policy per new node",
+    "temperature": ("sampling temperature of the policy's candidate tactics (lower: closer to its most probable "
+                    "ones; log-priors stay the model's own)"),
+    "oversample": ("samples drawn per tactic asked for: the most probable distinct ones are kept, so more samples "
+                   "find the policy's true top tactics more often, at some decoding cost"),
     "model_size": "size of the policy/value transformer",
     "init": ("start from this net's weights instead of a fresh net: an sft --out file (e.g. supervised on "
              "Mathlib transitions) or a train checkpoint; its size and tokenizer replace --model-size, and the "
