@@ -156,7 +156,7 @@ def check_args(args: Args) -> None:
     cli_checks.positive(lr=args.lr, warmup_lr=args.warmup_lr, time_per_theorem=args.time_per_theorem,
                         read_timeout=args.read_timeout, max_minutes=args.max_minutes)
     cli_checks.fraction(sft_mix=args.sft_mix)
-    cli_checks.at_least(0.0, negative_weight=args.negative_weight)
+    cli_checks.at_least(0.0, negative_weight=args.negative_weight, value_weight=args.value_weight)
     cli_checks.positive(temperature=args.temperature)
     cli_checks.at_least(1, oversample=args.oversample)
     if args.actor_procs is not None:
@@ -322,6 +322,7 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
         del state  # (the replay buffer and weights live on in their objects)
     # training settings, not the net's: the run's flags decide (saved with the net, so prove samples alike)
     net.negative_weight, net.temperature, net.oversample = args.negative_weight, args.temperature, args.oversample
+    net.value_weight = args.value_weight
 
     # A resumed run hides what a crashed run logged after its last checkpoint: steps > that iteration.
     writer = _writer(args.logdir, progress["iteration"] + 1 if resume_path else None)

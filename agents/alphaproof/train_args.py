@@ -42,6 +42,7 @@ class Args:
     warmup_batch_size: int = 64  # rows per warm-start step
     warmup_theorems: int = 1500  # reference proofs generated for the warm start
     sft_mix: float = 0.25  # fraction of each RL batch drawn from the reference-proof rows
+    value_weight: float = 0.25  # weight of the value loss against the policy's (they share the tiny trunk)
     negative_weight: float = 0.0  # weight of the unlikelihood loss on tactics Lean rejected in self-play
     replay_size: int = 20_000
     min_unsolved_visits: int = 2  # an unsolved node needs this many visits to count as "not provable"
@@ -103,6 +104,8 @@ _HELP = {
     "warmup_batch_size": "rows per warm-start step",
     "warmup_theorems": "reference proofs generated for the warm start",
     "sft_mix": "fraction of each learner batch drawn from the reference-proof rows",
+    "value_weight": ("weight of the value loss against the policy loss (both heads share one trunk: on a tiny "
+                     "model a lighter value loss leaves the policy more of it)"),
     "negative_weight": ("weight of the loss that makes tactics Lean rejected during self-play less likely "
                         "(-log(1 - p(tactic | state)), at most 2 per state; 0: rejected tactics teach nothing)"),
     "replay_size": "replay buffer capacity in rows (the newest are kept)",
