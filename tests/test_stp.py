@@ -116,7 +116,7 @@ def test_tiny_self_play_and_ablation_runs(tmp_path):
     assert res["iterations"] == 3 and len(res["history"]) == 3 and res["args"]["rounds"] == 3
     assert res["history"][:2] == saved["history"] and "share_invalid" in res["history"][2]
     assert json.loads((tmp_path / "sp" / "history.json").read_text())["iterations"] == 3
-    with pytest.raises(FileNotFoundError, match="--resume"):
+    with pytest.raises(ValueError, match="--resume .*nothing: no checkpoint there"):
         train(Args(**common, resume=str(tmp_path / "nothing")))
 
 

@@ -104,18 +104,19 @@ def load(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> d
     return payload
 
 
-def latest(directory: str | os.PathLike) -> Path | None:
+def latest(directory: str | os.PathLike, name: str = "latest.pt") -> Path | None:
     """The checkpoint a directory names (what ``--resume`` and ``prove --checkpoint`` pick): a file is
-    itself; a run's directory, its ``latest.pt``; a folder of runs (``checkpoints/alphaproof``), the
-    ``latest.pt`` saved last among its runs. None: no checkpoint there."""
+    itself; a run's directory, its ``name`` file; a folder of runs (``checkpoints/alphaproof``), the
+    ``name`` file saved last among its runs. None: no checkpoint there. (``name``: the file a run saves,
+    ``latest.pt`` for the AlphaProof agent, ``state.pt`` for the STP trainer.)"""
     p = Path(directory)
     if p.is_symlink():  # the `latest` link: the run it points to, under that run's own name
         p = p.resolve()
     if p.is_file():
         return p
-    if (p / "latest.pt").exists():
-        return p / "latest.pt"
-    runs = [d / "latest.pt" for d in p.iterdir() if not d.is_symlink() and (d / "latest.pt").is_file()] \
+    if (p / name).exists():
+        return p / name
+    runs = [d / name for d in p.iterdir() if not d.is_symlink() and (d / name).is_file()] \
         if p.is_dir() else []
     return max(runs, key=lambda f: (f.stat().st_mtime, f.parent.name), default=None)
 

@@ -11,6 +11,8 @@ A new run saves into a directory of its own (``checkpoints/alphaproof/DATE-TIME`
 be run again; ``--resume`` alone (or ``--resume latest``) picks the run saved last (:func:`resume_file`).
 A resumed run saves and logs where the checkpoint's run did (:func:`checkpoint_dir_of`,
 :func:`logdir_of`), so that ``--resume DIR`` goes on with the run, not a copy of it elsewhere.
+The STP trainer (``agents.stp.train``) keeps its runs the same way, with its own roots and file name
+(the ``root`` / ``log_root`` / ``file`` parameters; the defaults are this agent's).
 """
 from __future__ import annotations
 
@@ -65,29 +67,35 @@ def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dic
         # directory a resumed run does not know (see logdir_of)
         "logdir": str(Path(args.logdir).resolve()) if args.logdir else "",
     })
-    if path.parent.parent.resolve() == Path(DEFAULT_CHECKPOINT_DIR).resolve():
-        checkpoint.link_latest(path.parent)  # checkpoints/alphaproof/latest: the run saved last
+    link_latest_in(path.parent, DEFAULT_CHECKPOINT_DIR)  # checkpoints/alphaproof/latest: the run saved last
 
 
 # ---------------------------------------------------------------------------- where a run lives
-def resume_file(spec: str) -> Path:
-    """The checkpoint ``--resume spec`` names: a run's directory (its ``latest.pt``), a checkpoint file,
-    a folder of runs (the one saved last), or ``latest`` (the run saved last in ``DEFAULT_CHECKPOINT_DIR``)."""
-    where = DEFAULT_CHECKPOINT_DIR if spec == "latest" and not Path(spec).exists() else spec
-    found = checkpoint.latest(where)
+def resume_file(spec: str, root: str = DEFAULT_CHECKPOINT_DIR, file: str = "latest.pt") -> Path:
+    """The checkpoint ``--resume spec`` names: a run's directory (its ``file``), a checkpoint file,
+    a folder of runs (the one saved last), or ``latest`` (the run saved last in ``root``)."""
+    where = root if spec == "latest" and not Path(spec).exists() else spec
+    found = checkpoint.latest(where, file)
     if found is None:
         raise ValueError(f"--resume {spec}: no checkpoint there"
                          + (f" (no run in {where} has saved one yet)" if where != spec else ""))
     return found
 
 
-def checkpoint_dir_of(args: Args, resume_path: Path | None) -> str:
+def checkpoint_dir_of(args: Args, resume_path: Path | None, root: str = DEFAULT_CHECKPOINT_DIR) -> str:
     """``--checkpoint-dir`` as given, else the resumed checkpoint's directory (``--resume DIR`` goes on
     writing the run where it lives, as the Ctrl-C message's ``go on with --resume DIR`` promises), else
-    a new directory of its own in ``DEFAULT_CHECKPOINT_DIR`` (created here). ``""``: no checkpoints."""
+    a new directory of its own in ``root`` (created here). ``""``: no checkpoints."""
     if args.checkpoint_dir is not None:
         return args.checkpoint_dir
-    return str(resume_path.parent) if resume_path is not None else str(new_run_dir(Path(DEFAULT_CHECKPOINT_DIR)))
+    return str(resume_path.parent) if resume_path is not None else str(new_run_dir(Path(root)))
+
+
+def link_latest_in(run_dir: Path, root: str) -> None:
+    """``root/latest`` -> ``run_dir`` when the run is one of ``root``'s own folders (a ``--checkpoint-dir``
+    the user named elsewhere gets no link), so that ``--resume`` alone finds the run saved last."""
+    if run_dir.parent.resolve() == Path(root).resolve():
+        checkpoint.link_latest(run_dir)
 
 
 def new_run_dir(root: Path, name: str | None = None, *, create: bool = True) -> Path:
@@ -117,28 +125,29 @@ def drop_if_unused(run_dir: Path | None) -> None:
         pass
 
 
-def logdir_of(args: Args, state: dict[str, Any] | None, path: Path | None) -> str:
-    """``--logdir`` as given, else the resumed run's (its checkpoint records it), else the default;
-    a checkpoint of an older version, which does not record it, gets the default and a note."""
+def logdir_of(args: Args, state: dict[str, Any] | None, path: Path | None, root: str = DEFAULT_CHECKPOINT_DIR,
+              log_root: str = DEFAULT_LOGDIR) -> str:
+    """``--logdir`` as given, else the resumed run's (its checkpoint records it), else a new folder in
+    ``log_root``; a checkpoint of an older version, which does not record it, gets a new one and a note."""
     if args.logdir is not None:
         return args.logdir
-    if state is None:  # a new run: named as its checkpoint folder, where that is one in DEFAULT_CHECKPOINT_DIR
+    if state is None:  # a new run: named as its checkpoint folder, where that is one in root
         ckpt = Path(args.checkpoint_dir) if args.checkpoint_dir else None
-        mine = ckpt is not None and ckpt.parent.resolve() == Path(DEFAULT_CHECKPOINT_DIR).resolve()
-        return default_logdir(ckpt.name if mine else None)
+        mine = ckpt is not None and ckpt.parent.resolve() == Path(root).resolve()
+        return default_logdir(ckpt.name if mine else None, log_root)
     if isinstance(state.get("logdir"), str):
         return state["logdir"]
     was = state.get("args", {}).get("logdir") if isinstance(state.get("args"), dict) else None
     print(f"--resume: {path} does not record where its run logged (written by an older version"
           + (f"; its --logdir was {was!r}" if was else "") + f"): TensorBoard logs go "
-          f"to a new folder in {DEFAULT_LOGDIR} (pass --logdir to choose)", file=sys.stderr)
-    return default_logdir()
+          f"to a new folder in {log_root} (pass --logdir to choose)", file=sys.stderr)
+    return default_logdir(None, log_root)
 
 
-def default_logdir(name: str | None = None) -> str:
-    """A folder of its own in ``DEFAULT_LOGDIR`` for a run's TensorBoard logs (``name``, else its start time),
-    so that runs do not interleave their curves and ``tensorboard --logdir runs/alphaproof`` shows each one apart."""
-    return str(new_run_dir(Path(DEFAULT_LOGDIR), name, create=False))  # (the TensorBoard writer makes it)
+def default_logdir(name: str | None = None, root: str = DEFAULT_LOGDIR) -> str:
+    """A folder of its own in ``root`` for a run's TensorBoard logs (``name``, else its start time), so
+    that runs do not interleave their curves and ``tensorboard --logdir runs/alphaproof`` shows each one apart."""
+    return str(new_run_dir(Path(root), name, create=False))  # (the TensorBoard writer makes it)
 
 
 def say_where_the_run_goes_on(args: Args, given: Args, state: dict[str, Any]) -> None:
@@ -168,9 +177,10 @@ def warn_changed_settings(saved: dict[str, Any], args: Args) -> None:
               f"{saved[name]!r} ({effect}; the run no longer continues exactly)", file=sys.stderr)
 
 
-def refuse_to_overwrite(ckpt_dir: Path | None, resume_path: Path | None, args: Args) -> None:
-    """A run writes ``ckpt_dir/latest.pt``: never over another run's checkpoint unless told to."""
-    target = ckpt_dir / "latest.pt" if ckpt_dir else None
+def refuse_to_overwrite(ckpt_dir: Path | None, resume_path: Path | None, args: Args,
+                        file: str = "latest.pt") -> None:
+    """A run writes ``ckpt_dir/file``: never over another run's checkpoint unless told to (``args.overwrite``)."""
+    target = ckpt_dir / file if ckpt_dir else None
     if target is None or not target.exists() or args.overwrite:
         return
     if resume_path is not None and resume_path.resolve() == target.resolve():

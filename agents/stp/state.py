@@ -5,6 +5,8 @@ the seed pool, the conjecturer's warm-start rows, the statements already seen (t
 memory), the history and every RNG: plain values only, written with the AlphaProof agent's
 :mod:`~agents.alphaproof.checkpoint` (atomic; read back with ``weights_only=True``, never unpickling code).
 A resumed run takes its settings from the checkpoint, except those that belong to one invocation.
+Each run has a folder of its own (``checkpoints/stp/DATE-TIME``, ``latest`` linking the run saved last),
+kept as the AlphaProof agent keeps its runs (:mod:`agents.alphaproof.resume`, with the roots below).
 """
 from __future__ import annotations
 
@@ -15,24 +17,18 @@ from typing import Any
 from agents.alphaproof import checkpoint
 
 KIND = "stp"
+FILE = "state.pt"  # a run's state in its folder (--resume DIR reads DIR/state.pt)
+CHECKPOINTS, RUNS = "checkpoints/stp", "runs/stp"  # where runs save and log unless told: a folder each
 PER_INVOCATION = ("resume", "iterations", "max_minutes", "eval_size", "eval_level", "checkpoint_dir", "logdir",
-                  "threads", "progress")  # what a command line sets for itself; the rest comes from the run
-
-
-def path_of(spec: str) -> Path:
-    p = Path(spec)
-    return p if p.is_file() else p / "state.pt"
+                  "overwrite", "threads", "progress")  # what a command line sets for itself; the rest comes from the run
 
 
 def save(directory: str, **parts: Any) -> Path:
-    return checkpoint.save(Path(directory) / "state.pt", {"kind": KIND, **parts})
+    return checkpoint.save(Path(directory) / FILE, {"kind": KIND, **parts})
 
 
-def load(spec: str) -> dict[str, Any]:
-    path = path_of(spec)
-    if not path.exists():
-        raise FileNotFoundError(f"--resume {spec}: no {path} (a directory an STP run checkpointed to, "
-                                "with --checkpoint-dir, or its state.pt)")
+def load(path: Path) -> dict[str, Any]:
+    """The state at ``path`` (found by :func:`agents.alphaproof.resume.resume_file`)."""
     state = checkpoint.load(path)
     if state.get("kind") != KIND:
         raise ValueError(f"{path} is not an STP run's state (an AlphaProof checkpoint? resume it with "

@@ -23,8 +23,10 @@ Warm start: the prover imitates the seeds' reference proofs, the conjecturer edi
    above the band outnumber (are outnumbered by) unproved ones.
 
 ``--no-conjectures`` skips 2 and 4 (the same prover trained on the seeds alone, for the same wall
-time with ``--max-minutes``). Checkpoints: ``prover.pt`` (loads wherever an AlphaProof net does,
-``--init`` of ``agents.alphaproof.train``), ``conjecturer.pt``, ``history.json``; TensorBoard under ``--logdir``.
+time with ``--max-minutes``). Each run saves into a folder of its own, ``checkpoints/stp/DATE-TIME``
+(``latest`` links the run saved last; TensorBoard in ``runs/stp/DATE-TIME``): ``prover.pt`` (loads wherever
+an AlphaProof net does, ``--init`` of ``agents.alphaproof.train``), ``conjecturer.pt``, ``history.json``,
+``state.pt``; ``--resume`` alone goes on with the newest run, ``--resume DIR`` with that one, where it lives.
 """
 from __future__ import annotations
 
@@ -44,13 +46,15 @@ import torch
 from agents.alphaproof import checkpoint, train as ap_train
 from agents.alphaproof.actors import evaluate, process_factory, run_searches, search_config
 from agents.alphaproof.replay import ReplayBuffer
+from agents.alphaproof.resume import (checkpoint_dir_of, drop_if_unused, link_latest_in, logdir_of,
+                                      refuse_to_overwrite, resume_file, say_where_the_run_goes_on)
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.theorem_source import PropLogicSource, Task
 from agents.alphaproof.train_args import Args as ProverArgs
 from agents.stp import conjecturer, state as run_state
 from agents.stp.rounds import Round, connectives, play_rounds
-from leangym.cli import ArgumentParser, HelpFormatter, run_cli
+from leangym.cli import ArgumentParser, HelpFormatter, exclusive, run_cli
 from leangym.envs.conjecture_prove import ConjectureProveEnv
 from leangym.datasets import proplogic as generator
 from leangym.theorem import Theorem
@@ -87,9 +91,10 @@ class Args:
     sft_mix: float = 0.25  # share of warm-start rows in each learner batch
     eval_size: int = 60  # held-out PropLogic theorems evaluated at the end (0: none)
     eval_level: int = 4  # the hardest level of the held-out theorems evaluated
-    checkpoint_dir: str = "checkpoints/stp"  # '': no checkpoint
-    resume: str | None = None  # go on from a run's --checkpoint-dir (its settings, nets, replays, pool, history)
-    logdir: str = "runs/stp"  # '': no TensorBoard
+    checkpoint_dir: str | None = None  # default: --resume's run's, else a new checkpoints/stp/DATE-TIME; '': none
+    resume: str | None = None  # go on with a run (DIR: its folder; alone or 'latest': the newest in checkpoints/stp)
+    overwrite: bool = False  # let --checkpoint-dir replace another run's state (else refused)
+    logdir: str | None = None  # TensorBoard; default: --resume's run's, else a new runs/stp/DATE-TIME; '': none
     seed: int = 0  # seeds the nets, the seed theorems and every draw
     threads: int = 1  # torch CPU threads
     progress: bool = True  # tqdm bars
@@ -114,7 +119,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
             p.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=_help(f.name))
         else:
             kind = float if f.name == "max_minutes" else {int: int, float: float}.get(type(f.default), str)
-            p.add_argument(flag, type=kind, default=f.default, help=_help(f.name))
+            more = {"nargs": "?", "const": "latest", "metavar": "DIR"} if f.name == "resume" else {}
+            p.add_argument(flag, type=kind, default=f.default, help=_help(f.name), **more)
     args = Args(**vars(p.parse_args(argv)))
     for name in ("seeds", "rounds", "candidates", "attempts", "max_steps", "sims", "lean_calls", "batch_size"):
         if getattr(args, name) < 1:
@@ -191,12 +197,31 @@ def preference(balance: float | None, dead_zone: float = 0.1) -> str:
 
 
 def train(args: Args) -> dict[str, Any]:
-    """Run the loop; returns the history, the final evaluation and both nets."""
+    """Run (or resume) the loop; returns the history, the final evaluation, both nets and the
+    settings in force (``args``: with the folders the run saved and logged into)."""
+    resume_path = resume_file(args.resume, run_state.CHECKPOINTS, run_state.FILE) if args.resume else None
+    given = args  # (None: the resumed run's folder, else a new one)
+    args = dataclasses.replace(args, checkpoint_dir=checkpoint_dir_of(args, resume_path, run_state.CHECKPOINTS))
+    ckpt_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else None
+    refuse_to_overwrite(ckpt_dir, resume_path, args, run_state.FILE)
+    try:
+        with exclusive(ckpt_dir / ".lock" if ckpt_dir else None, f"--checkpoint-dir {ckpt_dir}", "--checkpoint-dir"):
+            return _run(args, given, resume_path)
+    finally:
+        if given.checkpoint_dir is None and resume_path is None:
+            drop_if_unused(ckpt_dir)  # a new run's own folder, if it stopped before saving
+
+
+def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
+    """The run :func:`train` set up, while it holds its checkpoint folder."""
     from tqdm import tqdm
 
-    saved = run_state.load(args.resume) if args.resume else None
+    saved = run_state.load(resume_path) if resume_path else None
     if saved is not None:
         args = run_state.resumed_args(args, saved["args"])
+    args = dataclasses.replace(args, logdir=logdir_of(args, saved, resume_path, run_state.CHECKPOINTS, run_state.RUNS))
+    if saved is not None:
+        say_where_the_run_goes_on(args, given, saved)
     started = time.monotonic()
     deadline = None if args.max_minutes is None else started + 60 * args.max_minutes
     random.seed(args.seed), np.random.seed(args.seed), torch.manual_seed(args.seed)
@@ -227,7 +252,8 @@ def train(args: Args) -> dict[str, Any]:
                              deadline=deadline, progress=args.progress)
     conj_opt, opt = make_optimizer(conj, args.lr), make_optimizer(prover, args.lr)
     replay, conj_replay = ReplayBuffer(20_000), ReplayBuffer(5_000)
-    writer = _writer(args.logdir)
+    # a resumed run hides what a crashed run logged after its last save: steps > that step
+    writer = _writer(args.logdir, int(saved["step"]) + 1 if saved is not None else None)
     history: list[dict[str, float]] = []
     step, balance = 0, None  # balance: (above band - unproved) share of accepted conjectures (EMA, 0.3)
     if saved is not None:
@@ -291,7 +317,10 @@ def train(args: Args) -> dict[str, Any]:
                        conjecturer=conj.to_payload(), optimizer=opt.state_dict(), conj_optimizer=conj_opt.state_dict(),
                        replay=replay.state_dict(), conj_replay=conj_replay.state_dict(), pool=pool[seeds_alone:],
                        conj_warm=conj_warm, known=sorted(envs[0].known) if envs else [], history=history,
-                       step=step, balance=balance, rng=checkpoint.rng_state(rng))
+                       step=step, balance=balance, rng=checkpoint.rng_state(rng),
+                       # absolute: a resumed run may start from another working directory
+                       logdir=str(Path(args.logdir).resolve()) if args.logdir else "")
+        link_latest_in(Path(args.checkpoint_dir), run_state.CHECKPOINTS)  # checkpoints/stp/latest
     if writer:
         writer.close()
     return {**result, "prover": prover, "conjecturer": conj}
@@ -324,12 +353,12 @@ def _as_seed(r: Round) -> dict[str, Any]:
             "proof": r.proofs[0].splitlines(), "level": 0}
 
 
-def _writer(logdir: str):
+def _writer(logdir: str, purge_step: int | None = None):
     if not logdir:
         return None
     from torch.utils.tensorboard import SummaryWriter
 
-    return SummaryWriter(logdir)
+    return SummaryWriter(logdir, purge_step=purge_step)
 
 
 def _log(writer, record: dict[str, float], step: int) -> None:
