@@ -98,6 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     final = a.work / "checkpoint" / "latest.pt"
     for s in taken:  # (read after training, not on its cores during it)
         s["iteration"] = checkpoint.read(s["path"])["progress"]["iteration"]
+    # the same net twice (two snapshot times before the warm start's first save): measured once
+    taken[:] = [s for i, s in enumerate(taken) if i == 0 or s["iteration"] != taken[i - 1]["iteration"]]
     evals = [{k: v for k, v in e.items() if isinstance(v, (int, float))} for e in run["evals"] if "solve_rate" in e]
     say(f"trained {run['iteration']} iterations in {train_minutes:.1f} min; {len(taken)} snapshot(s)")
 
@@ -106,7 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     agent = {"sims": a.sims, "num_tactics": a.num_tactics}
     rows = [(f"AlphaProof agent, final ({run['iteration']} iterations, {train_minutes:.1f} min)",
              "agents.alphaproof.prove:AlphaProofProver", {"checkpoint": str(final), **agent})]
-    rows += [(f"AlphaProof agent at {s['at']:g} min ({s['iteration']} iterations)",
+    rows += [(f"AlphaProof agent at {s['minutes']:.1f} min ({s['iteration']} iterations"
+              + (", the warm start only)" if s["iteration"] == 0 else ")"),
               "agents.alphaproof.prove:AlphaProofProver", {"checkpoint": s["path"], **agent}) for s in taken]
     rows.append(("best-first, the final net", "baselines.best_first:BestFirstProver", {"checkpoint": str(final)}))
     ppo_path, ppo_s = train_ppo(a)

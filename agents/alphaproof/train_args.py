@@ -37,16 +37,16 @@ class Args:
     batch_size: int = 16
     lr: float = 1e-3
     learn_steps: int = 8  # gradient steps per iteration
-    warmup_steps: int = 200  # supervised steps on reference proofs before self-play
+    warmup_steps: int = 3000  # supervised steps on reference proofs before self-play
     warmup_lr: float = 2e-3  # peak of the warm start's warmup + cosine schedule
     warmup_batch_size: int = 64  # rows per warm-start step
-    warmup_theorems: int = 1500  # reference proofs generated for the warm start
+    warmup_theorems: int = 6000  # reference proofs generated for the warm start
     sft_mix: float = 0.25  # fraction of each RL batch drawn from the reference-proof rows
     value_weight: float = 0.25  # weight of the value loss against the policy's (they share the tiny trunk)
-    negative_weight: float = 0.0  # weight of the unlikelihood loss on tactics Lean rejected in self-play
+    negative_weight: float = 0.5  # weight of the unlikelihood loss on tactics Lean rejected in self-play
     replay_size: int = 20_000
     min_unsolved_visits: int = 2  # an unsolved node needs this many visits to count as "not provable"
-    eval_every: int = 5
+    eval_every: int = 25
     eval_size: int = 40  # held-out theorems per evaluation
     # None: the resumed run's (so --resume DIR goes on where the run lives), else a new folder of the run's own in
     # runs/ and checkpoints/alphaproof (resume.logdir_of, checkpoint_dir_of); "": none
