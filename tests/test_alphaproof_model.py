@@ -484,3 +484,22 @@ def test_draw_from_a_row_of_zeros_stays_a_token():
     weights[1, 5] = 1.0
     out = draw(weights)
     assert out[1] == 5 and int(out.max()) < 70
+
+
+@pytest.mark.parametrize("steps,batch_size", [(40, 4), (33, 2), (5, 3), (64, 4), (1, 7)])
+def test_length_bucketed_batches_use_each_row_once_per_epoch(steps, batch_size):
+    # learn() hands train_supervised exactly steps * batch_size rows and expects each used once
+    from agents.alphaproof.data import batches
+    rows = [{"state": "x" * (i % 13) + str(i), "tactic": "t"} for i in range(steps * batch_size)]
+    data = batches(rows, batch_size, seed=1)
+    seen = [r["state"] for _ in range(steps) for r in next(data)]
+    assert sorted(seen) == sorted(r["state"] for r in rows)
+
+
+def test_batches_larger_than_the_rows_still_come_full():
+    from agents.alphaproof.data import batches
+    rows = [{"state": f"s{i}", "tactic": "t"} for i in range(3)]
+    data = batches(rows, 8, seed=0)
+    for _ in range(4):
+        b = next(data)
+        assert len(b) == 8 and {r["state"] for r in b} == {"s0", "s1", "s2"}

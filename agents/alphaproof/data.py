@@ -205,12 +205,14 @@ def batches(rows: Sequence[Row], batch_size: int, seed: int = 0, pool: int = 32)
     ready: list[list[Row]] = []
     while True:
         if not ready:
-            while len(order) < batch_size * pool:
+            while len(order) < batch_size:
                 fresh = list(range(len(rows)))
                 rng.shuffle(fresh)
                 order += fresh
-            chunk = sorted(order[:batch_size * pool], key=lambda i: _length(rows[i]))
-            del order[:batch_size * pool]
+            # a pool never reaches past the epoch's end: learn()'s steps * batch_size rows are each used once
+            n = batch_size * min(pool, len(order) // batch_size)
+            chunk = sorted(order[:n], key=lambda i: _length(rows[i]))
+            del order[:n]
             ready = [[rows[i] for i in chunk[j:j + batch_size]] for j in range(0, len(chunk), batch_size)]
             rng.shuffle(ready)
         yield ready.pop()
