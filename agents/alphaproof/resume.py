@@ -57,6 +57,20 @@ def inherit_settings(args: Args, saved: Any, explicit: Collection[str]) -> Args:
     return dataclasses.replace(args, **taken)
 
 
+def saved_settings(state: dict[str, Any]) -> Any:
+    """The checkpoint's args, with the settings an older version had no flag for as that version ran them
+    (its net's sampling and value weight, no negatives, warm-start batches of ``--batch-size``), so that
+    resuming its run does not silently take this version's new defaults."""
+    saved = state.get("args")
+    if not isinstance(saved, dict):
+        return saved
+    net = state.get("net", {}).get("settings", {}) if isinstance(state.get("net"), dict) else {}
+    older = {"temperature": net.get("temperature", 1.0), "oversample": net.get("oversample", 2),
+             "value_weight": net.get("value_weight", 1.0), "negative_weight": net.get("negative_weight", 0.0),
+             "warmup_batch_size": saved.get("batch_size", Args.batch_size)}
+    return {**older, **saved}
+
+
 def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dict, args: Args,
                     held_out: HeldOut) -> None:
     checkpoint.save(path, {
@@ -232,7 +246,7 @@ def restore(state: dict[str, Any], path: Path, args: Args, replay: ReplayBuffer,
         raise ValueError(f"{path}: a damaged training checkpoint ({type(e).__name__}: {e}); resume from an "
                          "earlier one or start afresh") from None
     print(f"resumed from {path} at iteration {progress['iteration']}", file=sys.stderr)
-    warn_changed_settings(state.get("args", {}), args)
+    warn_changed_settings(saved_settings(state) or {}, args)
     if progress["iteration"] == 0 and progress.get("warmup_cut_at"):
         done, planned = progress["warmup_cut_at"]
         print(f"--resume: the warm start was cut by --max-minutes after {done} of {planned} steps; it counts as "

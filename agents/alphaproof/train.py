@@ -58,7 +58,8 @@ import torch
 from agents.alphaproof import checkpoint, cli_checks
 from agents.alphaproof.resume import (checkpoint_dir_of, drop_if_unused, held_out_of, inherit_settings,
                                       interrupted_message, logdir_of, refuse_to_overwrite, restore, resume_file,
-                                      save_checkpoint, say_if_split_differs, say_where_the_run_goes_on)
+                                      save_checkpoint, saved_settings, say_if_split_differs,
+                                      say_where_the_run_goes_on)
 from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, evaluate, give_back,
                                       process_factory, run_searches, search_stats, server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
@@ -284,7 +285,7 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
     started = time.monotonic()
     state = checkpoint.load(resume_path, map_location=args.device) if resume_path else None
     if state is not None and explicit is not None:
-        args = inherit_settings(args, state.get("args"), explicit)
+        args = inherit_settings(args, saved_settings(state), explicit)
         check_args(args)
     deadline = None if args.max_minutes is None else started + 60 * args.max_minutes  # (the settings in force)
     _seed_everything(args.seed)
