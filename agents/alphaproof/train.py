@@ -432,6 +432,9 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
         if out_of_time() and progress["iteration"] < args.iterations:
             print(f"--max-minutes {args.max_minutes} reached after iteration {progress['iteration']}"
                   + ("; no final evaluation: the server is unavailable" if down else ""), file=sys.stderr)
+            evaluated = [e["iteration"] for e in progress["evals"]]
+            if heldout and args.eval_every > 0 and not down and evaluated[-1:] != [progress["iteration"]]:
+                held_out(progress["iteration"])  # (the limit fell between iterations: the last one is evaluated too)
             save()
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM (leangym.cli): where to go on from, if anywhere
         if bar is not None:
