@@ -166,16 +166,15 @@ def collate(rows: Sequence[Mapping[str, Any]], tok: LeanTokenizer, n_value_bins:
     """Rows as token tensors: one sequence per row, then one per rejected tactic (a negative, no value)."""
     max_state = max_seq_len - max_tactic_tokens - 3
     seqs, starts, vts, negs = [], [], [], []
-    for row in rows:
-        prompt = prompt_ids(tok, row["state"], max_state)
+    prompts = [prompt_ids(tok, row["state"], max_state) for row in rows]  # (a negative reuses its row's)
+    for row, prompt in zip(rows, prompts):
         tactic = row.get("tactic")
         seqs.append(prompt + (tactic_ids(tok, tactic, max_tactic_tokens) if tactic else []))
         starts.append(len(prompt) - 1)
         vts.append(value_target(row, n_value_bins))
         negs.append(False)
-    for row in rows:
+    for row, prompt in zip(rows, prompts):
         for bad in row.get("rejected", [])[:MAX_NEGATIVES]:
-            prompt = prompt_ids(tok, row["state"], max_state)
             seqs.append(prompt + tactic_ids(tok, bad, max_tactic_tokens))
             starts.append(len(prompt) - 1)
             vts.append(None)

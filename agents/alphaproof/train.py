@@ -322,8 +322,8 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
                   "nothing to run (pass a larger --iterations to go on)", file=sys.stderr)
         del state  # (the replay buffer and weights live on in their objects)
     # training settings, not the net's: the run's flags decide (saved with the net, so prove samples alike)
-    net.negative_weight, net.temperature, net.oversample = args.negative_weight, args.temperature, args.oversample
-    net.value_weight = args.value_weight
+    for name in ("value_weight", "negative_weight", "temperature", "oversample"):
+        setattr(net, name, getattr(args, name))
 
     # A resumed run hides what a crashed run logged after its last checkpoint: steps > that iteration.
     writer = _writer(args.logdir, progress["iteration"] + 1 if resume_path else None)
