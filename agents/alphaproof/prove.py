@@ -19,6 +19,7 @@ saved last) or ``latest`` (the run saved last in ``checkpoints/alphaproof``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -42,13 +43,21 @@ class AlphaProofProver:
 
     def __init__(self, checkpoint: str | None = None, net: PolicyValueNet | None = None, sims: int = 64,
                  num_tactics: int = 2, device: str = "cpu", temperature: float | None = None,
-                 oversample: int | None = None) -> None:
+                 oversample: int | None = None, **search: float) -> None:
         if net is None and checkpoint is None:
             raise ValueError("AlphaProofProver needs a checkpoint or a net")
         # temperature / oversample: how the policy samples its candidate tactics (None: as the net was trained)
         overrides = {k: v for k, v in (("temperature", temperature), ("oversample", oversample)) if v is not None}
         self.net = net or PolicyValueNet.load(checkpoint_file(checkpoint, "checkpoint"), device, **overrides)
         self.sims, self.num_tactics = sims, num_tactics
+        # other SearchConfig fields (leaves_per_round, c_puct, ...); the rest as the search's defaults. Not
+        # self_check: the harness checks every answer itself, off the budget
+        settable = [f.name for f in dataclasses.fields(SearchConfig) if f.name != "self_check"]
+        unknown = sorted(set(search) - set(settable))
+        if unknown:
+            raise ValueError(f"AlphaProofProver: {', '.join(unknown)} is not a search setting it takes; "
+                             f"pass one of {', '.join(settable)}")
+        self.search = search
         self.last: SearchResult | None = None
 
     def set_seed(self, seed: int) -> None:
@@ -59,6 +68,7 @@ class AlphaProofProver:
         # calls of the budget on a check of its own
         cfg = SearchConfig.for_budget(self.sims, self.num_tactics, budget.max_lean_calls, budget.max_seconds,
                                       self_check=False)
+        cfg = dataclasses.replace(cfg, **self.search)
         self.last = run_search(session, self.net, cfg)
         return self.last.proof if self.last.solved else None
 

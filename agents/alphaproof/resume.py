@@ -59,15 +59,15 @@ def inherit_settings(args: Args, saved: Any, explicit: Collection[str]) -> Args:
 
 def saved_settings(state: dict[str, Any]) -> Any:
     """The checkpoint's args, with the settings an older version had no flag for as that version ran them
-    (its net's sampling and value weight, no negatives, warm-start batches of ``--batch-size``), so that
-    resuming its run does not silently take this version's new defaults."""
+    (its net's sampling and value weight, no negatives, warm-start batches of ``--batch-size``, reference
+    proofs as written), so that resuming its run does not silently take this version's new defaults."""
     saved = state.get("args")
     if not isinstance(saved, dict):
         return saved
     net = state.get("net", {}).get("settings", {}) if isinstance(state.get("net"), dict) else {}
     older = {"temperature": net.get("temperature", 1.0), "oversample": net.get("oversample", 2),
              "value_weight": net.get("value_weight", 1.0), "negative_weight": net.get("negative_weight", 0.0),
-             "warmup_batch_size": saved.get("batch_size", Args.batch_size)}
+             "warmup_batch_size": saved.get("batch_size", Args.batch_size), "warmup_closers": ""}
     return {**older, **saved}
 
 

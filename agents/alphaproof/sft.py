@@ -104,7 +104,8 @@ def train_supervised(net: PolicyValueNet, rows: Sequence[Row], steps: int, batch
     return history
 
 
-def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, factorized: bool = True) -> list[Row]:
+def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, factorized: bool = True,
+                               closers: Sequence[str] = ()) -> list[Row]:
     """Training rows from generator theorems, by replaying each reference proof on the kernel.
 
     Every tactic goes to the first open branch; the row's state is that branch's
@@ -114,6 +115,10 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, fa
     independent goals, an AND node is as far from a proof as its hardest child),
     not the tactics left in the whole script. A proof that fails to replay
     contributes no rows: a row must describe a state the kernel really produced.
+
+    ``closers`` golfs the proof with Lean: each is tried, in order, on every state the golfed proof
+    reaches, and one that closes the state replaces the reference's whole subproof there (a shorter
+    proof, checked by Lean like the rest: the target the search would keep, see mcts ``proof_tactic``).
 
     ``process``: where to replay them all; by default a fresh in-process kernel for each (a kernel
     keeps what a proof start declared, as Lean does: two theorems sharing a header that declares
@@ -128,13 +133,13 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, fa
         lean = process if process is not None else LocalProcess(factorized=factorized)
         # (branch, row that opened it); the first is worked on
         open_ = [(lean.start_proof(pt.theorem.start_source()), None)]
-        replay: list[Row] = []
+        replay: list[tuple[Any, str]] = []  # (state, reference tactic)
         parent: list[int | None] = []  # per row: the row whose tactic opened its branch
         for i, tactic in enumerate(tactics):
             if not open_:
                 break
             state, opened_by = open_[0]
-            replay.append({"state": state.text, "tactic": tactic})
+            replay.append((state, tactic))
             parent.append(opened_by)
             result = lean.apply_tactic(state, tactic)
             if not result.ok:
@@ -142,12 +147,33 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, fa
             open_ = [(s, i) for s in result.states] + open_[1:]
         else:
             if not open_:  # the proof really closed every goal
-                steps = [1] * len(replay)
-                for j in reversed(range(len(replay))):  # children come after their parent
-                    if parent[j] is not None:
-                        steps[parent[j]] = max(steps[parent[j]], 1 + steps[j])
-                rows.extend({**row, "steps_to_go": n} for row, n in zip(replay, steps))
+                rows.extend(_golfed_rows(lean, replay, parent, closers))
     return rows
+
+
+def _golfed_rows(lean, replay: list[tuple[Any, str]], parent: list[int | None], closers: Sequence[str]) -> list[Row]:
+    """The rows of a replayed proof, each subproof a closer finishes replaced by that closer (top down)."""
+    children: list[list[int]] = [[] for _ in replay]
+    for j, p in enumerate(parent):
+        if p is not None:
+            children[p].append(j)
+    out: list[Row] = []
+
+    def visit(j: int) -> int:  # emits row j (and its subproof); returns its steps to go
+        state, tactic = replay[j]
+        for closer in closers:
+            if closer != tactic:
+                result = lean.apply_tactic(state, closer)
+                if result.ok and not result.states:
+                    out.append({"state": state.text, "tactic": closer, "steps_to_go": 1})
+                    return 1
+        row = {"state": state.text, "tactic": tactic}
+        out.append(row)
+        row["steps_to_go"] = 1 + max((visit(k) for k in children[j]), default=0)
+        return row["steps_to_go"]
+
+    visit(0)
+    return out
 
 
 # What --data takes, for the error that finds something else.

@@ -93,6 +93,7 @@ def reference_rows(source, args: Args, deadline: float | None = None) -> list[Ro
     if not refs:
         return []
     new_process = process_factory(args, deadline)
+    closers = [c.strip() for c in args.warmup_closers.split(",") if c.strip()]
 
     def replay(ref) -> list[Row] | str:
         if deadline is not None and time.monotonic() >= deadline:
@@ -102,7 +103,7 @@ def reference_rows(source, args: Args, deadline: float | None = None) -> list[Ro
         except ServerError as e:
             return f"{ref.theorem.name}: {type(e).__name__}: {e}"
         try:
-            return rows_from_reference_proofs([ref], process)
+            return rows_from_reference_proofs([ref], process, closers=closers)
         except (LeanError, ServerError) as e:
             return f"{ref.theorem.name}: {type(e).__name__}: {e}"
         finally:

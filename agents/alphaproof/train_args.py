@@ -35,12 +35,13 @@ class Args:
     max_tactic_tokens: int = 24  # decoding cap: PropLogic tactics are <= 15 tokens; raise it for real Lean (48+)
     factorized: bool = True  # simulator: one branch per goal, so AND nodes split into independent subgoals
     batch_size: int = 16
-    lr: float = 1e-3
+    lr: float = 3e-4  # self-play learner: near where the warm start's cosine ends (2e-4), so it goes on, not restarts
     learn_steps: int = 8  # gradient steps per iteration
     warmup_steps: int = 3000  # supervised steps on reference proofs before self-play
     warmup_lr: float = 2e-3  # peak of the warm start's warmup + cosine schedule
     warmup_batch_size: int = 64  # rows per warm-start step
     warmup_theorems: int = 6000  # reference proofs generated for the warm start
+    warmup_closers: str = "trivial"  # comma-separated tactics that golf the reference proofs ("": as written)
     sft_mix: float = 0.25  # fraction of each RL batch drawn from the reference-proof rows
     value_weight: float = 0.25  # weight of the value loss against the policy's (they share the tiny trunk)
     negative_weight: float = 0.5  # weight of the unlikelihood loss on tactics Lean rejected in self-play
@@ -97,12 +98,17 @@ _HELP = {
                          "Lean (48+)",
     "factorized": "simulator: one branch per goal, so AND nodes split into independent subgoals",
     "batch_size": "rows per gradient step",
-    "lr": "learning rate of the self-play learner (AdamW, weight decay 0.1 on matrices, as sft's default)",
+    "lr": ("learning rate of the self-play learner (AdamW, weight decay 0.1 on matrices, as sft's default); "
+           "near where the warm start's schedule ends, so self-play refines the warm-started net rather than "
+           "shaking it (1e-3 lost a third of the gain)"),
     "learn_steps": "gradient steps per iteration",
     "warmup_steps": "supervised steps on reference proofs before self-play (0: no warm start)",
     "warmup_lr": "peak learning rate of the warm start (linear warmup, then cosine decay)",
     "warmup_batch_size": "rows per warm-start step",
     "warmup_theorems": "reference proofs generated for the warm start",
+    "warmup_closers": ("comma-separated tactics tried, in order, on every state of a reference proof: one that "
+                       "closes the state replaces the reference's subproof there (shorter proofs, checked by Lean, "
+                       "as a search keeps its shortest); '': the reference proofs as written"),
     "sft_mix": "fraction of each learner batch drawn from the reference-proof rows",
     "value_weight": ("weight of the value loss against the policy loss (both heads share one trunk: on a tiny "
                      "model a lighter value loss leaves the policy more of it)"),
