@@ -71,3 +71,52 @@ def test_prover_takes_search_settings_and_names_the_known_ones():
     with pytest.raises(ValueError, match="self_check"):
         AlphaProofProver(net=object(), self_check=True)  # the harness checks every answer: not the prover's to set
     assert AlphaProofProver(net=object(), leaves_per_round=1).search == {"leaves_per_round": 1}
+
+
+class Chain:
+    """Goal "n": "step" leaves goal "n-1" (closes "0"); "jump" closes goals up to 2; "flaky" gets no answer."""
+
+    def start_proof(self, src):
+        return self._state(1200)
+
+    def apply_tactic(self, state, tactic):
+        from leangym.backends.types import Outcome, TacticResult
+        n = int(state.goals[0].target)
+        if tactic == "step":
+            return TacticResult(tactic, Outcome.PROGRESS, (self._state(n - 1),)) if n else \
+                TacticResult(tactic, Outcome.PROVED, ())
+        if tactic == "jump" and n <= 2:
+            return TacticResult(tactic, Outcome.PROVED, ())
+        if tactic == "flaky":
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), error="connection refused")
+        return TacticResult(tactic, Outcome.REJECTED, (), error="no")
+
+    @staticmethod
+    def _state(n):
+        from leangym.backends.types import Goal, ProofState
+        return ProofState(0, 0, (Goal((), str(n)),))
+
+
+LONG = type("LongRef", (), {"theorem": Theorem("theorem t (p : Prop) : p := by sorry"), "proof": ["step"] * 1201})()
+
+
+def test_a_proof_thousands_of_tactics_deep_is_golfed_without_recursion():
+    plain = rows_from_reference_proofs([LONG], Chain())
+    assert [r["steps_to_go"] for r in plain] == list(range(1201, 0, -1))
+    golfed = rows_from_reference_proofs([LONG], Chain(), closers=("nonsense", "jump"))
+    assert [r["tactic"] for r in golfed] == ["step"] * 1198 + ["jump"]  # "2" is closed by the jump
+    assert [r["steps_to_go"] for r in golfed] == list(range(1199, 0, -1))
+
+
+def test_a_closer_that_is_the_reference_tactic_keeps_its_place_in_the_order():
+    ref = Ref("theorem t (p : Prop) (h : p) : p := by sorry", ["trivial"])
+    assert [r["tactic"] for r in rows_from_reference_proofs([ref], closers=("trivial", "assumption"))] == ["trivial"]
+
+
+def test_a_server_failure_while_golfing_or_replaying_raises_so_the_proof_is_counted_as_lost():
+    from leangym.backends.types import ServerError
+    with pytest.raises(ServerError, match="flaky"):
+        rows_from_reference_proofs([LONG], Chain(), closers=("flaky",))
+    broken = type("Broken", (), {"theorem": LONG.theorem, "proof": ["step", "flaky"]})()
+    with pytest.raises(ServerError, match="connection refused"):
+        rows_from_reference_proofs([broken], Chain())
