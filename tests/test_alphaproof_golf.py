@@ -3,7 +3,7 @@ import pytest
 
 from agents.alphaproof.prove import AlphaProofProver
 from agents.alphaproof.sft import rows_from_reference_proofs
-from agents.alphaproof.train_args import parse_args
+from agents.alphaproof.train_args import closer_list, parse_args
 from leangym.datasets import proplogic
 from leangym.sim.local import LocalProcess
 from leangym.theorem import Theorem
@@ -63,6 +63,9 @@ def test_golfed_generator_proofs_are_proofs_and_never_longer():
 def test_train_flag_splits_closers():
     assert parse_args([]).warmup_closers == "trivial"
     assert parse_args(["--warmup-closers", ""]).warmup_closers == ""
+    assert closer_list("") == closer_list(" , ,") == []
+    assert closer_list(" trivial, simp [h, g] ,omega,,nlinarith [sq_nonneg (a - b), h⟨1, 2⟩]") == [
+        "trivial", "simp [h, g]", "omega", "nlinarith [sq_nonneg (a - b), h⟨1, 2⟩]"]
 
 
 def test_prover_takes_search_settings_and_names_the_known_ones():
