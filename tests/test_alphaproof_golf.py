@@ -123,3 +123,9 @@ def test_a_server_failure_while_golfing_or_replaying_raises_so_the_proof_is_coun
     broken = type("Broken", (), {"theorem": LONG.theorem, "proof": ["step", "flaky"]})()
     with pytest.raises(ServerError, match="connection refused"):
         rows_from_reference_proofs([broken], Chain())
+
+
+def test_help_shows_the_new_defaults():
+    from agents.alphaproof.train_args import build_parser
+    text = " ".join(build_parser().format_help().split())
+    assert "(default: 0.0003)" in text and "as written (default: trivial)" in text

@@ -98,7 +98,7 @@ _HELP = {
                          "Lean (48+)",
     "factorized": "simulator: one branch per goal, so AND nodes split into independent subgoals",
     "batch_size": "rows per gradient step",
-    "lr": ("learning rate of the self-play learner (AdamW, weight decay 0.1 on matrices, as sft's default); "
+    "lr": ("learning rate of the self-play learner (AdamW, weight decay 0.1 on matrices, as in sft); "
            "near where the warm start's schedule ends, so self-play refines the warm-started net rather than "
            "shaking it (1e-3 lost a third of the gain)"),
     "learn_steps": "gradient steps per iteration",
