@@ -76,6 +76,17 @@ def test_prover_takes_search_settings_and_names_the_known_ones():
     assert AlphaProofProver(net=object(), leaves_per_round=1).search == {"leaves_per_round": 1}
 
 
+@pytest.mark.parametrize("setting", ["num_simulations", "max_lean_calls", "max_seconds"])
+def test_prover_refuses_settings_that_would_override_sims_or_the_budget(setting):
+    with pytest.raises(ValueError, match=f"{setting} is"):
+        AlphaProofProver(net=object(), **{setting: 10_000})
+
+
+def test_prover_refuses_a_search_value_at_once():
+    with pytest.raises(ValueError, match="leaves_per_round must be at least 1"):
+        AlphaProofProver(net=object(), leaves_per_round=0)
+
+
 class Chain:
     """Goal "n": "step" leaves goal "n-1" (closes "0"); "jump" closes goals up to 2; "flaky" gets no answer."""
 
