@@ -8,7 +8,7 @@ Rows are ``{"state": ..., "tactic": ...[, "steps_to_go": n]}`` (see
 generator's reference proofs (:func:`rows_from_reference_proofs`). ``--data`` takes
 either: a file of the generator's theorems (``python -m leangym.datasets.proplogic -o
 FILE``: rows with a ``formal_statement`` and a reference ``proof``) is replayed into
-rows on the simulator (:func:`load_sft_rows`). :func:`train_supervised` is the whole
+rows on the simulator, as written (:func:`load_sft_rows`; ``train --warmup-closers`` golfs them). :func:`train_supervised` is the whole
 training loop (AdamW, linear warmup then cosine decay, gradient clipping); the
 RL learner reuses it on replay-buffer rows, passing its own optimizer so AdamW's
 moments persist between learner steps.
