@@ -3,7 +3,7 @@ import pytest
 
 from agents.alphaproof.prove import AlphaProofProver
 from agents.alphaproof.sft import rows_from_reference_proofs
-from agents.alphaproof.train_args import parse_args
+from agents.alphaproof.train_args import closer_list, parse_args
 from leangym.datasets import proplogic
 from leangym.sim.local import LocalProcess
 from leangym.theorem import Theorem
@@ -63,6 +63,9 @@ def test_golfed_generator_proofs_are_proofs_and_never_longer():
 def test_train_flag_splits_closers():
     assert parse_args([]).warmup_closers == "trivial"
     assert parse_args(["--warmup-closers", ""]).warmup_closers == ""
+    assert closer_list("") == closer_list(" , ,") == []
+    assert closer_list(" trivial, simp [h, g] ,omega,,nlinarith [sq_nonneg (a - b), h⟨1, 2⟩]") == [
+        "trivial", "simp [h, g]", "omega", "nlinarith [sq_nonneg (a - b), h⟨1, 2⟩]"]
 
 
 def test_prover_takes_search_settings_and_names_the_known_ones():
@@ -71,3 +74,69 @@ def test_prover_takes_search_settings_and_names_the_known_ones():
     with pytest.raises(ValueError, match="self_check"):
         AlphaProofProver(net=object(), self_check=True)  # the harness checks every answer: not the prover's to set
     assert AlphaProofProver(net=object(), leaves_per_round=1).search == {"leaves_per_round": 1}
+
+
+@pytest.mark.parametrize("setting", ["num_simulations", "max_lean_calls", "max_seconds"])
+def test_prover_refuses_settings_that_would_override_sims_or_the_budget(setting):
+    with pytest.raises(ValueError, match=f"{setting} is"):
+        AlphaProofProver(net=object(), **{setting: 10_000})
+
+
+def test_prover_refuses_a_search_value_at_once():
+    with pytest.raises(ValueError, match="leaves_per_round must be at least 1"):
+        AlphaProofProver(net=object(), leaves_per_round=0)
+
+
+class Chain:
+    """Goal "n": "step" leaves goal "n-1" (closes "0"); "jump" closes goals up to 2; "flaky" gets no answer."""
+
+    def start_proof(self, src):
+        return self._state(1200)
+
+    def apply_tactic(self, state, tactic):
+        from leangym.backends.types import Outcome, TacticResult
+        n = int(state.goals[0].target)
+        if tactic == "step":
+            return TacticResult(tactic, Outcome.PROGRESS, (self._state(n - 1),)) if n else \
+                TacticResult(tactic, Outcome.PROVED, ())
+        if tactic == "jump" and n <= 2:
+            return TacticResult(tactic, Outcome.PROVED, ())
+        if tactic == "flaky":
+            return TacticResult(tactic, Outcome.SERVER_FAILURE, (), error="connection refused")
+        return TacticResult(tactic, Outcome.REJECTED, (), error="no")
+
+    @staticmethod
+    def _state(n):
+        from leangym.backends.types import Goal, ProofState
+        return ProofState(0, 0, (Goal((), str(n)),))
+
+
+LONG = type("LongRef", (), {"theorem": Theorem("theorem t (p : Prop) : p := by sorry"), "proof": ["step"] * 1201})()
+
+
+def test_a_proof_thousands_of_tactics_deep_is_golfed_without_recursion():
+    plain = rows_from_reference_proofs([LONG], Chain())
+    assert [r["steps_to_go"] for r in plain] == list(range(1201, 0, -1))
+    golfed = rows_from_reference_proofs([LONG], Chain(), closers=("nonsense", "jump"))
+    assert [r["tactic"] for r in golfed] == ["step"] * 1198 + ["jump"]  # "2" is closed by the jump
+    assert [r["steps_to_go"] for r in golfed] == list(range(1199, 0, -1))
+
+
+def test_a_closer_that_is_the_reference_tactic_keeps_its_place_in_the_order():
+    ref = Ref("theorem t (p : Prop) (h : p) : p := by sorry", ["trivial"])
+    assert [r["tactic"] for r in rows_from_reference_proofs([ref], closers=("trivial", "assumption"))] == ["trivial"]
+
+
+def test_a_server_failure_while_golfing_or_replaying_raises_so_the_proof_is_counted_as_lost():
+    from leangym.backends.types import ServerError
+    with pytest.raises(ServerError, match="flaky"):
+        rows_from_reference_proofs([LONG], Chain(), closers=("flaky",))
+    broken = type("Broken", (), {"theorem": LONG.theorem, "proof": ["step", "flaky"]})()
+    with pytest.raises(ServerError, match="connection refused"):
+        rows_from_reference_proofs([broken], Chain())
+
+
+def test_help_shows_the_new_defaults():
+    from agents.alphaproof.train_args import build_parser
+    text = " ".join(build_parser().format_help().split())
+    assert "(default: 0.0003)" in text and "as written (default: trivial)" in text

@@ -38,6 +38,13 @@ from leangym.session import Budget, ProofSession
 from leangym.theorem import Theorem
 
 
+# SearchConfig fields AlphaProofProver(**search) refuses, and why
+FIXED_SEARCH = {"num_simulations": "is sims=", "num_tactics": "is num_tactics=",
+                "max_lean_calls": "is the harness's budget, the same for every agent",
+                "max_seconds": "is the harness's budget, the same for every agent",
+                "self_check": "is the harness's: it checks every agent's answer itself, off the budget"}
+
+
 class AlphaProofProver:
     """``leangym.prover.Prover``: MCTS guided by a trained network, within the harness's budget."""
 
@@ -46,17 +53,18 @@ class AlphaProofProver:
                  oversample: int | None = None, **search: float) -> None:
         if net is None and checkpoint is None:
             raise ValueError("AlphaProofProver needs a checkpoint or a net")
+        # other SearchConfig fields (leaves_per_round, c_puct, ...); the rest as the search's defaults. Not the
+        # budget (the harness's, the same for every agent), sims or num_tactics (arguments of their own), nor
+        # self_check (the harness checks every answer itself, off the budget)
+        settable = [f.name for f in dataclasses.fields(SearchConfig) if f.name not in FIXED_SEARCH]
+        for name in sorted(set(search) - set(settable)):
+            raise ValueError(f"AlphaProofProver: {name} {FIXED_SEARCH.get(name, 'is not a search setting')}; "
+                             f"it takes sims=, num_tactics= and any of {', '.join(settable)}")
+        SearchConfig(**search)  # a value the search cannot run with is refused now, not at the first theorem
         # temperature / oversample: how the policy samples its candidate tactics (None: as the net was trained)
         overrides = {k: v for k, v in (("temperature", temperature), ("oversample", oversample)) if v is not None}
         self.net = net or PolicyValueNet.load(checkpoint_file(checkpoint, "checkpoint"), device, **overrides)
         self.sims, self.num_tactics = sims, num_tactics
-        # other SearchConfig fields (leaves_per_round, c_puct, ...); the rest as the search's defaults. Not
-        # self_check: the harness checks every answer itself, off the budget
-        settable = [f.name for f in dataclasses.fields(SearchConfig) if f.name != "self_check"]
-        unknown = sorted(set(search) - set(settable))
-        if unknown:
-            raise ValueError(f"AlphaProofProver: {', '.join(unknown)} is not a search setting it takes; "
-                             f"pass one of {', '.join(settable)}")
         self.search = search
         self.last: SearchResult | None = None
 

@@ -8,7 +8,7 @@ Rows are ``{"state": ..., "tactic": ...[, "steps_to_go": n]}`` (see
 generator's reference proofs (:func:`rows_from_reference_proofs`). ``--data`` takes
 either: a file of the generator's theorems (``python -m leangym.datasets.proplogic -o
 FILE``: rows with a ``formal_statement`` and a reference ``proof``) is replayed into
-rows on the simulator (:func:`load_sft_rows`). :func:`train_supervised` is the whole
+rows on the simulator, as written (:func:`load_sft_rows`; ``train --warmup-closers`` golfs them). :func:`train_supervised` is the whole
 training loop (AdamW, linear warmup then cosine decay, gradient clipping); the
 RL learner reuses it on replay-buffer rows, passing its own optimizer so AdamW's
 moments persist between learner steps.
@@ -31,6 +31,7 @@ from agents.alphaproof.jsonl import iter_json_lines
 from agents.alphaproof.model import SIZES
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.tokenizer import load_tokenizer
+from leangym.backends.types import Outcome, ServerError
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 
 
@@ -114,7 +115,9 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, fa
     1 for its tactic plus the most any branch it opens still needs (branches are
     independent goals, an AND node is as far from a proof as its hardest child),
     not the tactics left in the whole script. A proof that fails to replay
-    contributes no rows: a row must describe a state the kernel really produced.
+    contributes no rows: a row must describe a state the kernel really produced. A server failure
+    (replaying or golfing) raises :class:`ServerError`: the caller (``train.reference_rows``, one proof
+    per call) drops that proof's rows and counts it.
 
     ``closers`` golfs the proof with Lean: each is tried, in order, on every state the golfed proof
     reaches, and one that closes the state replaces the reference's whole subproof there (a shorter
@@ -142,6 +145,8 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, fa
             replay.append((state, tactic))
             parent.append(opened_by)
             result = lean.apply_tactic(state, tactic)
+            if result.outcome is Outcome.SERVER_FAILURE:  # not Lean's verdict: the caller says so and goes on
+                raise ServerError(f"replaying {tactic!r}: {result.error}")
             if not result.ok:
                 break
             open_ = [(s, i) for s in result.states] + open_[1:]
@@ -152,28 +157,44 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, fa
 
 
 def _golfed_rows(lean, replay: list[tuple[Any, str]], parent: list[int | None], closers: Sequence[str]) -> list[Row]:
-    """The rows of a replayed proof, each subproof a closer finishes replaced by that closer (top down)."""
+    """The rows of a replayed proof, each subproof a closer finishes replaced by that closer (top down, in the
+    replay's order: a row, then its branches' subproofs). A loop, not recursion: a proof may be 1000s deep."""
     children: list[list[int]] = [[] for _ in replay]
     for j, p in enumerate(parent):
         if p is not None:
             children[p].append(j)
     out: list[Row] = []
-
-    def visit(j: int) -> int:  # emits row j (and its subproof); returns its steps to go
+    up: list[int | None] = []  # per row of out: the row of out whose tactic opened its branch
+    todo: list[tuple[int, int | None]] = [(0, None)]  # (replay index, its parent's row in out)
+    while todo:
+        j, above = todo.pop()
         state, tactic = replay[j]
-        for closer in closers:
-            if closer != tactic:
-                result = lean.apply_tactic(state, closer)
-                if result.ok and not result.states:
-                    out.append({"state": state.text, "tactic": closer, "steps_to_go": 1})
-                    return 1
-        row = {"state": state.text, "tactic": tactic}
-        out.append(row)
-        row["steps_to_go"] = 1 + max((visit(k) for k in children[j]), default=0)
-        return row["steps_to_go"]
-
-    visit(0)
+        closer = _closer(lean, state, tactic, closers, closes=not children[j])
+        up.append(above)
+        out.append({"state": state.text, "tactic": closer or tactic, "steps_to_go": 1})
+        if closer is None:  # the reference's tactic: its branches next, the first on top
+            todo += [(k, len(out) - 1) for k in reversed(children[j])]
+    for k in reversed(range(len(out))):  # branches come after the row that opened them
+        if up[k] is not None:
+            out[up[k]]["steps_to_go"] = max(out[up[k]]["steps_to_go"], 1 + out[k]["steps_to_go"])
     return out
+
+
+def _closer(lean, state, tactic: str, closers: Sequence[str], closes: bool) -> str | None:
+    """The first of ``closers`` that closes ``state`` (None: none does, or the reference's ``tactic`` comes
+    first and closes it, as the replay saw: ``closes``). A server failure raises: whether a closer works is
+    then unknown, and every further call would wait on the same server (the caller drops the proof)."""
+    for closer in closers:
+        if closer == tactic:
+            if closes:
+                return None
+            continue
+        result = lean.apply_tactic(state, closer)
+        if result.outcome is Outcome.SERVER_FAILURE:
+            raise ServerError(f"golfing with {closer!r}: {result.error}")
+        if result.ok and not result.states:
+            return closer
+    return None
 
 
 # What --data takes, for the error that finds something else.

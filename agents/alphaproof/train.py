@@ -70,7 +70,7 @@ from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.search import gives_verdict
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.theorem_source import make_source
-from agents.alphaproof.train_args import Args, explicit_fields, parse_args
+from agents.alphaproof.train_args import Args, closer_list, explicit_fields, parse_args
 from leangym.backends.types import LeanError, ServerError
 from leangym.cli import exclusive, run_cli
 from leangym.daemon_pool import DaemonPool
@@ -93,7 +93,7 @@ def reference_rows(source, args: Args, deadline: float | None = None) -> list[Ro
     if not refs:
         return []
     new_process = process_factory(args, deadline)
-    closers = [c.strip() for c in args.warmup_closers.split(",") if c.strip()]
+    closers = closer_list(args.warmup_closers)
 
     def replay(ref) -> list[Row] | str:
         if deadline is not None and time.monotonic() >= deadline:

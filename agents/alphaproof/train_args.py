@@ -98,7 +98,7 @@ _HELP = {
                          "Lean (48+)",
     "factorized": "simulator: one branch per goal, so AND nodes split into independent subgoals",
     "batch_size": "rows per gradient step",
-    "lr": ("learning rate of the self-play learner (AdamW, weight decay 0.1 on matrices, as sft's default); "
+    "lr": ("learning rate of the self-play learner (AdamW, weight decay 0.1 on matrices, as in sft); "
            "near where the warm start's schedule ends, so self-play refines the warm-started net rather than "
            "shaking it (1e-3 lost a third of the gain)"),
     "learn_steps": "gradient steps per iteration",
@@ -108,7 +108,8 @@ _HELP = {
     "warmup_theorems": "reference proofs generated for the warm start",
     "warmup_closers": ("comma-separated tactics tried, in order, on every state of a reference proof: one that "
                        "closes the state replaces the reference's subproof there (shorter proofs, checked by Lean, "
-                       "as a search keeps its shortest); '': the reference proofs as written"),
+                       "as a search keeps its shortest); a comma inside brackets stays in its tactic "
+                       "('trivial,simp [h, g],omega' is three); '': the reference proofs as written"),
     "sft_mix": "fraction of each learner batch drawn from the reference-proof rows",
     "value_weight": ("weight of the value loss against the policy loss (both heads share one trunk: on a tiny "
                      "model a lighter value loss leaves the policy more of it)"),
@@ -155,6 +156,17 @@ _HELP = {
     "infer_wait_ms": "longest wait of an evaluation request for others to share its forward pass (ms)",
 }
 _METAVAR = {"resume": "DIR", "init": "NET", "keys": "DIR", "bind": "HOST[:PORT]"}
+
+
+def closer_list(text: str) -> list[str]:
+    """``--warmup-closers`` as tactics: split at the commas outside brackets (``simp [h, g]`` is one tactic)."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text + ","):
+        depth += (ch in "([{⟨") - (ch in ")]}⟩")
+        if ch == "," and depth <= 0:
+            out.append(text[start:i].strip())
+            start, depth = i + 1, 0
+    return [t for t in out if t]
 
 
 def build_parser(only_given: bool = False) -> argparse.ArgumentParser:
