@@ -39,7 +39,7 @@ def test_the_warm_start_replays_on_the_kernel_the_run_searches():
             return [PropTheorem(Theorem(stmt), ("constructor", "exact hp", "exact hq"), 2, 2)]
 
     for factorized, goals in ((True, 1), (False, 2)):
-        rows = reference_rows(Source(), Args(factorized=factorized))
+        rows = reference_rows(Source(), Args(factorized=factorized, warmup_closers=""))  # as written: 3 rows
         assert rows[1]["tactic"] == "exact hp" and rows[1]["state"].count("⊢") == goals, rows[1]["state"]
 
 
@@ -61,12 +61,15 @@ def test_the_warm_start_replays_on_the_runs_server_and_skips_what_lean_refuses(s
             return [real, good]
 
     srv = sim_server(factorized=False, max_processes=2)  # the run's own --factorized is True
-    rows = reference_rows(Source(), Args(server=srv.url, actors=2))
+    rows = reference_rows(Source(), Args(server=srv.url, actors=2, warmup_closers=""))
     assert [r["tactic"] for r in rows] == ["constructor", "exact hp", "exact hq"]
     assert rows[1]["state"].count("⊢") == 2  # the server's state: both goals in one branch
     assert "1 of 2 reference proofs give no rows" in capsys.readouterr().err
     assert LeanTreeClient(srv.url).status()["used_processes"] == 0  # every lease given back
-    assert len(reference_rows(Source(), Args())) == 3  # the simulator: the same warning, no error
+    assert len(reference_rows(Source(), Args(warmup_closers=""))) == 3  # the simulator: the same warning, no error
+    golfed = reference_rows(Source(), Args(server=srv.url, actors=2))  # --warmup-closers trivial, on the server
+    assert [(r["tactic"], r["steps_to_go"]) for r in golfed] == [("trivial", 1)]
+    assert LeanTreeClient(srv.url).status()["used_processes"] == 0
 
 
 def test_resume_with_only_resume_goes_on_as_the_run_was_configured(tmp_path, capsys):
