@@ -40,6 +40,7 @@ import atexit
 import itertools
 import os
 import shutil
+import signal
 import tempfile
 import threading
 from pathlib import Path
@@ -69,6 +70,14 @@ else:
         _hypothesis_home = tempfile.mkdtemp(prefix="leangym-hypothesis-")
         atexit.register(shutil.rmtree, _hypothesis_home, ignore_errors=True)
         _set_hypothesis_home_dir(_hypothesis_home)
+
+# A suite started in the background by a script or under nohup inherits SIGINT/SIGHUP as ignored, and so
+# would every process it spawns: the Ctrl-C and hang-up tests need them delivered. A handler (unlike an
+# ignored signal) is reset to the default across exec, so the spawned Pythons get their KeyboardInterrupt.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, lambda *_: os._exit(129))  # as the default action would end the run
 
 # tqdm starts a "tqdm_monitor" thread with its first progress bar, which outlives every test.
 # It only watches for stuck bars, which tests do not need.
