@@ -57,7 +57,9 @@ class AlphaProofProver:
         # budget (the harness's, the same for every agent), sims or num_tactics (arguments of their own), nor
         # self_check (the harness checks every answer itself, off the budget)
         settable = [f.name for f in dataclasses.fields(SearchConfig) if f.name not in FIXED_SEARCH]
-        for name in sorted(set(search) - set(settable)):
+        refused = sorted(set(search) - set(settable))
+        if refused:
+            name = refused[0]
             raise ValueError(f"AlphaProofProver: {name} {FIXED_SEARCH.get(name, 'is not a search setting')}; "
                              f"it takes sims=, num_tactics= and any of {', '.join(settable)}")
         SearchConfig(**search)  # a value the search cannot run with is refused now, not at the first theorem
