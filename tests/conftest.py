@@ -73,11 +73,12 @@ else:
 
 # A suite started in the background by a script or under nohup inherits SIGINT/SIGHUP as ignored, and so
 # would every process it spawns: the Ctrl-C and hang-up tests need them delivered. A handler (unlike an
-# ignored signal) is reset to the default across exec, so the spawned Pythons get their KeyboardInterrupt.
+# ignored signal) is reset to the default across exec. SIGINT gets Python's own (tests interrupt this
+# process too); SIGHUP one that does nothing, so nohup still holds here and spawned processes get the default.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
-    signal.signal(signal.SIGHUP, lambda *_: os._exit(129))  # as the default action would end the run
+    signal.signal(signal.SIGHUP, lambda *_: None)
 
 # tqdm starts a "tqdm_monitor" thread with its first progress bar, which outlives every test.
 # It only watches for stuck bars, which tests do not need.
