@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # also runnable as
 import torch  # noqa: E402
 
 from agents.alphaproof import checkpoint  # noqa: E402
+from agents.alphaproof.prove import default_sims  # noqa: E402
 from agents.alphaproof.train import train  # noqa: E402
 from agents.alphaproof.train_args import explicit_fields, parse_args  # noqa: E402
 from benchmarks.baselines_proplogic import row, run_agent  # noqa: E402
@@ -57,8 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="training minutes at which to copy the net, comma-separated ('': none)")
     p.add_argument("--n", type=int, default=100, help="held-out theorems (proplogic-heldout:N)")
     p.add_argument("--budget-calls", type=int, default=64, help="Lean calls per theorem, the same for every agent")
-    p.add_argument("--sims", type=int, default=64, help="the agent's MCTS simulations per theorem in the harness")
-    p.add_argument("--num-tactics", type=int, default=2, help="the agent's tactics per new node in the harness")
+    p.add_argument("--sims", type=int, default=None,
+                   help="the agent's MCTS simulations per theorem in the harness (default: 4 per Lean call)")
+    p.add_argument("--num-tactics", type=int, default=1,
+                   help="the agent's tactics per new node in the harness (more as a node is revisited)")
     p.add_argument("--ppo-timesteps", type=int, default=50_000)
     p.add_argument("--seed", type=int, default=0, help="the harness runs' seed")
     p.add_argument("--work", type=Path, default=Path("runs/learning_curve"), help="training run, snapshots, JSONL")
@@ -68,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if set(explicit_fields(train_argv)) & set(OURS):  # (a bad train flag: train's one-line error, here)
         p.error(f"--train-args: {', '.join('--' + f.replace('_', '-') for f in OURS)} are set by this script")
     snapshots = [m for m in a.snapshots if m < a.minutes]
+    a.sims = default_sims(a.sims, a.budget_calls)
     for flag in ("n", "budget_calls", "sims", "num_tactics", "ppo_timesteps"):
         if getattr(a, flag) < 1:
             p.error(f"--{flag.replace('_', '-')} must be >= 1")
@@ -196,7 +200,8 @@ def report(nums: dict, results: dict[str, tuple[ResultSet, float]], a: argparse.
         f"Training: `{nums['train_command']}` ({nums['iterations']} iterations, {nums['train_minutes']:.1f} min, "
         f"warm start included). Then every agent through `scripts.benchmark` on `proplogic-heldout:{a.n}` "
         f"(simulated kernel, `--sim-factorized`), **{a.budget_calls} Lean calls per theorem**, one attempt, "
-        f"seed {a.seed}; the agent with {a.sims} simulations and {a.num_tactics} tactics per node. Every counted "
+        f"seed {a.seed}; the agent with {a.sims} simulations, {a.num_tactics} tactic(s) per new node and one leaf "
+        f"per round (`agents.alphaproof.prove`'s defaults). Every counted "
         f"proof was re-checked whole by the harness. MaskablePPO trained {a.ppo_timesteps} steps in "
         f"{nums['ppo_train_s']:.0f} s (excluded). Pass rate with a 95% Wilson interval; Lean calls: mean per attempt.",
         "",

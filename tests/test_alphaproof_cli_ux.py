@@ -178,7 +178,8 @@ def _rows_file(tmp_path: Path) -> Path:
 # ---------------------------------------------------------------------------- 10. --help, usage, prove, held-out
 def test_prove_and_sft_help_show_defaults(capsys):
     prove = " ".join(_help(prove_mod.main, capsys).split())
-    assert "MCTS simulations (at least 1) (default: 128)" in prove and "(default: None)" not in prove
+    assert "MCTS simulations (at least 1; default: 4 per Lean call of --lean-calls)" in prove
+    assert "(default: None)" not in prove
     assert "1 no proof was found" in prove  # the exit status
     sft = " ".join(_help(sft_mod.main, capsys).split())
     assert "optimizer steps (at least 1) (default: 1000)" in sft and "(default: checkpoints/sft.pt)" in sft

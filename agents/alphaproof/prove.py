@@ -38,6 +38,13 @@ from leangym.session import Budget, ProofSession
 from leangym.theorem import Theorem
 
 
+# how a trained net proves (training explores wider): one tactic per new node, more as a node is revisited,
+# one leaf per round so that each Lean call sees the tree the last one left, and simulations enough that the
+# Lean-call budget binds. On proplogic-heldout:100 at 64 calls: 78 against 74 (4 sims per call, 2 tactics,
+# 4 leaves), solved within 8 calls 48 against 39 (benchmarks/results/learning_curve.md)
+PROVE_SEARCH = {"leaves_per_round": 1}
+SIMS_PER_CALL = 4
+
 # SearchConfig fields AlphaProofProver(**search) refuses, and why
 FIXED_SEARCH = {"num_simulations": "is sims=", "num_tactics": "is num_tactics=",
                 "max_lean_calls": "is the harness's budget, the same for every agent",
@@ -48,8 +55,8 @@ FIXED_SEARCH = {"num_simulations": "is sims=", "num_tactics": "is num_tactics=",
 class AlphaProofProver:
     """``leangym.prover.Prover``: MCTS guided by a trained network, within the harness's budget."""
 
-    def __init__(self, checkpoint: str | None = None, net: PolicyValueNet | None = None, sims: int = 64,
-                 num_tactics: int = 2, device: str = "cpu", temperature: float | None = None,
+    def __init__(self, checkpoint: str | None = None, net: PolicyValueNet | None = None, sims: int | None = None,
+                 num_tactics: int = 1, device: str = "cpu", temperature: float | None = None,
                  oversample: int | None = None, **search: float) -> None:
         if net is None and checkpoint is None:
             raise ValueError("AlphaProofProver needs a checkpoint or a net")
@@ -62,11 +69,12 @@ class AlphaProofProver:
             name = refused[0]
             raise ValueError(f"AlphaProofProver: {name} {FIXED_SEARCH.get(name, 'is not a search setting')}; "
                              f"it takes sims=, num_tactics= and any of {', '.join(settable)}")
+        search = {**PROVE_SEARCH, **search}
         SearchConfig(**search)  # a value the search cannot run with is refused now, not at the first theorem
         # temperature / oversample: how the policy samples its candidate tactics (None: as the net was trained)
         overrides = {k: v for k, v in (("temperature", temperature), ("oversample", oversample)) if v is not None}
         self.net = net or PolicyValueNet.load(checkpoint_file(checkpoint, "checkpoint"), device, **overrides)
-        self.sims, self.num_tactics = sims, num_tactics
+        self.sims, self.num_tactics = sims, num_tactics  # sims None: SIMS_PER_CALL per Lean call of the budget
         self.search = search
         self.last: SearchResult | None = None
 
@@ -76,11 +84,18 @@ class AlphaProofProver:
     def prove(self, theorem: Theorem, session: ProofSession, budget: Budget) -> str | None:
         # the harness checks every answer itself, off the budget, for every agent: the search does not spend
         # calls of the budget on a check of its own
-        cfg = SearchConfig.for_budget(self.sims, self.num_tactics, budget.max_lean_calls, budget.max_seconds,
-                                      self_check=False)
+        cfg = SearchConfig.for_budget(default_sims(self.sims, budget.max_lean_calls), self.num_tactics,
+                                      budget.max_lean_calls, budget.max_seconds, self_check=False)
         cfg = dataclasses.replace(cfg, **self.search)
         self.last = run_search(session, self.net, cfg)
         return self.last.proof if self.last.solved else None
+
+
+def default_sims(sims: int | None, lean_calls: int | None) -> int:
+    """``sims``, or enough that the Lean-call budget binds (256 without one)."""
+    if sims is not None:
+        return sims
+    return SIMS_PER_CALL * lean_calls if lean_calls else 256
 
 
 CHECKPOINTS = ("a train run's --checkpoint-dir (its latest.pt), latest (the run saved last), a checkpoint file, "
@@ -147,16 +162,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--theorem", required=True, help="a Lean statement ending in ':= by sorry'")
     p.add_argument("--header", default="", help="Lean header (opens, set_options) before the statement")
     p.add_argument("--server", default=None, help="LeanTree URL (default: the in-process simulator)")
-    p.add_argument("--sims", type=int, default=128, help="MCTS simulations (at least 1)")
+    p.add_argument("--sims", type=int, default=None,
+                   help=f"MCTS simulations (at least 1; default: {SIMS_PER_CALL} per Lean call of --lean-calls)")
     p.add_argument("--lean-calls", type=int, default=512, help="Lean-call budget (at least 1)")
     p.add_argument("--seconds", type=float, default=None, help="wall-clock budget in seconds (default: none)")
-    p.add_argument("--num-tactics", type=int, default=4, help="tactics asked of the policy per new node (at least 1)")
+    p.add_argument("--num-tactics", type=int, default=1,
+                   help="tactics asked of the policy per new node, and more each time it is revisited (at least 1)")
     p.add_argument("--device", default="cpu", help=cli_checks.DEVICES)
     p.add_argument("--seed", type=int, default=0, help="seeds the policy's sampling of tactics")
     p.add_argument("--factorized", action=argparse.BooleanOptionalAction, default=None,
                    help="simulator only: one branch per goal (default: as the checkpoint's training run, else yes)")
     a = p.parse_args(argv)
     # a budget that cannot find a proof would only end in "no proof found"
+    a.sims = default_sims(a.sims, a.lean_calls)
     cli_checks.at_least(1, sims=a.sims, lean_calls=a.lean_calls, num_tactics=a.num_tactics)
     cli_checks.positive(seconds=a.seconds)
     cli_checks.seed(a.seed)
@@ -168,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     theorem = Theorem(a.theorem, header=a.header)
     factorized = a.factorized if a.factorized is not None else trained_factorized(path)
     process = open_backend(a.server, factorized=factorized)()
-    cfg = SearchConfig.for_budget(a.sims, a.num_tactics, a.lean_calls, a.seconds)
+    cfg = dataclasses.replace(SearchConfig.for_budget(a.sims, a.num_tactics, a.lean_calls, a.seconds), **PROVE_SEARCH)
     t0 = time.monotonic()
     try:
         session = start(process, theorem, Budget(a.lean_calls, a.seconds))
