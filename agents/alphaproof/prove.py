@@ -174,8 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="simulator only: one branch per goal (default: as the checkpoint's training run, else yes)")
     a = p.parse_args(argv)
     # a budget that cannot find a proof would only end in "no proof found"
-    a.sims = default_sims(a.sims, a.lean_calls)
     cli_checks.at_least(1, sims=a.sims, lean_calls=a.lean_calls, num_tactics=a.num_tactics)
+    a.sims = default_sims(a.sims, a.lean_calls)  # after the check: a bad --lean-calls is named, not --sims
     cli_checks.positive(seconds=a.seconds)
     cli_checks.seed(a.seed)
     cli_checks.check_device(a.device)
