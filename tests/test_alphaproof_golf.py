@@ -85,6 +85,11 @@ def test_prover_refuses_settings_that_would_override_sims_or_the_budget(setting)
 def test_prover_refuses_a_search_value_at_once():
     with pytest.raises(ValueError, match="leaves_per_round must be at least 1"):
         AlphaProofProver(net=object(), leaves_per_round=0)
+    with pytest.raises(ValueError, match="num_tactics must be at least 1"):
+        AlphaProofProver(net=object(), num_tactics=0)
+    for sims in (0, -1):  # (0 simulations failed every theorem without a word)
+        with pytest.raises(ValueError, match=f"sims must be at least 1 .*, got {sims}"):
+            AlphaProofProver(net=object(), sims=sims)
 
 
 class Chain:

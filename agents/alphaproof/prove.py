@@ -70,7 +70,12 @@ class AlphaProofProver:
             raise ValueError(f"AlphaProofProver: {name} {FIXED_SEARCH.get(name, 'is not a search setting')}; "
                              f"it takes sims=, num_tactics= and any of {', '.join(settable)}")
         search = {**PROVE_SEARCH, **search}
-        SearchConfig(**search)  # a value the search cannot run with is refused now, not at the first theorem
+        # a value the search cannot run with is refused now, not at every theorem (the harness records a
+        # prove() error per theorem; 0 simulations would only fail each one without a word)
+        dataclasses.replace(SearchConfig.for_budget(1, num_tactics, None, None), **search)
+        if sims is not None and not sims >= 1:
+            raise ValueError(f"AlphaProofProver: sims must be at least 1 (None: {SIMS_PER_CALL} per Lean call of "
+                             f"the budget), got {sims}")
         # temperature / oversample: how the policy samples its candidate tactics (None: as the net was trained)
         overrides = {k: v for k, v in (("temperature", temperature), ("oversample", oversample)) if v is not None}
         self.net = net or PolicyValueNet.load(checkpoint_file(checkpoint, "checkpoint"), device, **overrides)
