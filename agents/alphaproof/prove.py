@@ -40,7 +40,7 @@ from leangym.theorem import Theorem
 
 # how a trained net proves (training explores wider): one tactic per new node, more as a node is revisited,
 # one leaf per round so that each Lean call sees the tree the last one left, and simulations enough that the
-# Lean-call budget binds. On proplogic-heldout:100 at 64 calls: 78 against 74 (4 sims per call, 2 tactics,
+# Lean-call budget binds. On proplogic-heldout:100 at 64 calls: 78 against 74 (64 sims, 2 tactics,
 # 4 leaves), solved within 8 calls 48 against 39 (benchmarks/results/learning_curve.md)
 PROVE_SEARCH = {"leaves_per_round": 1}
 SIMS_PER_CALL = 4
