@@ -73,7 +73,8 @@ def test_prover_takes_search_settings_and_names_the_known_ones():
         AlphaProofProver(net=object(), leaves_per_pass=1)
     with pytest.raises(ValueError, match="self_check"):
         AlphaProofProver(net=object(), self_check=True)  # the harness checks every answer: not the prover's to set
-    assert AlphaProofProver(net=object(), leaves_per_round=1).search == {"leaves_per_round": 1}
+    assert AlphaProofProver(net=object()).search == {"leaves_per_round": 1}  # prove's default
+    assert AlphaProofProver(net=object(), leaves_per_round=2).search == {"leaves_per_round": 2}  # given: it wins
 
 
 @pytest.mark.parametrize("setting", ["num_simulations", "max_lean_calls", "max_seconds"])
