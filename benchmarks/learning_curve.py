@@ -193,6 +193,9 @@ def report(nums: dict, results: dict[str, tuple[ResultSet, float]], a: argparse.
     within = list(first["solved_within"])
     lb, la = (" / ".join(f"{x:.2f}" for x in nums[k]) for k in ("load_before", "load_after"))
     evals, te = nums["evals"], nums["train_eval"]
+    # (only when they are: --sims / --num-tactics may have been given)
+    defaults = " (`agents.alphaproof.prove`'s defaults)" if (a.sims, a.num_tactics) == (
+        default_sims(None, a.budget_calls), 1) else ""
     return "\n".join([
         "# AlphaProof agent against the baselines, at equal Lean calls",
         "", "```", nums["command"], "```", "",
@@ -201,7 +204,7 @@ def report(nums: dict, results: dict[str, tuple[ResultSet, float]], a: argparse.
         f"warm start included). Then every agent through `scripts.benchmark` on `proplogic-heldout:{a.n}` "
         f"(simulated kernel, `--sim-factorized`), **{a.budget_calls} Lean calls per theorem**, one attempt, "
         f"seed {a.seed}; the agent with {a.sims} simulations, {a.num_tactics} tactic(s) per new node and one leaf "
-        f"per round (`agents.alphaproof.prove`'s defaults). Every counted "
+        f"per round{defaults}. Every counted "
         f"proof was re-checked whole by the harness. MaskablePPO trained {a.ppo_timesteps} steps in "
         f"{nums['ppo_train_s']:.0f} s (excluded). Pass rate with a 95% Wilson interval; Lean calls: mean per attempt.",
         "",

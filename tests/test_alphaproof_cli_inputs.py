@@ -137,6 +137,7 @@ def test_sft_tokenizer_file_that_is_missing_or_no_tokenizer(tmp_path, rows_file,
 @pytest.mark.parametrize("flag, value", [
     ("--sims", "0"), ("--sims", "-3"), ("--lean-calls", "0"), ("--seconds", "-1"), ("--seconds", "0"),
     ("--num-tactics", "0"), ("--seed", "-1"),
+    ("--lean-calls", "-3"),  # with --sims omitted: named as itself, not as the --sims it would default
 ])
 def test_prove_refuses_budgets_that_cannot_work(flag, value, net_file, capsys):
     # (the old prove searched and said "no proof found", exit 1)

@@ -73,7 +73,8 @@ def test_prover_takes_search_settings_and_names_the_known_ones():
         AlphaProofProver(net=object(), leaves_per_pass=1)
     with pytest.raises(ValueError, match="self_check"):
         AlphaProofProver(net=object(), self_check=True)  # the harness checks every answer: not the prover's to set
-    assert AlphaProofProver(net=object(), leaves_per_round=1).search == {"leaves_per_round": 1}
+    assert AlphaProofProver(net=object()).search == {"leaves_per_round": 1}  # prove's default
+    assert AlphaProofProver(net=object(), leaves_per_round=2).search == {"leaves_per_round": 2}  # given: it wins
 
 
 @pytest.mark.parametrize("setting", ["num_simulations", "max_lean_calls", "max_seconds"])
@@ -85,6 +86,11 @@ def test_prover_refuses_settings_that_would_override_sims_or_the_budget(setting)
 def test_prover_refuses_a_search_value_at_once():
     with pytest.raises(ValueError, match="leaves_per_round must be at least 1"):
         AlphaProofProver(net=object(), leaves_per_round=0)
+    with pytest.raises(ValueError, match="num_tactics must be at least 1"):
+        AlphaProofProver(net=object(), num_tactics=0)
+    for sims in (0, -1):  # (0 simulations failed every theorem without a word)
+        with pytest.raises(ValueError, match=f"sims must be at least 1 .*, got {sims}"):
+            AlphaProofProver(net=object(), sims=sims)
 
 
 class Chain:

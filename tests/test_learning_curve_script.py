@@ -27,6 +27,7 @@ def test_learning_curve_trains_then_runs_every_agent_through_the_harness(monkeyp
     md = (tmp_path / "results" / "lc.md").read_text()
     assert (tmp_path / "results" / "lc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "python benchmarks/learning_curve.py --minutes 0.2" in md and "load average" in md
+    assert "the agent with 8 simulations, 1 tactic(s)" in md and "prove`'s defaults" not in md  # --sims 8 is not
 
     labels = list(nums["agents"])
     assert labels[0].startswith("AlphaProof agent, final") and labels[-3:] == [

@@ -124,6 +124,9 @@ def test_cli_help_and_bad_flags():
     assert parse_args(["--no-conjectures", "--rounds", "3"]).conjectures is False
     with pytest.raises(SystemExit):
         parse_args(["--rounds", "0"])
+    assert parse_args(["--conjecturer-corpus", "0"]).conjecturer_corpus == 0  # no corpus
+    with pytest.raises(SystemExit):
+        parse_args(["--conjecturer-corpus", "-1"])
     out = subprocess.run([sys.executable, "-m", "agents.stp.train", "--help"], cwd=REPO, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0 and "--no-conjectures" in out.stdout

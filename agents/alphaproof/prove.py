@@ -40,7 +40,7 @@ from leangym.theorem import Theorem
 
 # how a trained net proves (training explores wider): one tactic per new node, more as a node is revisited,
 # one leaf per round so that each Lean call sees the tree the last one left, and simulations enough that the
-# Lean-call budget binds. On proplogic-heldout:100 at 64 calls: 78 against 74 (4 sims per call, 2 tactics,
+# Lean-call budget binds. On proplogic-heldout:100 at 64 calls: 78 against 74 (64 sims, 2 tactics,
 # 4 leaves), solved within 8 calls 48 against 39 (benchmarks/results/learning_curve.md)
 PROVE_SEARCH = {"leaves_per_round": 1}
 SIMS_PER_CALL = 4
@@ -70,7 +70,12 @@ class AlphaProofProver:
             raise ValueError(f"AlphaProofProver: {name} {FIXED_SEARCH.get(name, 'is not a search setting')}; "
                              f"it takes sims=, num_tactics= and any of {', '.join(settable)}")
         search = {**PROVE_SEARCH, **search}
-        SearchConfig(**search)  # a value the search cannot run with is refused now, not at the first theorem
+        # a value the search cannot run with is refused now, not at every theorem (the harness records a
+        # prove() error per theorem; 0 simulations would only fail each one without a word)
+        dataclasses.replace(SearchConfig.for_budget(1, num_tactics, None, None), **search)
+        if sims is not None and not sims >= 1:
+            raise ValueError(f"AlphaProofProver: sims must be at least 1 (None: {SIMS_PER_CALL} per Lean call of "
+                             f"the budget), got {sims}")
         # temperature / oversample: how the policy samples its candidate tactics (None: as the net was trained)
         overrides = {k: v for k, v in (("temperature", temperature), ("oversample", oversample)) if v is not None}
         self.net = net or PolicyValueNet.load(checkpoint_file(checkpoint, "checkpoint"), device, **overrides)
@@ -174,8 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="simulator only: one branch per goal (default: as the checkpoint's training run, else yes)")
     a = p.parse_args(argv)
     # a budget that cannot find a proof would only end in "no proof found"
-    a.sims = default_sims(a.sims, a.lean_calls)
     cli_checks.at_least(1, sims=a.sims, lean_calls=a.lean_calls, num_tactics=a.num_tactics)
+    a.sims = default_sims(a.sims, a.lean_calls)  # after the check: a bad --lean-calls is named, not --sims
     cli_checks.positive(seconds=a.seconds)
     cli_checks.seed(a.seed)
     cli_checks.check_device(a.device)

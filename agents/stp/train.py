@@ -126,6 +126,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     for name in ("seeds", "rounds", "candidates", "attempts", "max_steps", "sims", "lean_calls", "batch_size"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.conjecturer_corpus < 0:  # (else the generator's "n must be >= 0", after the prover's warm start)
+        p.error("--conjecturer-corpus must be at least 0")
     if not 1 <= args.seed_level <= generator.MAX_DIFFICULTY or not 1 <= args.eval_level <= generator.MAX_DIFFICULTY:
         p.error(f"--seed-level and --eval-level are PropLogic levels 1..{generator.MAX_DIFFICULTY}")
     return args
