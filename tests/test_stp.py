@@ -15,7 +15,7 @@ from agents.alphaproof.policy import PolicyValueNet
 from agents.stp import conjecturer
 from agents.stp.mutate import EDITS, body_of, mutations, parse_body, statement
 from agents.stp.rounds import choose, first_goal_order, play_rounds
-from agents.stp.train import Args, parse_args, preference, train
+from agents.stp.train import Args, corpus_rows, parse_args, preference, train
 from leangym.envs.conjecture_prove import ConjectureProveEnv
 from leangym.proof import ProofTree
 from leangym.datasets import proplogic as generator
@@ -125,6 +125,11 @@ def test_cli_help_and_bad_flags():
     with pytest.raises(SystemExit):
         parse_args(["--rounds", "0"])
     assert parse_args(["--conjecturer-corpus", "0"]).conjecturer_corpus == 0  # no corpus
+    rows = corpus_rows(Args(conjecturer_corpus=3))
+    heldout = ({generator.statement_key(r["formal_statement"]) for r in rows}
+               & {generator.statement_key(p) for p in generator.heldout_set()})
+    assert len(rows) == 3 and not heldout
+    assert corpus_rows(Args(conjecturer_corpus=3, theorems="seeds.jsonl")) == []  # a file's seeds: their language
     with pytest.raises(SystemExit):
         parse_args(["--conjecturer-corpus", "-1"])
     out = subprocess.run([sys.executable, "-m", "agents.stp.train", "--help"], cwd=REPO, capture_output=True,
@@ -137,7 +142,7 @@ def test_tiny_run_on_a_server_gives_every_lease_back(sim_server):
 
     srv = sim_server(factorized=True, max_processes=8)
     res = train(Args(server=srv.url, seeds=4, iterations=1, rounds=2, candidates=2, attempts=1, max_steps=2,
-                     seed_batch=2, sims=2, lean_calls=8, warmup_steps=1, conjecturer_warmup_steps=1, conjecturer_corpus=0,
+                     seed_batch=2, sims=2, lean_calls=8, warmup_steps=1, conjecturer_warmup_steps=1, conjecturer_corpus=4,
                      learn_steps=1,
                      conjecturer_steps=1, batch_size=4, eval_size=0, progress=False, checkpoint_dir="", logdir=""))
     assert res["iterations"] == 1 and res["history"][0]["share_server_failure"] == 0.0

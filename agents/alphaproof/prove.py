@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--lean-calls", type=int, default=512, help="Lean-call budget (at least 1)")
     p.add_argument("--seconds", type=float, default=None, help="wall-clock budget in seconds (default: none)")
     p.add_argument("--num-tactics", type=int, default=1,
-                   help="tactics asked of the policy per new node, and more each time it is revisited (at least 1)")
+                   help="tactics asked of the policy per new node; more as its visits grow (progressive widening) (at least 1)")
     p.add_argument("--device", default="cpu", help=cli_checks.DEVICES)
     p.add_argument("--seed", type=int, default=0, help="seeds the policy's sampling of tactics")
     p.add_argument("--factorized", action=argparse.BooleanOptionalAction, default=None,

@@ -80,7 +80,7 @@ class Args:
     num_tactics: int = 4  # tactics asked of the policy per new search node
     warmup_steps: int = 150  # supervised steps of the prover on the seeds' proofs before self-play
     conjecturer_warmup_steps: int = 1500  # supervised steps of the conjecturer on edits of the seeds (and corpus)
-    conjecturer_corpus: int = 2000  # generated PropLogic statements (none held out) whose edits warm the conjecturer up too
+    conjecturer_corpus: int = 2000  # generated PropLogic statements (none held out) whose edits warm the conjecturer up too (not with --theorems)
     learn_steps: int = 8  # prover steps per iteration
     conjecturer_steps: int = 16  # conjecturer steps per iteration (once it has rewarded rounds)
     build_on: float = 0.5  # share of rounds seeded by conjectures proved in the band (once there are some)
@@ -159,8 +159,10 @@ def seed_pool(args: Args) -> list[dict[str, Any]]:
 def corpus_rows(args: Args) -> list[dict[str, Any]]:
     """``--conjecturer-corpus`` generated statements (levels 1..--seed-level, none held out): 64 seeds' edits
     alone left 0.71 of the warmed-up conjecturer's candidates unparsable, these 2000 more 0.27 (1500 steps)."""
+    if not args.conjecturer_corpus or args.theorems:  # seeds of a file: their language, not PropLogic's
+        return []
     pts = generator.generate(args.conjecturer_corpus, args.seed + 7919, (1, args.seed_level),
-                             exclude=generator.heldout_set(), prefix="corpus") if args.conjecturer_corpus else []
+                             exclude=generator.heldout_set(), prefix="corpus")
     return [{"name": p.name, "header": p.theorem.header, "formal_statement": p.formal_statement} for p in pts]
 
 
