@@ -95,8 +95,8 @@ def test_choose_drops_seen_candidates_and_follows_the_preference():
 
 def test_tiny_self_play_and_ablation_runs(tmp_path):
     common = dict(seeds=6, iterations=2, rounds=3, candidates=2, attempts=2, max_steps=4, seed_batch=2, sims=2,
-                  lean_calls=8, warmup_steps=2, conjecturer_warmup_steps=2, conjecturer_corpus=8, learn_steps=1, conjecturer_steps=1,
-                  batch_size=4, eval_size=2, progress=False)
+                  lean_calls=8, warmup_steps=2, conjecturer_warmup_steps=2, conjecturer_corpus=8, learn_steps=1,
+                  conjecturer_steps=1, batch_size=4, eval_size=2, progress=False)
     res = train(Args(**common, checkpoint_dir=str(tmp_path / "sp"), logdir=str(tmp_path / "tb")))
     assert res["iterations"] == 2 and len(res["history"]) == 2
     h = res["history"][-1]
@@ -142,9 +142,9 @@ def test_tiny_run_on_a_server_gives_every_lease_back(sim_server):
 
     srv = sim_server(factorized=True, max_processes=8)
     res = train(Args(server=srv.url, seeds=4, iterations=1, rounds=2, candidates=2, attempts=1, max_steps=2,
-                     seed_batch=2, sims=2, lean_calls=8, warmup_steps=1, conjecturer_warmup_steps=1, conjecturer_corpus=4,
-                     learn_steps=1,
-                     conjecturer_steps=1, batch_size=4, eval_size=0, progress=False, checkpoint_dir="", logdir=""))
+                     seed_batch=2, sims=2, lean_calls=8, warmup_steps=1, conjecturer_warmup_steps=1,
+                     conjecturer_corpus=4, learn_steps=1, conjecturer_steps=1, batch_size=4, eval_size=0, progress=False,
+                     checkpoint_dir="", logdir=""))
     assert res["iterations"] == 1 and res["history"][0]["share_server_failure"] == 0.0
     assert requests.get(srv.url + "/status", timeout=5).json()["used_processes"] == 0
 

@@ -15,7 +15,8 @@ from leangym.cli import run_cli
 # a tiny run: 4 seeds, one round of one attempt, searches of a few Lean calls, no evaluation
 TINY = ["--seeds", "4", "--rounds", "1", "--candidates", "1", "--attempts", "1", "--max-steps", "2",
         "--seed-batch", "1", "--sims", "2", "--lean-calls", "4", "--warmup-steps", "1",
-        "--conjecturer-warmup-steps", "1", "--conjecturer-corpus", "2", "--learn-steps", "1", "--conjecturer-steps", "1", "--batch-size", "4",
+        "--conjecturer-warmup-steps", "1", "--conjecturer-corpus", "2", "--learn-steps", "1", "--conjecturer-steps", "1",
+        "--batch-size", "4",
         "--eval-size", "0", "--no-progress"]
 
 

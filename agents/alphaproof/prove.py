@@ -72,7 +72,7 @@ class AlphaProofProver:
         search = {**PROVE_SEARCH, **search}
         # a value the search cannot run with is refused now, not at every theorem (the harness records a
         # prove() error per theorem; 0 simulations would only fail each one without a word)
-        dataclasses.replace(SearchConfig.for_budget(1, num_tactics, None, None), **search)
+        prove_config(1, num_tactics, None, None, **search)
         if sims is not None and not sims >= 1:
             raise ValueError(f"AlphaProofProver: sims must be at least 1 (None: {SIMS_PER_CALL} per Lean call of "
                              f"the budget), got {sims}")
@@ -89,9 +89,8 @@ class AlphaProofProver:
     def prove(self, theorem: Theorem, session: ProofSession, budget: Budget) -> str | None:
         # the harness checks every answer itself, off the budget, for every agent: the search does not spend
         # calls of the budget on a check of its own
-        cfg = SearchConfig.for_budget(default_sims(self.sims, budget.max_lean_calls), self.num_tactics,
-                                      budget.max_lean_calls, budget.max_seconds, self_check=False)
-        cfg = dataclasses.replace(cfg, **self.search)
+        cfg = prove_config(self.sims, self.num_tactics, budget.max_lean_calls, budget.max_seconds, self_check=False,
+                           **self.search)
         self.last = run_search(session, self.net, cfg)
         return self.last.proof if self.last.solved else None
 
@@ -101,6 +100,13 @@ def default_sims(sims: int | None, lean_calls: int | None) -> int:
     if sims is not None:
         return sims
     return SIMS_PER_CALL * lean_calls if lean_calls else 256
+
+
+def prove_config(sims: int | None, num_tactics: int, lean_calls: int | None, seconds: float | None,
+                 self_check: bool = True, **search: float) -> SearchConfig:
+    """The search of ``prove`` and :class:`AlphaProofProver`: :data:`PROVE_SEARCH` unless ``search`` says otherwise."""
+    cfg = SearchConfig.for_budget(default_sims(sims, lean_calls), num_tactics, lean_calls, seconds, self_check)
+    return dataclasses.replace(cfg, **{**PROVE_SEARCH, **search})
 
 
 CHECKPOINTS = ("a train run's --checkpoint-dir (its latest.pt), latest (the run saved last), a checkpoint file, "
@@ -172,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--lean-calls", type=int, default=512, help="Lean-call budget (at least 1)")
     p.add_argument("--seconds", type=float, default=None, help="wall-clock budget in seconds (default: none)")
     p.add_argument("--num-tactics", type=int, default=1,
-                   help="tactics asked of the policy per new node; more as its visits grow (progressive widening) (at least 1)")
+                   help="tactics asked of the policy per new node; more as its visits grow (progressive widening) "
+                        "(at least 1)")
     p.add_argument("--device", default="cpu", help=cli_checks.DEVICES)
     p.add_argument("--seed", type=int, default=0, help="seeds the policy's sampling of tactics")
     p.add_argument("--factorized", action=argparse.BooleanOptionalAction, default=None,
@@ -180,7 +187,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = p.parse_args(argv)
     # a budget that cannot find a proof would only end in "no proof found"
     cli_checks.at_least(1, sims=a.sims, lean_calls=a.lean_calls, num_tactics=a.num_tactics)
-    a.sims = default_sims(a.sims, a.lean_calls)  # after the check: a bad --lean-calls is named, not --sims
     cli_checks.positive(seconds=a.seconds)
     cli_checks.seed(a.seed)
     cli_checks.check_device(a.device)
@@ -191,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     theorem = Theorem(a.theorem, header=a.header)
     factorized = a.factorized if a.factorized is not None else trained_factorized(path)
     process = open_backend(a.server, factorized=factorized)()
-    cfg = dataclasses.replace(SearchConfig.for_budget(a.sims, a.num_tactics, a.lean_calls, a.seconds), **PROVE_SEARCH)
+    cfg = prove_config(a.sims, a.num_tactics, a.lean_calls, a.seconds)
     t0 = time.monotonic()
     try:
         session = start(process, theorem, Budget(a.lean_calls, a.seconds))

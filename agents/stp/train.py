@@ -80,7 +80,7 @@ class Args:
     num_tactics: int = 4  # tactics asked of the policy per new search node
     warmup_steps: int = 150  # supervised steps of the prover on the seeds' proofs before self-play
     conjecturer_warmup_steps: int = 1500  # supervised steps of the conjecturer on edits of the seeds (and corpus)
-    conjecturer_corpus: int = 2000  # generated PropLogic statements (none held out) whose edits warm the conjecturer up too (not with --theorems)
+    conjecturer_corpus: int = 2000  # generated statements (none held out) to warm the conjecturer up on; not with --theorems
     learn_steps: int = 8  # prover steps per iteration
     conjecturer_steps: int = 16  # conjecturer steps per iteration (once it has rewarded rounds)
     build_on: float = 0.5  # share of rounds seeded by conjectures proved in the band (once there are some)
