@@ -13,9 +13,9 @@ import pytest
 from agents.alphaproof.mcts import SearchConfig
 from agents.alphaproof.policy import PolicyValueNet
 from agents.stp import conjecturer
-from agents.stp.mutate import EDITS, body_of, mutations, parse_body, statement
-from agents.stp.rounds import choose, first_goal_order, play_rounds
-from agents.stp.train import Args, corpus_rows, parse_args, preference, train
+from agents.stp.mutate import EDITS, body_of, goal_text, mutations, parse_body, statement
+from agents.stp.rounds import choose, first_goal_order, play_rounds, prover_values
+from agents.stp.train import AIM_START, Args, corpus_rows, next_aim, parse_args, preference, train
 from leangym.envs.conjecture_prove import ConjectureProveEnv
 from leangym.proof import ProofTree
 from leangym.datasets import proplogic as generator
@@ -93,13 +93,55 @@ def test_choose_drops_seen_candidates_and_follows_the_preference():
     env.close()
 
 
+def test_goal_text_is_the_proof_start_lean_shows():
+    """--aim's values read a candidate before Lean sees it: its rendering is the text the prover later
+    searches from (the simulator's first observation), up to brackets Lean's printer leaves out."""
+    env = ConjectureProveEnv(theorem=[SEED], attempts=1, max_steps=1, factorized=True)
+    rng, accepted = random.Random(3), 0
+    for i, pt in enumerate(generator.generate(12, 7, (1, 5))):
+        for body in (body_of(pt.formal_statement), mutations(body_of(pt.formal_statement), rng, 2)):
+            env.reset()
+            env.step(statement(f"g{i}", body))
+            if env.attempt:  # accepted (not trivial): the prover's observation is Lean's proof start
+                accepted += 1
+                shown = str(env.observe("prover"))
+                if body == body_of(pt.formal_statement):  # the generator writes Lean's own brackets
+                    assert shown == goal_text(body)
+                assert shown.translate({ord("("): None, ord(")"): None}) == \
+                    goal_text(body).translate({ord("("): None, ord(")"): None})
+    assert accepted >= 12
+    env.close()
+    with pytest.raises(ValueError):
+        goal_text("p ∧ q")
+
+
+def test_aim_plays_the_candidate_nearest_the_target_value():
+    env = ConjectureProveEnv(theorem=[SEED], attempts=1, max_steps=1)
+    env.reset(seed=0)
+    a, b, bad = "(p q : Prop) (h₁ : p) : q → p", "(p q : Prop) (h₁ : p) : q → p ∧ (q ∨ p)", "p ∧ ("
+    values = prover_values(PolicyValueNet.create("tiny", seed=0), [a, b, bad])
+    assert set(values) == {a, b} and all(0.0 <= v <= 1.0 for v in values.values())  # no value: unreadable
+    rng = random.Random(0)
+    vals = {a: 0.2, b: 0.7}
+    assert choose(env, "c", [a, b, bad], rng, prefer="value", values=vals, aim=0.3) == a
+    assert choose(env, "c", [a, b, bad], rng, prefer="value", values=vals, aim=0.6) == b
+    assert choose(env, "c", [bad, b], rng, prefer="value", values=vals, aim=0.0) == b  # unreadable ones last
+    env.close()
+    # too easy (balance > 0) lowers the target, unproved (< 0) raises it, within (0, 1)
+    assert next_aim(AIM_START, 0.5) < AIM_START < next_aim(AIM_START, -0.5)
+    assert next_aim(AIM_START, None) == AIM_START and 0 < next_aim(0.02, 1.0) and next_aim(0.98, -1.0) < 1
+    with pytest.raises(SystemExit):
+        parse_args(["--aim", "--adapt"])
+
+
 def test_tiny_self_play_and_ablation_runs(tmp_path):
     common = dict(seeds=6, iterations=2, rounds=3, candidates=2, attempts=2, max_steps=4, seed_batch=2, sims=2,
                   lean_calls=8, warmup_steps=2, conjecturer_warmup_steps=2, conjecturer_corpus=8, learn_steps=1,
                   conjecturer_steps=1, batch_size=4, eval_size=2, progress=False)
-    res = train(Args(**common, checkpoint_dir=str(tmp_path / "sp"), logdir=str(tmp_path / "tb")))
+    res = train(Args(**common, aim=True, checkpoint_dir=str(tmp_path / "sp"), logdir=str(tmp_path / "tb")))
     assert res["iterations"] == 2 and len(res["history"]) == 2
     h = res["history"][-1]
+    assert res["history"][0]["aim"] == AIM_START and 0 < h["aim"] < 1  # --aim's target, logged each iteration
     shares = [v for k, v in h.items() if k.startswith("share_") and k != "share_invalid_or_duplicate"]
     assert sum(shares) == pytest.approx(1.0) and "seed_solve_rate" in h
     assert "solve_rate" in res["evaluation"] or res["evaluation"]["not_evaluated"] == 2

@@ -17,7 +17,7 @@ import random
 import re
 from dataclasses import dataclass
 
-__all__ = ["Signature", "parse_body", "body_of", "statement", "mutate", "mutations", "EDITS"]
+__all__ = ["Signature", "parse_body", "body_of", "goal_text", "statement", "mutate", "mutations", "EDITS"]
 
 _CONNECTIVE = re.compile(r"[∧∨→↔]")
 
@@ -72,6 +72,15 @@ def parse_body(body: str) -> Signature:
     if not text[i:].startswith(":"):
         raise ValueError(f"expected ': goal' after the binders of {body!r}")
     return Signature(tuple(variables), tuple(hyps), text[i + 1:].strip())
+
+
+def goal_text(body: str) -> str:
+    """The proof start a signature gives, laid out as Lean shows goals (``p q : Prop``, ``h₁ : A``,
+    ``⊢ G``; brackets as written, where Lean's printer drops redundant ones): what the prover's value
+    head reads, before Lean has seen the statement."""
+    s = parse_body(body)
+    return "\n".join([g[1:-1].strip() for g in s.variables] + [f"{n} : {t}" for n, t in s.hypotheses]
+                     + [f"⊢ {s.goal}"])
 
 
 def body_of(formal_statement: str) -> str:

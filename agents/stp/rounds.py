@@ -18,12 +18,12 @@ from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.search import SearchResult, run_batched_search
 from agents.alphaproof.mcts import SearchConfig
 from agents.stp import conjecturer
-from agents.stp.mutate import statement
+from agents.stp.mutate import goal_text, statement
 from leangym.envs.conjecture_prove import ConjectureProveEnv, conjecture_key
 from leangym.proof import ProofTree
 from leangym.theorem import Theorem
 
-__all__ = ["Round", "play_rounds", "first_goal_order", "choose", "connectives"]
+__all__ = ["Round", "play_rounds", "first_goal_order", "choose", "connectives", "prover_values"]
 
 
 @dataclass
@@ -58,15 +58,31 @@ def _seen(env: ConjectureProveEnv, name: str, signature: str) -> bool:
         return False
 
 
+def prover_values(prover: PolicyValueNet, signatures: Sequence[str]) -> dict[str, float]:
+    """The prover's value (expected discount of its steps to a proof: low is hard for it) of each
+    signature's proof start, in one batch; a signature that does not read as ``(binders) : goal`` gets none."""
+    texts = {}
+    for s in signatures:
+        try:
+            texts[s] = goal_text(s)
+        except ValueError:
+            pass
+    evals = prover.evaluate(list(texts.values()), 0) if texts else []
+    return {s: ev.value for s, ev in zip(texts, evals)}
+
+
 def choose(env: ConjectureProveEnv, name: str, options: Sequence[str], rng: random.Random, novel: bool = True,
-           prefer: str = "any") -> str:
+           prefer: str = "any", values: dict[str, float] | None = None, aim: float = 0.5) -> str:
     """One of the sampled signatures: with ``novel`` those already seen (a seed or an earlier conjecture)
     are dropped first (resampling; all seen: the first is played and penalised); ``prefer`` 'harder' /
-    'easier' takes the one with the most / fewest connectives, 'any' one at random."""
+    'easier' takes the one with the most / fewest connectives, 'value' the one whose prover value
+    (``values``) is nearest ``aim`` (those without a value last), 'any' one at random."""
     if novel:
         options = [s for s in options if not _seen(env, name, s)] or list(options[:1])
     if not options:
         return ""
+    if prefer == "value":
+        return min(options, key=lambda s: abs((values or {}).get(s, 10.0) - aim))
     if prefer == "harder":
         return max(options, key=connectives)
     if prefer == "easier":
@@ -84,18 +100,20 @@ def _play_attempt(env: ConjectureProveEnv, tactics: Sequence[str]) -> None:
 
 def play_rounds(envs: Sequence[ConjectureProveEnv], conj: PolicyValueNet, prover: PolicyValueNet,
                 config: SearchConfig, rng: random.Random, tag: str, seeds: Sequence[Any] | None = None,
-                candidates: int = 4, novel: bool = True, prefer: str = "any") -> list[Round]:
+                candidates: int = 4, novel: bool = True, prefer: str = "any", aim: float = 0.5) -> list[Round]:
     """One round per env: conjectures sampled for each seed (one of ``candidates`` distinct ones,
-    picked by :func:`choose`), then the prover's attempts. ``seeds``: a seed per env (``reset`` options), else
-    each env draws its own. Every env's round is finished (dead steps taken) on return."""
+    picked by :func:`choose`; ``prefer='value'``: the prover's value nearest ``aim``), then the prover's
+    attempts. ``seeds``: a seed per env (``reset`` options), else each env draws its own. Every env's round
+    is finished (dead steps taken) on return."""
     for i, env in enumerate(envs):
         env.reset(options={"theorem": seeds[i]} if seeds is not None else None)
     texts = [env.observe("conjecturer") for env in envs]
     proposals = conjecturer.propose(conj, [str(t) for t in texts], candidates)
+    values = prover_values(prover, [s for options in proposals for s in options]) if prefer == "value" else None
     rounds = []
     for i, (env, options) in enumerate(zip(envs, proposals)):
         name = f"conjecture_{tag}_{i}"
-        signature = choose(env, name, options, rng, novel, prefer)
+        signature = choose(env, name, options, rng, novel, prefer, values, aim)
         env.step(statement(name, signature))
         rounds.append(Round(str(texts[i]), env.infos["conjecturer"]["seed"], signature, "", 0.0, None, []))
     for _ in range(max(env.attempts for env in envs)):

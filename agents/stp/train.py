@@ -87,6 +87,7 @@ class Args:
     build_on_easy: bool = False  # conjectures proved ABOVE the band become seeds too: the next ones build past them
     novel: bool = True  # drop sampled conjectures already seen (seeds, earlier conjectures) before one is played
     adapt: bool = False  # play the candidate with most (fewest) connectives while too-easy (too-hard) conjectures dominate
+    aim: bool = False  # play the candidate whose prover value is nearest a target that follows the band balance
     batch_size: int = 16  # rows per gradient step (both nets)
     lr: float = 1e-3  # learning rate of both learners (AdamW)
     sft_mix: float = 0.25  # share of warm-start rows in each learner batch
@@ -126,6 +127,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     for name in ("seeds", "rounds", "candidates", "attempts", "max_steps", "sims", "lean_calls", "batch_size"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.aim and args.adapt:
+        p.error("--aim and --adapt both pick the candidate to play: give one of them")
     if args.conjecturer_corpus < 0:  # (else the generator's "n must be >= 0", after the prover's warm start)
         p.error("--conjecturer-corpus must be at least 0")
     if not 1 <= args.seed_level <= generator.MAX_DIFFICULTY or not 1 <= args.eval_level <= generator.MAX_DIFFICULTY:
@@ -209,6 +212,15 @@ def preference(balance: float | None, dead_zone: float = 0.1) -> str:
     return "harder" if balance > 0 else "easier"
 
 
+AIM_START, AIM_STEP = 0.5, 0.05  # --aim's target value at first, and how far one iteration's balance moves it
+
+
+def next_aim(aim: float, balance: float | None) -> float:
+    """--aim's target after an iteration whose band balance (above band - unproved, of the accepted) was
+    ``balance``: lower (harder for the prover) while too-easy conjectures dominate, higher while unproved do."""
+    return aim if balance is None else min(0.98, max(0.02, aim - AIM_STEP * balance))
+
+
 def train(args: Args) -> dict[str, Any]:
     """Run (or resume) the loop; returns the history, the final evaluation, both nets and the
     settings in force (``args``: with the folders the run saved and logged into)."""
@@ -272,9 +284,11 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
     writer = _writer(args.logdir, int(saved["step"]) + 1 if saved is not None else None)
     history: list[dict[str, float]] = []
     step, balance = 0, None  # balance: (above band - unproved) share of accepted conjectures (EMA, 0.3)
+    aim = AIM_START  # --aim: the prover value the played candidate is nearest
     if saved is not None:
         prover, conj, opt, conj_opt, step, balance = _restore(saved, args.lr, replay, conj_replay, pool,
                                                               conj_warm, envs, history, rng)
+        aim = saved.get("aim", AIM_START)
     bar = tqdm(desc="stp" if args.conjectures else "seeds alone", disable=not args.progress, initial=step)
     try:
         while step < args.iterations and (deadline is None or time.monotonic() < deadline):
@@ -286,14 +300,15 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
                                         "seed_solve_rate": float(np.mean([r.verified for r in results] or [0]))}
             if args.conjectures:
                 drawn = [draw_seed(pool, seeds_alone, args.build_on, rng) for _ in envs]
-                prefer = preference(balance) if args.adapt else "any"
+                prefer = "value" if args.aim else preference(balance) if args.adapt else "any"
                 rounds = play_rounds(envs, conj, prover, search_config(pa), rng, str(step), drawn, args.candidates,
-                                     args.novel, prefer)
+                                     args.novel, prefer, aim)
                 record.update(round_stats(rounds, args.band_hi), prefer_harder=float(prefer == "harder"),
-                              prefer_easier=float(prefer == "easier"))
+                              prefer_easier=float(prefer == "easier"), aim=aim)
                 if "band_balance" in record:
                     b = record["band_balance"]
                     balance = b if balance is None else 0.7 * balance + 0.3 * b
+                    aim = next_aim(aim, b)
                 results += [s for r in rounds for s in r.searches]
                 for r in rounds:
                     if r.reward > 0:  # STP: imitate the conjectures the band rule rewarded
@@ -333,7 +348,7 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
                        conjecturer=conj.to_payload(), optimizer=opt.state_dict(), conj_optimizer=conj_opt.state_dict(),
                        replay=replay.state_dict(), conj_replay=conj_replay.state_dict(), pool=pool[seeds_alone:],
                        conj_warm=conj_warm, known=sorted(envs[0].known) if envs else [], history=history,
-                       step=step, balance=balance, rng=checkpoint.rng_state(rng),
+                       step=step, balance=balance, aim=aim, rng=checkpoint.rng_state(rng),
                        # absolute: a resumed run may start from another working directory
                        logdir=str(Path(args.logdir).resolve()) if args.logdir else "")
         link_latest_in(Path(args.checkpoint_dir), run_state.CHECKPOINTS)  # checkpoints/stp/latest
