@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # also runnable as
 import torch  # noqa: E402
 
 from agents.alphaproof import checkpoint  # noqa: E402
-from agents.alphaproof.prove import default_sims  # noqa: E402
+from agents.alphaproof.prove import PROVE_SEARCH, default_sims  # noqa: E402
 from agents.alphaproof.train import train  # noqa: E402
 from agents.alphaproof.train_args import explicit_fields, parse_args  # noqa: E402
 from benchmarks.baselines_proplogic import row, run_agent  # noqa: E402
@@ -203,8 +203,8 @@ def report(nums: dict, results: dict[str, tuple[ResultSet, float]], a: argparse.
         f"Training: `{nums['train_command']}` ({nums['iterations']} iterations, {nums['train_minutes']:.1f} min, "
         f"warm start included). Then every agent through `scripts.benchmark` on `proplogic-heldout:{a.n}` "
         f"(simulated kernel, `--sim-factorized`), **{a.budget_calls} Lean calls per theorem**, one attempt, "
-        f"seed {a.seed}; the agent with {a.sims} simulations, {a.num_tactics} tactic(s) per new node and one leaf "
-        f"per round{defaults}. Every counted "
+        f"seed {a.seed}; the agent with {a.sims} simulations, {a.num_tactics} tactic(s) per new node, a node widened "
+        f"once its visits pass {PROVE_SEARCH['widen_c']:g} x (tactics tried)^1.5, and one leaf per round{defaults}. Every counted "
         f"proof was re-checked whole by the harness. MaskablePPO trained {a.ppo_timesteps} steps in "
         f"{nums['ppo_train_s']:.0f} s (excluded). Pass rate with a 95% Wilson interval; Lean calls: mean per attempt.",
         "",

@@ -73,8 +73,9 @@ def test_prover_takes_search_settings_and_names_the_known_ones():
         AlphaProofProver(net=object(), leaves_per_pass=1)
     with pytest.raises(ValueError, match="self_check"):
         AlphaProofProver(net=object(), self_check=True)  # the harness checks every answer: not the prover's to set
-    assert AlphaProofProver(net=object()).search == {"leaves_per_round": 1}  # prove's default
-    assert AlphaProofProver(net=object(), leaves_per_round=2).search == {"leaves_per_round": 2}  # given: it wins
+    assert AlphaProofProver(net=object()).search == {"leaves_per_round": 1, "widen_c": 8.0}  # prove's default
+    given = AlphaProofProver(net=object(), leaves_per_round=2).search  # given: it wins
+    assert given == {"leaves_per_round": 2, "widen_c": 8.0}
 
 
 @pytest.mark.parametrize("setting", ["num_simulations", "max_lean_calls", "max_seconds"])
