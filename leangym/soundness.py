@@ -9,9 +9,9 @@ inside a tactic block, and a check with an error is never a pass. After a parse 
 parser recovers (it tries a command at each following position), so before any command is sent the
 same text, whole, must close every goal in Lean's tactic mode (one ``try_apply_tactic``, which parses
 the whole text as tactics and has no command-level recovery): nothing unchecked reaches command level.
-The word lists (banned tactics, command words: :data:`leangym.theorem.COMMAND_KEYWORDS`, sources in
+The word lists (banned tactics, command words: :data:`leangym.theorem_checks.COMMAND_KEYWORDS`, sources in
 ``tests/data/command_words.tsv``) are a second layer. Headers go through the command path (the
-proof start, the command) and are covered by their allow-list (:func:`leangym.theorem.header_refusal`).
+proof start, the command) and are covered by their allow-list (:func:`leangym.theorem_checks.header_refusal`).
 
 Every path to Lean passes the same policy: ``step``, ``ProofSession.apply``/``apply_many``, the
 gated ``session.process``/``env.process``, :func:`verify` (``session.verify``, the env's reward,
@@ -48,7 +48,7 @@ DEFAULT_BANNED = ("sorry", "admit", "native_decide", "+native", "native", "ofRed
                   # reads a file of the server at elaboration (Lean core's `include_str "path"`)
                   "include_str")
 DEFAULT_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
-# Lean commands (theorem.COMMAND_KEYWORDS, the second layer): none may appear in a tactic, anywhere;
+# Lean commands (theorem_checks.COMMAND_KEYWORDS, the second layer): none may appear in a tactic, anywhere;
 # Lean needs no line break between commands (`exact h axiom x : False` ends a proof and declares an axiom).
 # Found anywhere a keyword is not certainly part of a name (see _command_word).
 _KEYWORD = re.compile("|".join(sorted(COMMAND_KEYWORDS, key=len, reverse=True)))
