@@ -76,6 +76,7 @@ def test_prover_takes_search_settings_and_names_the_known_ones():
     assert AlphaProofProver(net=object()).search == {"leaves_per_round": 1, "widen_c": 8.0}  # prove's default
     given = AlphaProofProver(net=object(), leaves_per_round=2).search  # given: it wins
     assert given == {"leaves_per_round": 2, "widen_c": 8.0}
+    assert AlphaProofProver(net=object(), widen_c=2.0).search["widen_c"] == 2.0  # training's, given: it wins
 
 
 @pytest.mark.parametrize("setting", ["num_simulations", "max_lean_calls", "max_seconds"])
@@ -89,6 +90,13 @@ def test_prover_refuses_a_search_value_at_once():
         AlphaProofProver(net=object(), leaves_per_round=0)
     with pytest.raises(ValueError, match="num_tactics must be at least 1"):
         AlphaProofProver(net=object(), num_tactics=0)
+    # a string (--agent-kwargs JSON) or None failed every theorem mid-search; NaN never widened, below 0 every visit
+    for bad in ("8", None, float("nan"), -1.0):
+        with pytest.raises(ValueError, match="widen_c must be a number >= 0"):
+            AlphaProofProver(net=object(), widen_c=bad)
+    with pytest.raises(ValueError, match="widen_alpha must be a number >= 0"):
+        AlphaProofProver(net=object(), widen_alpha=-1)
+    assert AlphaProofProver(net=object(), widen_c=0).search["widen_c"] == 0  # 0: widen at every visit
     for sims in (0, -1):  # (0 simulations failed every theorem without a word)
         with pytest.raises(ValueError, match=f"sims must be at least 1 .*, got {sims}"):
             AlphaProofProver(net=object(), sims=sims)

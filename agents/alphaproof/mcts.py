@@ -86,6 +86,12 @@ class SearchConfig:
         for name in ("max_empty_evaluations", "leaves_per_round", "num_tactics", "widen_tactics", "max_tactics"):
             if getattr(self, name) < 1:
                 raise ValueError(f"SearchConfig.{name} must be at least 1, got {getattr(self, name)}")
+        # (the prover's own keywords): a string or None would fail only mid-search, at every theorem; NaN never
+        # widens and a negative value widens at every visit, without a word
+        for name in ("widen_c", "widen_alpha"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not value >= 0:
+                raise ValueError(f"SearchConfig.{name} must be a number >= 0, got {value!r}")
 
 
 _EMPTY_F, _EMPTY_I, _EMPTY_B = np.zeros(0), np.zeros(0, np.int64), np.zeros(0, bool)
