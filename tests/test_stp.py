@@ -162,6 +162,23 @@ def test_tiny_self_play_and_ablation_runs(tmp_path):
         train(Args(**common, resume=str(tmp_path / "nothing")))
 
 
+def test_a_run_saved_before_aim_resumes_and_keeps_its_adapt(tmp_path):
+    from agents.alphaproof import checkpoint
+
+    common = dict(seeds=6, iterations=1, rounds=2, candidates=2, attempts=1, max_steps=2, seed_batch=2, sims=2,
+                  lean_calls=8, warmup_steps=1, conjecturer_warmup_steps=1, conjecturer_corpus=4, learn_steps=1,
+                  conjecturer_steps=1, batch_size=4, eval_size=0, progress=False, logdir="")
+    train(Args(**common, adapt=True, checkpoint_dir=str(tmp_path / "sp")))
+    state = checkpoint.load(tmp_path / "sp" / "state.pt")
+    state.pop("aim"), state["args"].pop("aim")  # as saved before --aim
+    checkpoint.save(tmp_path / "sp" / "state.pt", state)
+    with pytest.raises(ValueError, match="--aim: the resumed run picks its candidates with --adapt"):
+        train(Args(**{**common, "iterations": 2}, aim=True, resume=str(tmp_path / "sp")))
+    res = train(Args(**{**common, "iterations": 2}, resume=str(tmp_path / "sp")))
+    assert res["iterations"] == 2 and res["args"]["adapt"] and not res["args"]["aim"]
+    assert not any("aim" in h for h in res["history"])  # no target is logged where none picks the candidate
+
+
 def test_cli_help_and_bad_flags():
     assert parse_args(["--no-conjectures", "--rounds", "3"]).conjectures is False
     with pytest.raises(SystemExit):

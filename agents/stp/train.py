@@ -244,6 +244,8 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
     saved = run_state.load(resume_path) if resume_path else None
     if saved is not None:
         args = run_state.resumed_args(args, saved["args"])
+        if args.aim and args.adapt:  # a run saved before --aim existed keeps its --adapt and takes this --aim
+            raise ValueError("--aim: the resumed run picks its candidates with --adapt; resume it without --aim")
     args = dataclasses.replace(args, logdir=logdir_of(args, saved, resume_path, run_state.CHECKPOINTS, run_state.RUNS))
     if saved is not None:
         say_where_the_run_goes_on(args, given, saved)
@@ -304,7 +306,7 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
                 rounds = play_rounds(envs, conj, prover, search_config(pa), rng, str(step), drawn, args.candidates,
                                      args.novel, prefer, aim)
                 record.update(round_stats(rounds, args.band_hi), prefer_harder=float(prefer == "harder"),
-                              prefer_easier=float(prefer == "easier"), aim=aim)
+                              prefer_easier=float(prefer == "easier"), **({"aim": aim} if args.aim else {}))
                 if "band_balance" in record:
                     b = record["band_balance"]
                     balance = b if balance is None else 0.7 * balance + 0.3 * b
