@@ -41,7 +41,8 @@ TRACKING = ("novel", "adapt", "build_on_easy")
 
 
 def arm_label(args: dict) -> str:
-    on = [f"--{k.replace('_', '-')}" for k in TRACKING if args.get(k)]
+    # (--aim too: not one of the ablations, but its run's history.json would take a --novel arm's name and place)
+    on = [f"--{k.replace('_', '-')}" for k in (*TRACKING, "aim") if args.get(k)]
     return "self-play, " + (" ".join(on) if on else "none of them (before)")
 
 

@@ -242,3 +242,4 @@ def test_benchmark_report_from_two_runs(tmp_path, monkeypatch):
     bench.main(["--report-from", str(tmp_path / "runs.json"), str(tmp_path / "history.json"), "--out", str(tmp_path)])
     md = (tmp_path / "stp_selfplay.md").read_text()
     assert "| self-play, none of them (before) | 4 | 3/10 = 0.300 | 0.10 -> 0.40 |" in md
+    assert bench.arm_label({"novel": True, "aim": True}) == "self-play, --novel --aim"  # not the --novel arm's name
