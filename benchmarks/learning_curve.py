@@ -203,9 +203,10 @@ def report(nums: dict, results: dict[str, tuple[ResultSet, float]], a: argparse.
         f"Training: `{nums['train_command']}` ({nums['iterations']} iterations, {nums['train_minutes']:.1f} min, "
         f"warm start included). Then every agent through `scripts.benchmark` on `proplogic-heldout:{a.n}` "
         f"(simulated kernel, `--sim-factorized`), **{a.budget_calls} Lean calls per theorem**, one attempt, "
-        f"seed {a.seed}; the agent with {a.sims} simulations, {a.num_tactics} tactic(s) per new node, a node widened "
-        f"once its visits pass {PROVE_SEARCH['widen_c']:g} x (tactics tried)^1.5, and one leaf per round{defaults}. Every counted "
-        f"proof was re-checked whole by the harness. MaskablePPO trained {a.ppo_timesteps} steps in "
+        f"seed {a.seed}; the agent with {a.sims} simulations, {a.num_tactics} tactic(s) per new node, a node "
+        f"widened once its visits pass {PROVE_SEARCH['widen_c']:g} x (tactics tried)^1.5, and "
+        f"{PROVE_SEARCH['leaves_per_round']} leaf per round{defaults}. Every counted proof was re-checked whole "
+        f"by the harness. MaskablePPO trained {a.ppo_timesteps} steps in "
         f"{nums['ppo_train_s']:.0f} s (excluded). Pass rate with a 95% Wilson interval; Lean calls: mean per attempt.",
         "",
         "| agent | solved | pass rate (95% CI) | Lean calls | wall | L1 | L2 | L3 | L4 | L5 |",
