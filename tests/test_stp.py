@@ -132,6 +132,8 @@ def test_aim_plays_the_candidate_nearest_the_target_value():
     assert next_aim(AIM_START, None) == AIM_START and 0 < next_aim(0.02, 1.0) and next_aim(0.98, -1.0) < 1
     with pytest.raises(SystemExit):
         parse_args(["--aim", "--adapt"])
+    with pytest.raises(ValueError, match="--aim and --adapt both pick"):  # train() without parse_args too
+        train(Args(aim=True, adapt=True, checkpoint_dir="", logdir="", progress=False))
 
 
 def test_tiny_self_play_and_ablation_runs(tmp_path):

@@ -244,8 +244,9 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
     saved = run_state.load(resume_path) if resume_path else None
     if saved is not None:
         args = run_state.resumed_args(args, saved["args"])
-        if args.aim and args.adapt:  # a run saved before --aim existed keeps its --adapt and takes this --aim
-            raise ValueError("--aim: the resumed run picks its candidates with --adapt; resume it without --aim")
+    if args.aim and args.adapt:  # (train(Args(...)) skips parse_args; a run saved before --aim keeps its --adapt)
+        raise ValueError("--aim: the resumed run picks its candidates with --adapt; resume it without --aim"
+                         if saved is not None else "--aim and --adapt both pick the candidate to play: give one of them")
     args = dataclasses.replace(args, logdir=logdir_of(args, saved, resume_path, run_state.CHECKPOINTS, run_state.RUNS))
     if saved is not None:
         say_where_the_run_goes_on(args, given, saved)
