@@ -71,6 +71,8 @@ def step(goal: Goal, tactic: str) -> list[Goal] | None:
         return [Goal(goal.hypotheses, show(target[1 if tactic == "left" else 2]))]
     if tactic == "skip":
         return [goal]
+    if tactic.startswith("mark "):  # a new hypothesis of a type of its own: each name a state of its own
+        return [Goal(tuple(hyps + [Hypothesis(tactic[5:], "P_" + tactic[5:])]), goal.target)]
     m = re.fullmatch(r"rcases (\w+) with ⟨(\w+), (\w+)⟩", tactic)
     if m and m[1] in types and isinstance(f := parse(types[m[1]]), tuple) and f[0] == "∧":
         rest = [h for h in hyps if h.name != m[1]]
@@ -180,11 +182,12 @@ class FakeEvaluator:
 
 
 class NamesEvaluator(FakeEvaluator):
-    """Endless distinct tactics (``intro h0``, ``intro h1``, ...): a search that never runs dry."""
+    """Endless distinct tactics (``mark h0``, ``mark h1``, ...), each to a state of its own (``intro h0``,
+    ``intro h1`` would be one tactic up to names): a search that never runs dry."""
 
     def evaluate(self, states, k):
         self.calls += 1
-        return [Evaluation(tuple(f"intro h{i}" for i in range(n)), (0.0,) * n, 0.5)
+        return [Evaluation(tuple(f"mark h{i}" for i in range(n)), (0.0,) * n, 0.5)
                 for n in per_state(k, len(states))]
 
 
@@ -273,7 +276,7 @@ def test_widening_sends_widen_tactics_new_tactics():
     class Fresh(FakeEvaluator):  # k tactics never proposed before, on every call
         def evaluate(self, states, k):
             self.calls += 1
-            return [Evaluation(tuple(f"intro h{self.calls}_{i}" for i in range(n)),
+            return [Evaluation(tuple(f"mark h{self.calls}_{i}" for i in range(n)),
                                tuple(-0.1 * i for i in range(n)), 0.5) for n in per_state(k, len(states))]
 
     cfg = SearchConfig(num_simulations=80, num_tactics=3, widen_tactics=2, widen_c=0.5, max_lean_calls=None)
@@ -308,10 +311,15 @@ def test_simulations_are_counted():
 
 
 def test_transpositions_and_cycles():
-    res = run_search(session("p ∨ p"), FakeEvaluator(), SearchConfig(num_simulations=5))
+    # `left` and `right` lead to one state: the second is no new tactic; constructor's two branches
+    # differ only by their case tags: one node (a tag changes nothing a proof needs)
+    res = run_search(session("(p ∨ p) ∧ (p ∨ p)"), FakeEvaluator(), SearchConfig(num_simulations=5))
     root = res.tree.root
-    (l,), (r,) = root.children[root.tactics.index("left")], root.children[root.tactics.index("right")]
-    assert l is r and len(l.parents) == 2  # one node for one goal text
+    ((l, r),) = root.children
+    assert l is r and l.state.goals[0].tag == "left" and res.verified
+    assert l.tactics == ["left"] and (l.key, "right") in res.tree.failed
+    (p,) = l.children[0]  # ... and a second tactic that proves ⊢ p is none either
+    assert p.tactics == ["exact hp"] and (p.key, "assumption") in res.tree.failed and res.tree.useless == 2
     # q → p: `intro h` then `revert h` leads back to the root; `skip` goes nowhere.
     ev = FakeEvaluator(["intro h", "revert h", "skip", "exact hp"])
     res = run_search(session("q → p"), ev, SearchConfig(num_simulations=5))
@@ -319,6 +327,17 @@ def test_transpositions_and_cycles():
     (child,) = root.children[root.tactics.index("intro h")]
     assert "revert h" not in child.tactics and (child.text, "revert h") in res.tree.failed
     assert "skip" not in root.tactics and res.tree.useless == 3 and res.verified  # skip twice, revert once
+
+
+def test_cycles_and_siblings_up_to_names():
+    # `revert hq` then `intro h` is back at the root but for a name: held back like any cycle;
+    # `intro g` after `intro h` is the same tactic up to names: refused
+    ev = FakeEvaluator(["revert hq", "intro h", "intro g", "exact hp"])
+    res = run_search(session("p", "(p q : Prop) (hq : q)"), ev, SearchConfig(num_simulations=20))
+    (back,) = res.tree.root.children[res.tree.root.tactics.index("revert hq")]
+    assert back.tactics == [] and back.dead and res.tree.useless == 2 and not res.solved
+    assert {(back.key, "intro h"), (back.key, "intro g")} <= res.tree.failed
+    assert [e.tactic for e in res.tree.deferred[res.tree.root.key]] == ["intro h"]  # waits for the root's proof
 
 
 def test_verified_proof_and_failing_final_check():

@@ -22,12 +22,15 @@ Status, recomputed (``_refresh``) whenever an edge or a branch changes:
 
 Statistics of a node's edges live in numpy arrays (``N``, ``W``, virtual
 visits ``VL``, log-priors ``logp``, ``alive``) so that PUCT is one vectorised
-expression per node. Identical goal texts share one node (transposition
-table), which makes the tree a DAG. A tactic back to its own state is refused
+expression per node. Goals identical but for their case tags share one node
+(transposition table), which makes the tree a DAG. States equal up to names
+(``leangym.goal_key.alpha_key``) do not share a node (a tactic names ``h₃``),
+but count as one below. A tactic back to its own state is refused
 (it can never help); one back to an unsolved ancestor is held back, which keeps
 the unsolved part acyclic (``integrate``), and added once that ancestor is
 solved (``_revive``): it may be the node's only proof; it is dropped once
-that ancestor is beyond hope (``_forget``). An edge to a solved node is always
+that ancestor is beyond hope (``_forget``). A tactic whose branches a sibling
+already leads to is refused (``intro h₄`` after ``intro h₃``). An edge to a solved node is always
 kept: it cannot close a loop that matters, since a solved node is never entered
 again and steps strictly fall along a proof (an edge counts 1 + its hardest
 branch's steps).
@@ -49,6 +52,7 @@ import numpy as np
 
 from agents.alphaproof.interfaces import GAMMA, Evaluation, value_from_steps
 from leangym.backends.types import Outcome, ProofState, TacticResult
+from leangym.goal_key import alpha_key, table_key
 from leangym.proof import ProofTree
 from leangym.soundness import normalise_tactic
 
@@ -100,8 +104,10 @@ _EMPTY_F, _EMPTY_I, _EMPTY_B = np.zeros(0), np.zeros(0, np.int64), np.zeros(0, b
 class Node:
     """An OR node: one proof state and the tactics tried on it."""
 
-    def __init__(self, state: ProofState, text: str | None = None):
-        self.state, self.text = state, state.text if text is None else text
+    def __init__(self, state: ProofState, key: str):
+        self.state, self.text, self.key = state, state.text, key  # key: the table's (the text, tags dropped)
+        self.alpha = alpha_key(state)  # one for states equal up to names (pruning only: see leangym.goal_key)
+        self.edge_alphas: set[tuple[str, ...]] = set()  # the alpha keys of each accepted tactic's branches
         self.expanded = False  # evaluated by the policy and its tactics sent to Lean
         self.tactics: list[str] = []  # edge i's tactic ...
         self.children: list[tuple[Node, ...]] = []  # ... and its AND node: the branches it left open
@@ -149,7 +155,8 @@ class _Edge:
     tactic: str
     logp: float
     states: tuple[ProofState, ...]
-    texts: tuple[str, ...]  # the states' texts (ProofState.text renders them on every access)
+    keys: tuple[str, ...]  # the states' table keys (computed once: a state renders its text on every access)
+    alphas: tuple[str, ...]  # ... and alpha keys
 
 
 @dataclass(frozen=True)
@@ -167,17 +174,21 @@ class Target:
 class SearchTree:
     def __init__(self, root: ProofState, config: SearchConfig):
         self.config = config
-        self.table: dict[str, Node] = {}  # goal text -> node (transpositions)
-        self.failed: set[tuple[str, str]] = set()  # (goal text, tactic) never to send again
-        self.useless = 0  # tactics refused or held back because they led back to an ancestor (or nowhere)
-        self.deferred: dict[str, list[_Edge]] = {}  # unsolved ancestor's text -> tactics waiting for its proof
+        self.table: dict[str, Node] = {}  # table key (goal text, tags dropped) -> node (transpositions)
+        self.by_alpha: dict[str, list[Node]] = {}  # alpha key -> the nodes with it
+        self.failed: set[tuple[str, str]] = set()  # (table key, tactic) never to send again
+        # tactics refused or held back because they led back to an ancestor (up to names), or where a
+        # sibling already leads (up to names)
+        self.useless = 0
+        self.deferred: dict[str, list[_Edge]] = {}  # unsolved ancestor's key -> tactics waiting for its proof
         self.root = self.node_for(root)
 
-    def node_for(self, state: ProofState, text: str | None = None) -> Node:
-        text = state.text if text is None else text
-        if text not in self.table:
-            self.table[text] = Node(state, text)
-        return self.table[text]
+    def node_for(self, state: ProofState, key: str | None = None) -> Node:
+        key = table_key(state) if key is None else key
+        if key not in self.table:
+            node = self.table[key] = Node(state, key)
+            self.by_alpha.setdefault(node.alpha, []).append(node)
+        return self.table[key]
 
     # ------------------------------------------------------------------ selection
     def select(self) -> Leaf | None:
@@ -229,7 +240,7 @@ class SearchTree:
             # as Lean runs it (ProofSession normalises what it sends): two spellings of one tactic
             # are one tactic, tried once, and a proof records the text that Lean checked
             t = normalise_tactic(tactic)
-            if t and t not in node.tried and (node.text, t) not in self.failed and all(t != f for f, _ in fresh):
+            if t and t not in node.tried and (node.key, t) not in self.failed and all(t != f for f, _ in fresh):
                 fresh.append((t, _finite_log_prior(lp)))
         fresh = fresh[: leaf.k - len(node.tried)]
         node.empty_evaluations = 0 if fresh else node.empty_evaluations + 1
@@ -244,7 +255,7 @@ class SearchTree:
         node = leaf.node
         node.expanded = True
         node.pending = False  # its tactics are answered: _refresh may now find it dead
-        ancestors = _ancestor_texts(node)
+        ancestors = _ancestors(node)
         edges = []
         for (tactic, logp), res in zip(sent, results):
             if res.outcome is Outcome.SERVER_FAILURE:
@@ -254,17 +265,22 @@ class SearchTree:
                 continue
             node.tried.add(tactic)
             if res.outcome in (Outcome.REJECTED, Outcome.TIMEOUT):
-                self.failed.add((node.text, tactic))
+                self.failed.add((node.key, tactic))
                 if res.outcome is Outcome.REJECTED:
                     node.rejected.append(tactic)
                 continue
-            edge = _Edge(node, tactic, logp, res.states, tuple(s.text for s in res.states))
-            if node.text in edge.texts or self._hold_back(edge, ancestors):
-                # Back to this state (never of use: it needs this state proved first) or to an unsolved
-                # ancestor: no progress, and would close a cycle. The latter waits for that ancestor's proof.
-                self.failed.add((node.text, tactic))
+            edge = _Edge(node, tactic, logp, res.states, tuple(map(table_key, res.states)),
+                         tuple(map(alpha_key, res.states)))
+            same = tuple(sorted(edge.alphas))
+            # Back to this state (never of use: it needs this state proved first), where a sibling already
+            # leads, or to an unsolved ancestor: no progress, and would close a cycle. The last waits for that
+            # ancestor's proof. All up to names: `intro h₄` after `intro h₃` is no new tactic.
+            if node.alpha in edge.alphas or same in node.edge_alphas or self._hold_back(edge, ancestors):
+                node.edge_alphas.add(same)
+                self.failed.add((node.key, tactic))
                 self.useless += 1
                 continue
+            node.edge_alphas.add(same)
             edges.append((tactic, logp, self._kids(edge)))
         self.add_edges(node, edges)
         self._settle(node)
@@ -288,15 +304,17 @@ class SearchTree:
         node.alive = np.concatenate([node.alive, np.ones(n, bool)])
 
     def _kids(self, edge: _Edge) -> tuple[Node, ...]:
-        return tuple(self.node_for(s, t) for s, t in zip(edge.states, edge.texts))
+        return tuple(self.node_for(s, k) for s, k in zip(edge.states, edge.keys))
 
-    def _hold_back(self, edge: _Edge, ancestors: set[str]) -> bool:
-        """Hold ``edge`` back until an unsolved ancestor among its branches is solved; False if there is none."""
-        for t in edge.texts:
-            if t in ancestors and self.table[t].steps is None:
-                self.deferred.setdefault(t, []).append(edge)
-                edge.node.deferred += 1
-                return True
+    def _hold_back(self, edge: _Edge, ancestors: dict[str, list[Node]]) -> bool:
+        """Hold ``edge`` back until an unsolved ancestor among its branches (up to names) is solved; False if
+        there is none."""
+        for alpha in edge.alphas:
+            for ancestor in ancestors.get(alpha, ()):
+                if ancestor.steps is None:
+                    self.deferred.setdefault(ancestor.key, []).append(edge)
+                    edge.node.deferred += 1
+                    return True
         return False
 
     def _settle(self, node: Node) -> None:
@@ -311,7 +329,7 @@ class SearchTree:
     def _forget(self, hopeless: Node) -> list[Node]:
         """Drop the held-back edges that waited for ``hopeless`` (beyond hope is final); returns their nodes."""
         out = []
-        for edge in self.deferred.pop(hopeless.text, []):
+        for edge in self.deferred.pop(hopeless.key, []):
             edge.node.deferred -= 1
             out.append(edge.node)
         return out
@@ -323,17 +341,17 @@ class SearchTree:
         takes one that makes its proof shorter: it is never entered again.
         """
         out = []
-        for edge in self.deferred.pop(solved.text, []):
+        for edge in self.deferred.pop(solved.key, []):
             node = edge.node
             node.deferred -= 1
-            known = [self.table.get(t) for t in edge.texts]
+            known = [self.table.get(k) for k in edge.keys]
             steps = None if any(k is None for k in known) else _edge_steps(tuple(known))
             if node.steps is not None and (steps is None or steps >= node.steps):
                 continue
-            # (the ancestors are walked only when a branch could be one: an unsolved node already in the
-            # table; walking them first for every edge made solving a long chain quadratic)
-            if (steps is None and any(k is not None and k.steps is None for k in known)
-                    and self._hold_back(edge, _ancestor_texts(node))):
+            # (the ancestors are walked only when a branch could be one: an unsolved node of its alpha key
+            # in the table; walking them first for every edge made solving a long chain quadratic)
+            if (steps is None and any(n.steps is None for a in edge.alphas for n in self.by_alpha.get(a, ()))
+                    and self._hold_back(edge, _ancestors(node))):
                 continue
             self.add_edges(node, [(edge.tactic, edge.logp, self._kids(edge))])
             out.append(node)
@@ -481,14 +499,16 @@ def _finite_log_prior(logp: float) -> float:
     return min(logp, 0.0)
 
 
-def _ancestor_texts(node: Node) -> set[str]:
-    seen, stack = {node.text}, [node]
+def _ancestors(node: Node) -> dict[str, list[Node]]:
+    """``node`` and every node above it, by alpha key."""
+    seen, stack, out = {node.key}, [node], {node.alpha: [node]}
     while stack:
         for parent, _ in stack.pop().parents:
-            if parent.text not in seen:
-                seen.add(parent.text)
+            if parent.key not in seen:
+                seen.add(parent.key)
                 stack.append(parent)
-    return seen
+                out.setdefault(parent.alpha, []).append(parent)
+    return out
 
 
 def _revert(path: list[tuple[Node, int]]) -> None:
