@@ -9,7 +9,8 @@ earlier one's type and is used nowhere (``intro h₄`` when ``h₃`` already say
 States with one alpha key are provable together, but a tactic of one may not run on the other
 (it names ``h₃``), so a search uses it to prune (a tactic back to an ancestor, two tactics with
 one result), never to share proofs. Where renaming is unsure (a string literal), names stay: two
-states then differ that might not, which costs pruning, never a proof.
+states then differ that might not, which costs pruning, never a proof. An inaccessible name
+(``a✝``) stays one: ``intro`` and ``intro h`` differ, since only the latter can be cited.
 """
 from __future__ import annotations
 
@@ -18,8 +19,11 @@ import re
 from leangym.backends.types import Goal, ProofState
 from leangym.lexer import ID_FIRST, ID_REST
 
-# a name, dotted parts included (`h.mp`, `Nat.succ`): a local is renamed only as the whole or first part
-_NAME = re.compile(f"[{ID_FIRST}][{ID_REST}]*(?:\\.[{ID_FIRST}][{ID_REST}]*)*")
+# a name with Lean's mark of an inaccessible one (`a✝¹`: one name, not `a`), ...
+_PART = f"[{ID_FIRST}][{ID_REST}]*(?:✝[⁰¹²³⁴⁵⁶⁷⁸⁹]*)?"
+# ... dotted parts included (`h.mp`, `Nat.succ`): a local is renamed only as the whole or first part, and never
+# after `.` (a field: `(f x).h`), `?` (a metavariable: `?a`) or `'` (a character literal: `'a'`)
+_NAME = re.compile(f"(?<![.?'])(?:{_PART})(?:\\.(?:{_PART}))*")
 _FRESH = "\x00"  # canonical names are `\x00<i>`: no goal text holds the character
 
 
@@ -51,22 +55,25 @@ def _rename(text: str, names: dict[str, str]) -> str:
 
 def _alpha(goal: Goal) -> str:
     hyps = goal.hypotheses
-    # names used after each hypothesis (in a later type or value, or the target): those must stay
-    used_after: list[set[str]] = [set()] * len(hyps)
-    seen = _names_in(goal.target) | ({"*"} if '"' in goal.target else set())
-    for i in range(len(hyps) - 1, -1, -1):
-        used_after[i] = seen
-        h = hyps[i]
-        text = h.type + (h.value or "")
-        seen = seen | _names_in(text) | ({"*"} if '"' in text else set())
+    # the last hypothesis each name is used in (len(hyps): the target), '"' for a string literal (names stay
+    # there): a hypothesis used after its own line must stay (one pass: goals may hold hundreds)
+    last: dict[str, int] = {}
+    for i, text in enumerate([f"{h.type} {h.value or ''}" for h in hyps] + [goal.target]):
+        last.update(dict.fromkeys(_names_in(text) | ({'"'} if '"' in text else set()), i))
     names: dict[str, str] = {}
-    kept: list[tuple[str, str | None]] = []
-    for h, later in zip(hyps, used_after):
+    kept: list[str] = []
+    kept_types: dict[str, bool] = {}  # the type of a kept hypothesis (no let) -> whether one of them is accessible
+    for i, h in enumerate(hyps):
         type_ = _rename(h.type, names)
         value = None if h.value is None else _rename(h.value, names)
-        if value is None and (type_, None) in kept and h.name not in later and "*" not in later:
-            continue  # a second copy of a hypothesis nothing refers to: it adds nothing
-        names[h.name] = f"{_FRESH}{len(kept)}"
-        kept.append((type_, value))
-    lines = [f"{_FRESH}{i} : {t}" + ("" if v is None else f" := {v}") for i, (t, v) in enumerate(kept)]
-    return "\n".join(lines + [f"⊢ {_rename(goal.target, names)}"])
+        inaccessible = "✝" in h.name
+        # a second copy of a hypothesis nothing refers to adds nothing (unless it can be cited and the first not)
+        first = kept_types.get(type_) if value is None else None
+        if (first is not None and (first or inaccessible) and _NAME.fullmatch(h.name)
+                and max(last.get(h.name, -1), last.get('"', -1)) <= i):
+            continue
+        names[h.name] = f"{_FRESH}{len(kept)}" + ("✝" if inaccessible else "")
+        kept.append(f"{names[h.name]} : {type_}" + ("" if value is None else f" := {value}"))
+        if value is None:
+            kept_types[type_] = kept_types.get(type_, False) or not inaccessible
+    return "\n".join(kept + [f"⊢ {_rename(goal.target, names)}"])

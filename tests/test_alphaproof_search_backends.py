@@ -63,6 +63,17 @@ def test_on_the_simulated_kernel():
     assert res.tree.root.steps == 2 and GAMMA ** 2 == pytest.approx(res.tree.root.estimate())
 
 
+def test_a_tactic_that_names_a_hypothesis_is_no_repeat_of_one_that_cannot():
+    """`intro` leaves `a✝`, which no tactic can cite: `intro h` is progress beyond it (it was refused as the same
+    tactic up to names, and `rename_i h` as one back to its own state: a two-line proof was lost)."""
+    from leangym.sim.local import LocalProcess
+
+    for vocab in (["intro", "intro h", "intro g", "exact g h"], ["intro", "rename_i h g", "exact g h"]):
+        sess = ProofSession(LocalProcess(factorized=True), "theorem t (p q : Prop) : p → (p → q) → q := by sorry")
+        res = run_search(sess, FakeEvaluator(vocab), SearchConfig(num_simulations=40))
+        assert res.verified, (vocab, res.proof, res.verify_error)
+
+
 def test_a_raising_backend_fails_its_tactics_not_the_batch():
     class Raising(FakeLean):
         def apply_tactic(self, state, tactic, timeout_ms=1000):
