@@ -11,6 +11,10 @@ States with one alpha key are provable together, but a tactic of one may not run
 one result), never to share proofs. Where renaming is unsure (a string literal), names stay: two
 states then differ that might not, which costs pruning, never a proof. An inaccessible name
 (``a✝``) stays one: ``intro`` and ``intro h`` differ, since only the latter can be cited.
+
+A tactic that picks its goal by tag (``case left => …``) would break that sharing: it runs on the
+node's first state and fails on another's (``names_a_tag``: a search never tries one; with one
+goal ``case t => tac`` is ``tac``).
 """
 from __future__ import annotations
 
@@ -25,6 +29,8 @@ _PART = f"[{ID_FIRST}][{ID_REST}]*(?:✝[⁰¹²³⁴⁵⁶⁷⁸⁹]*)?"
 # after `.` (a field: `(f x).h`), `?` (a metavariable: `?a`) or `'` (a character literal: `'a'`)
 _NAME = re.compile(f"(?<![.?'])(?:{_PART})(?:\\.(?:{_PART}))*")
 _FRESH = "\x00"  # canonical names are `\x00<i>`: no goal text holds the character
+# `case left => …`, `case' h.2 => …` (`case _` picks any goal)
+_CASE = re.compile(r"(?<![\w.'])case'?\s+(?:[^\s_]|_[\w'.])")
 
 
 def table_key(state: ProofState) -> str:
@@ -33,6 +39,11 @@ def table_key(state: ProofState) -> str:
 
 def alpha_key(state: ProofState) -> str:
     return "\n\n".join(_alpha(g) for g in state.goals) if state.goals else "no goals"
+
+
+def names_a_tag(tactic: str) -> bool:
+    """Whether ``tactic`` picks a goal by its case tag, which the keys above ignore."""
+    return _CASE.search(tactic) is not None
 
 
 def _untagged(goal: Goal) -> str:

@@ -74,6 +74,18 @@ def test_a_tactic_that_names_a_hypothesis_is_no_repeat_of_one_that_cannot():
         assert res.verified, (vocab, res.proof, res.verify_error)
 
 
+def test_a_tactic_that_picks_its_goal_by_tag_is_never_tried():
+    """Both branches of `constructor` (`case left`, `case right`) are one node: `case left => exact hp` would
+    prove it on the one and fail on the other, and the proof found would not check (nor `exact hp` be tried)."""
+    from leangym.sim.local import LocalProcess
+
+    sess = ProofSession(LocalProcess(factorized=True), "theorem t (p : Prop) (hp : p) : p ∧ p := by sorry")
+    res = run_search(sess, FakeEvaluator(["constructor", "case left => exact hp", "exact hp"]),
+                     SearchConfig(num_simulations=20))
+    assert res.verified and res.proof == "constructor\n· exact hp\n· exact hp", (res.proof, res.verify_error)
+    assert not any(t.startswith("case") for n in res.tree.table.values() for t in n.tried)
+
+
 def test_a_raising_backend_fails_its_tactics_not_the_batch():
     class Raising(FakeLean):
         def apply_tactic(self, state, tactic, timeout_ms=1000):

@@ -1,6 +1,6 @@
 """leangym.goal_key: states one for a search up to case tags, names, and unused repeated hypotheses."""
 from leangym.backends.types import Goal, Hypothesis, ProofState
-from leangym.goal_key import alpha_key, table_key
+from leangym.goal_key import alpha_key, names_a_tag, table_key
 
 
 def state(hyps, target, tag=None):
@@ -95,3 +95,10 @@ def test_alpha_key_is_linear_in_the_hypotheses():
         return best
 
     assert seconds(1600) < 25 * seconds(200) + 0.05  # 8x the hypotheses: about 8x the time (64x when quadratic)
+
+
+def test_a_tactic_that_picks_its_goal_by_tag():
+    assert names_a_tag("case left => exact hp") and names_a_tag("case' h.right => simp")
+    assert names_a_tag("constructor <;> case left => rfl") and names_a_tag("case\n  left => rfl")
+    assert not any(map(names_a_tag, ["case _ => simp", "case  _ x => simp", "cases h", "rcases h with ⟨a, b⟩",
+                                     "exact Or.case x", "next => rfl"]))

@@ -23,7 +23,8 @@ Status, recomputed (``_refresh``) whenever an edge or a branch changes:
 Statistics of a node's edges live in numpy arrays (``N``, ``W``, virtual
 visits ``VL``, log-priors ``logp``, ``alive``) so that PUCT is one vectorised
 expression per node. Goals identical but for their case tags share one node
-(transposition table), which makes the tree a DAG. States equal up to names
+(transposition table), which makes the tree a DAG; so a tactic that picks its
+goal by tag (``case left => …``) is never tried. States equal up to names
 (``leangym.goal_key.alpha_key``) do not share a node (a tactic names ``h₃``),
 but count as one below. A tactic back to its own state is refused
 (it can never help); one back to an unsolved ancestor is held back, which keeps
@@ -52,7 +53,7 @@ import numpy as np
 
 from agents.alphaproof.interfaces import GAMMA, Evaluation, value_from_steps
 from leangym.backends.types import Outcome, ProofState, TacticResult
-from leangym.goal_key import alpha_key, table_key
+from leangym.goal_key import alpha_key, names_a_tag, table_key
 from leangym.proof import ProofTree
 from leangym.soundness import normalise_tactic
 
@@ -104,9 +105,9 @@ _EMPTY_F, _EMPTY_I, _EMPTY_B = np.zeros(0), np.zeros(0, np.int64), np.zeros(0, b
 class Node:
     """An OR node: one proof state and the tactics tried on it."""
 
-    def __init__(self, state: ProofState, key: str):
+    def __init__(self, state: ProofState, key: str, alpha: str):
         self.state, self.text, self.key = state, state.text, key  # key: the table's (the text, tags dropped)
-        self.alpha = alpha_key(state)  # one for states equal up to names (pruning only: see leangym.goal_key)
+        self.alpha = alpha  # one for states equal up to names (pruning only: see leangym.goal_key)
         self.edge_alphas: set[tuple[str, ...]] = set()  # the alpha keys of each accepted tactic's branches
         self.expanded = False  # evaluated by the policy and its tactics sent to Lean
         self.tactics: list[str] = []  # edge i's tactic ...
@@ -183,10 +184,10 @@ class SearchTree:
         self.deferred: dict[str, list[_Edge]] = {}  # unsolved ancestor's key -> tactics waiting for its proof
         self.root = self.node_for(root)
 
-    def node_for(self, state: ProofState, key: str | None = None) -> Node:
+    def node_for(self, state: ProofState, key: str | None = None, alpha: str | None = None) -> Node:
         key = table_key(state) if key is None else key
         if key not in self.table:
-            node = self.table[key] = Node(state, key)
+            node = self.table[key] = Node(state, key, alpha_key(state) if alpha is None else alpha)
             self.by_alpha.setdefault(node.alpha, []).append(node)
         return self.table[key]
 
@@ -240,7 +241,10 @@ class SearchTree:
             # as Lean runs it (ProofSession normalises what it sends): two spellings of one tactic
             # are one tactic, tried once, and a proof records the text that Lean checked
             t = normalise_tactic(tactic)
-            if t and t not in node.tried and (node.key, t) not in self.failed and all(t != f for f, _ in fresh):
+            # (a tactic that picks its goal by tag may fail on another state of this node: tags are no part of
+            # its key, leangym.goal_key)
+            if (t and not names_a_tag(t) and t not in node.tried and (node.key, t) not in self.failed
+                    and all(t != f for f, _ in fresh)):
                 fresh.append((t, _finite_log_prior(lp)))
         fresh = fresh[: leaf.k - len(node.tried)]
         node.empty_evaluations = 0 if fresh else node.empty_evaluations + 1
@@ -304,7 +308,7 @@ class SearchTree:
         node.alive = np.concatenate([node.alive, np.ones(n, bool)])
 
     def _kids(self, edge: _Edge) -> tuple[Node, ...]:
-        return tuple(self.node_for(s, k) for s, k in zip(edge.states, edge.keys))
+        return tuple(self.node_for(s, k, a) for s, k, a in zip(edge.states, edge.keys, edge.alphas))
 
     def _hold_back(self, edge: _Edge, ancestors: dict[str, list[Node]]) -> bool:
         """Hold ``edge`` back until an unsolved ancestor among its branches (up to names) is solved; False if
