@@ -1,8 +1,9 @@
 """Keys under which two proof states are one for a search: the same goals, whatever they are called.
 
-``table_key``: the goals' text without their ``case`` tags. A tag names a goal, it does not
+``table_key``: a single goal's text without its ``case`` tag. A tag names a goal, it does not
 change what proves it (a proof script is assembled with ``·``, never by tag), so a search may
-share one node, and its proof, between states with this key.
+share one node, and its proof, between states with this key. Several goals keep their tags:
+there ``case t => …`` picks one, and a tag may name a metavariable another goal mentions.
 
 ``alpha_key``: also blind to the names of hypotheses, and to a hypothesis that repeats an
 earlier one's type and is used nowhere (``intro h₄`` when ``h₃`` already says the same).
@@ -13,8 +14,8 @@ states then differ that might not, which costs pruning, never a proof. An inacce
 (``a✝``) stays one: ``intro`` and ``intro h`` differ, since only the latter can be cited.
 
 A tactic that picks its goal by tag (``case left => …``) would break that sharing: it runs on the
-node's first state and fails on another's (``names_a_tag``: a search never tries one; with one
-goal ``case t => tac`` is ``tac``).
+node's first state and fails on another's (``names_a_tag``: a search never tries one on a single
+goal, where ``case t => tac`` is ``tac``).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ _CASE = re.compile(r"(?<![\w.'])case'?\s+(?:[^\s_]|_[\w'.])")
 
 
 def table_key(state: ProofState) -> str:
-    return "\n\n".join(_untagged(g) for g in state.goals) if state.goals else "no goals"
+    return _untagged(state.goals[0]) if len(state.goals) == 1 else state.text
 
 
 def alpha_key(state: ProofState) -> str:

@@ -84,6 +84,12 @@ def test_a_tactic_that_picks_its_goal_by_tag_is_never_tried():
                      SearchConfig(num_simulations=20))
     assert res.verified and res.proof == "constructor\n· exact hp\n· exact hp", (res.proof, res.verify_error)
     assert not any(t.startswith("case") for n in res.tree.table.values() for t in n.tried)
+    # where a state holds both goals (one branch for all), tags stay in its key and `case` picks one
+    sess = ProofSession(LocalProcess(factorized=False), "theorem t (p : Prop) (hp : p) : p ∧ p := by sorry")
+    res = run_search(sess, FakeEvaluator(["constructor", "case right => exact hp", "exact hp"]),
+                     SearchConfig(num_simulations=20))
+    both = [n for n in res.tree.table.values() if len(n.state.goals) == 2]
+    assert res.verified and both and "case right => exact hp" in both[0].tried
 
 
 def test_a_raising_backend_fails_its_tactics_not_the_batch():

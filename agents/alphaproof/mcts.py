@@ -22,9 +22,9 @@ Status, recomputed (``_refresh``) whenever an edge or a branch changes:
 
 Statistics of a node's edges live in numpy arrays (``N``, ``W``, virtual
 visits ``VL``, log-priors ``logp``, ``alive``) so that PUCT is one vectorised
-expression per node. Goals identical but for their case tags share one node
-(transposition table), which makes the tree a DAG; so a tactic that picks its
-goal by tag (``case left => …``) is never tried. States equal up to names
+expression per node. Single goals identical but for their case tags share one
+node (transposition table), which makes the tree a DAG; so a tactic that picks
+its goal by tag (``case left => …``) is never tried on one. States equal up to names
 (``leangym.goal_key.alpha_key``) do not share a node (a tactic names ``h₃``),
 but count as one below. A tactic back to its own state is refused
 (it can never help); one back to an unsolved ancestor is held back, which keeps
@@ -237,13 +237,14 @@ class SearchTree:
         """
         node = leaf.node
         fresh: list[tuple[str, float]] = []
+        single = len(node.state.goals) == 1
         for tactic, lp in zip(evaluation.tactics[: leaf.k], evaluation.log_priors):
             # as Lean runs it (ProofSession normalises what it sends): two spellings of one tactic
             # are one tactic, tried once, and a proof records the text that Lean checked
             t = normalise_tactic(tactic)
-            # (a tactic that picks its goal by tag may fail on another state of this node: tags are no part of
-            # its key, leangym.goal_key)
-            if (t and not names_a_tag(t) and t not in node.tried and (node.key, t) not in self.failed
+            # (on one goal, a tactic that picks it by tag may fail on another state of this node: a single goal's
+            # tag is no part of its key, leangym.goal_key)
+            if (t and not (single and names_a_tag(t)) and t not in node.tried and (node.key, t) not in self.failed
                     and all(t != f for f, _ in fresh)):
                 fresh.append((t, _finite_log_prior(lp)))
         fresh = fresh[: leaf.k - len(node.tried)]
