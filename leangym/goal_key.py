@@ -72,20 +72,21 @@ def _alpha(goal: Goal) -> str:
     last: dict[str, int] = {}
     for i, text in enumerate([f"{h.type} {h.value or ''}" for h in hyps] + [goal.target]):
         last.update(dict.fromkeys(_names_in(text) | ({'"'} if '"' in text else set()), i))
+    # per type, the copy that stays: the first a tactic can cite, else the first (the types as printed: Lean
+    # marks a name shadowed since with ✝, so equal texts say the same thing)
+    stays: dict[str, int] = {}
+    for i, h in enumerate(hyps):
+        if h.value is None and (h.type not in stays or ("✝" in hyps[stays[h.type]].name and "✝" not in h.name)):
+            stays[h.type] = i
     names: dict[str, str] = {}
     kept: list[str] = []
-    kept_types: dict[str, bool] = {}  # the type of a kept hypothesis (no let) -> whether one of them is accessible
     for i, h in enumerate(hyps):
-        type_ = _rename(h.type, names)
-        value = None if h.value is None else _rename(h.value, names)
-        inaccessible = "✝" in h.name
-        # a second copy of a hypothesis nothing refers to adds nothing (unless it can be cited and the first not)
-        first = kept_types.get(type_) if value is None else None
-        if (first is not None and (first or inaccessible) and _NAME.fullmatch(h.name)
+        # another copy of a hypothesis, that nothing after it refers to, adds nothing
+        if (h.value is None and stays[h.type] != i and _NAME.fullmatch(h.name)
                 and max(last.get(h.name, -1), last.get('"', -1)) <= i):
             continue
-        names[h.name] = f"{_FRESH}{len(kept)}" + ("✝" if inaccessible else "")
+        type_ = _rename(h.type, names)
+        value = None if h.value is None else _rename(h.value, names)
+        names[h.name] = f"{_FRESH}{len(kept)}" + ("✝" if "✝" in h.name else "")
         kept.append(f"{names[h.name]} : {type_}" + ("" if value is None else f" := {value}"))
-        if value is None:
-            kept_types[type_] = kept_types.get(type_, False) or not inaccessible
     return "\n".join(kept + [f"⊢ {_rename(goal.target, names)}"])

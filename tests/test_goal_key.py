@@ -62,8 +62,9 @@ def test_an_inaccessible_name_is_a_name_of_its_own_and_stays_inaccessible():
     def key(*hyps):
         return alpha_key(state([(n, "p") for n in hyps], "q"))
     assert key("a✝") != key("h")
-    # a repeat that cannot be cited adds nothing; one that can, after one that cannot, does
-    assert key("h", "a✝") == key("h") and key("a✝", "h") != key("a✝")
+    # of the copies of a hypothesis nothing uses, one that can be cited stays, wherever it is (`intro h₃` when
+    # `h₃` already says the same: the old `h₃✝` adds nothing)
+    assert key("h", "a✝") == key("h") == key("a✝", "h") != key("a✝") == key("a✝", "b✝")
 
 
 def test_a_let_value_uses_the_names_it_starts_with():
