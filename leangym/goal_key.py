@@ -70,8 +70,11 @@ def _alpha(goal: Goal) -> str:
     # the last hypothesis each name is used in (len(hyps): the target), '"' for a string literal (names stay
     # there): a hypothesis used after its own line must stay (one pass: goals may hold hundreds)
     last: dict[str, int] = {}
+    unsure: set[str] = set()  # names in a text with a string literal: _rename leaves it be, so they keep their names
     for i, text in enumerate([f"{h.type} {h.value or ''}" for h in hyps] + [goal.target]):
         last.update(dict.fromkeys(_names_in(text) | ({'"'} if '"' in text else set()), i))
+        if '"' in text:
+            unsure |= _names_in(text)
     # per type, the copy that stays: the first a tactic can cite, else the first (the types as printed: Lean
     # marks a name shadowed since with ✝, so equal texts say the same thing)
     stays: dict[str, int] = {}
@@ -87,6 +90,8 @@ def _alpha(goal: Goal) -> str:
             continue
         type_ = _rename(h.type, names)
         value = None if h.value is None else _rename(h.value, names)
-        names[h.name] = f"{_FRESH}{len(kept)}" + ("✝" if "✝" in h.name else "")
+        # a name _rename would not rename where it is used (a string literal's text, `«a b»`) keeps its name
+        renamed = _NAME.fullmatch(h.name) and h.name not in unsure
+        names[h.name] = f"{_FRESH}{len(kept)}" + ("✝" if "✝" in h.name else "") if renamed else h.name
         kept.append(f"{names[h.name]} : {type_}" + ("" if value is None else f" := {value}"))
     return "\n".join(kept + [f"⊢ {_rename(goal.target, names)}"])

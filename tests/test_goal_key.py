@@ -89,3 +89,15 @@ def test_a_tactic_that_picks_its_goal_by_tag():
     assert names_a_tag("constructor <;> case left => rfl") and names_a_tag("case\n  left => rfl")
     assert not any(map(names_a_tag, ["case _ => simp", "case  _ x => simp", "cases h", "rcases h with ⟨a, b⟩",
                                      "exact Or.case x", "next => rfl"]))
+
+
+def test_a_name_left_as_it_is_where_used_is_left_so_where_declared():
+    # a string literal's text, or `«a b»`, keeps its names: renaming the hypothesis alone made x : ℕ and x : ℤ one
+    # (x - 1 + 1 = x holds in ℤ only)
+    for x, goal in [("x", 'x - 1 + 1 = x ∨ "s" = "t"'), ("«a b»", "«a b» - 1 + 1 = «a b»")]:
+        assert alpha_key(state([(x, "ℕ"), ("y", "ℤ")], goal)) != alpha_key(state([("y", "ℕ"), (x, "ℤ")], goal))
+        hyp = [("h", goal.replace("∨", "→"))]
+        assert alpha_key(state([(x, "ℕ"), ("y", "ℤ")] + hyp, "False")) != alpha_key(state([("y", "ℕ"), (x, "ℤ")] + hyp, "False"))
+    # names the literal's text does not hold are still renamed
+    assert alpha_key(state([("x", "ℕ")], 'x = 0 ∧ "s" = "s"')) != alpha_key(state([("y", "ℕ")], 'y = 0 ∧ "s" = "s"'))
+    assert alpha_key(state([("x", "ℕ"), ("h", "x = 0")], '"s" = "s"')) == alpha_key(state([("y", "ℕ"), ("g", "y = 0")], '"s" = "s"'))
