@@ -72,9 +72,10 @@ def _alpha(goal: Goal) -> str:
     last: dict[str, int] = {}
     unsure: set[str] = set()  # names in a text with a string literal: _rename leaves it be, so they keep their names
     for i, text in enumerate([f"{h.type} {h.value or ''}" for h in hyps] + [goal.target]):
-        last.update(dict.fromkeys(_names_in(text) | ({'"'} if '"' in text else set()), i))
+        found = _names_in(text)
+        last.update(dict.fromkeys(found | ({'"'} if '"' in text else set()), i))
         if '"' in text:
-            unsure |= _names_in(text)
+            unsure |= found
     # per type, the copy that stays: the first a tactic can cite, else the first (the types as printed: Lean
     # marks a name shadowed since with ✝, so equal texts say the same thing)
     stays: dict[str, int] = {}

@@ -277,15 +277,15 @@ class SearchTree:
             edge = _Edge(node, tactic, logp, res.states, tuple(map(table_key, res.states)),
                          tuple(map(alpha_key, res.states)))
             same = tuple(sorted(edge.alphas))
+            sibling = same in node.edge_alphas
+            node.edge_alphas.add(same)
             # Back to this state (never of use: it needs this state proved first), where a sibling already
             # leads, or to an unsolved ancestor: no progress, and would close a cycle. The last waits for that
             # ancestor's proof. All up to names: `intro h₄` after `intro h₃` is no new tactic.
-            if node.alpha in edge.alphas or same in node.edge_alphas or self._hold_back(edge, ancestors):
-                node.edge_alphas.add(same)
+            if node.alpha in edge.alphas or sibling or self._hold_back(edge, ancestors):
                 self.failed.add((node.key, tactic))
                 self.useless += 1
                 continue
-            node.edge_alphas.add(same)
             edges.append((tactic, logp, self._kids(edge)))
         self.add_edges(node, edges)
         self._settle(node)
