@@ -435,3 +435,12 @@ def test_a_shorter_proof_found_later_shortens_the_nodes_steps():
     tree.add_edges(a, [("short", 0.0, ())])
     _refresh(a)
     assert a.steps == 1 and tree.proof().tactic == "short"
+
+
+def test_a_tactic_citing_a_hypothesis_the_goal_lacks_is_rejected_without_a_call():
+    # `exact h₃` beside h₁ h₂ fails in any Lean: counted tried and rejected (a negative to learn from), never sent
+    lean = FakeLean()
+    ev = FakeEvaluator(["exact h₃", "rcases h₃ with ⟨a, b⟩", "exact h₂"])
+    res = run_search(ProofSession(lean, thm("(p q : Prop) (h₁ : q) (h₂ : p)", "p")), ev, SearchConfig(num_simulations=5))
+    assert res.verified and res.tree.root.tactics == ["exact h₂"]
+    assert not any("h₃" in t for _, t in lean.sent) and res.tree.root.rejected == ["exact h₃", "rcases h₃ with ⟨a, b⟩"]

@@ -53,7 +53,7 @@ import numpy as np
 
 from agents.alphaproof.interfaces import GAMMA, Evaluation, value_from_steps
 from leangym.backends.types import Outcome, ProofState, TacticResult
-from leangym.goal_key import alpha_key, names_a_tag, table_key
+from leangym.goal_key import alpha_key, cites_missing_name, names_a_tag, table_key
 from leangym.proof import ProofTree
 from leangym.soundness import normalise_tactic
 
@@ -246,6 +246,11 @@ class SearchTree:
             # tag is no part of its key, leangym.goal_key)
             if (t and not (single and names_a_tag(t)) and t not in node.tried and (node.key, t) not in self.failed
                     and all(t != f for f, _ in fresh)):
+                if cites_missing_name(t, node.state):  # Lean would reject it: as if it had, without a call
+                    node.tried.add(t)
+                    node.rejected.append(t)
+                    self.failed.add((node.key, t))
+                    continue
                 fresh.append((t, _finite_log_prior(lp)))
         fresh = fresh[: leaf.k - len(node.tried)]
         node.empty_evaluations = 0 if fresh else node.empty_evaluations + 1
