@@ -16,10 +16,6 @@ states then differ that might not, which costs pruning, never a proof. An inacce
 A tactic that picks its goal by tag (``case left => …``) would break that sharing: it runs on the
 node's first state and fails on another's (``names_a_tag``: a search never tries one on a single
 goal, where ``case t => tac`` is ``tac``).
-
-``cites_missing_name``: a tactic that starts by citing a hypothesis the goal does not have (``apply h₉``
-beside ``h₁ … h₄``) fails in any Lean: nothing in the tactic came before to bind the name, and a numbered
-name of the context's own kind is no library constant. A search may count it rejected without a call.
 """
 from __future__ import annotations
 
@@ -51,28 +47,11 @@ def names_a_tag(tactic: str) -> bool:
     return _CASE.search(tactic) is not None
 
 
-# the name a tactic cites first, before it could bind any: `exact h₉ …`, `rcases h₉ with …` (`rcases h₉ : e` binds it)
-_HEAD = re.compile(f"\\s*(?:exact|apply|rcases|cases|specialize)\\s+([{ID_FIRST}][{ID_REST}]*)(?![{ID_REST}✝]|\\s*:(?!=))")
-_NUMBERED = re.compile("(.*?)[0-9\u2080-\u2089]+")  # `h₁₂`, `h12`: the kind (`h`), then the number
-
-
-def cites_missing_name(tactic: str, state: ProofState) -> bool:
-    """Whether ``tactic`` first cites a numbered name (``h₉``) of a kind the main goal's hypotheses have
-    (``h₁``) but not that one; an inaccessible ``h₉✝`` cannot be cited, so it does not count."""
-    m = _HEAD.match(tactic)
-    if m is None or not state.goals:
-        return False
-    numbered = _NUMBERED.fullmatch(m.group(1))
-    names = [h.name for h in state.goals[0].hypotheses]
-    kinds = {k.group(1) for k in map(_NUMBERED.fullmatch, (n.split("✝")[0] for n in names)) if k}
-    return numbered is not None and numbered.group(1) in kinds and m.group(1) not in names
-
-
 def _untagged(goal: Goal) -> str:
     return goal.to_text() if goal.tag is None else Goal(goal.hypotheses, goal.target).to_text()
 
 
-def _names_in(text: str) -> set[str]:
+def names_in(text: str) -> set[str]:
     return {m.group(0).split(".")[0] for m in _NAME.finditer(text)}
 
 
@@ -93,7 +72,7 @@ def _alpha(goal: Goal) -> str:
     last: dict[str, int] = {}
     unsure: set[str] = set()  # names in a text with a string literal: _rename leaves it be, so they keep their names
     for i, text in enumerate([f"{h.type} {h.value or ''}" for h in hyps] + [goal.target]):
-        found = _names_in(text)
+        found = names_in(text)
         last.update(dict.fromkeys(found | ({'"'} if '"' in text else set()), i))
         if '"' in text:
             unsure |= found

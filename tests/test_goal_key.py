@@ -1,6 +1,6 @@
 """leangym.goal_key: states one for a search up to case tags, names, and unused repeated hypotheses."""
 from leangym.backends.types import Goal, Hypothesis, ProofState
-from leangym.goal_key import alpha_key, cites_missing_name, names_a_tag, table_key
+from leangym.goal_key import alpha_key, names_a_tag, table_key
 
 
 def state(hyps, target, tag=None):
@@ -102,13 +102,3 @@ def test_a_name_left_as_it_is_where_used_is_left_so_where_declared():
     assert alpha_key(state([("x", "ℕ")], 'x = 0 ∧ "s" = "s"')) != alpha_key(state([("y", "ℕ")], 'y = 0 ∧ "s" = "s"'))
     assert alpha_key(state([("x", "ℕ"), ("h", "x = 0")], '"s" = "s"')) == alpha_key(state([("y", "ℕ"), ("g", "y = 0")], '"s" = "s"'))
 
-
-def test_a_tactic_citing_first_a_numbered_hypothesis_the_goal_lacks():
-    st = state(PQR + [("h₁", "p"), ("h₃✝", "q"), ("h₄", "q")], "p")
-    for t in ["apply h₂", "exact h₉.mp h₁", "rcases h₉ with ⟨a, b⟩", "cases h₃", "  exact  h₁₂ h₁", "exact h₃"]:
-        assert cites_missing_name(t, st), t  # (h₃✝ is there but cannot be cited)
-    # bound before use, a name of another kind, a local, an equation rcases names, no cite at the head: left to Lean
-    for t in ["intro h₉; exact h₉", "exact x₁", "exact h₁", "cases h₄", "rcases h₉ : f x with h", "exact h",
-              "exactly h₂", "exact Nat.le₂", "constructor <;> exact h₉"]:
-        assert not cites_missing_name(t, st), t
-    assert not cites_missing_name("exact h₂", ProofState(0, 0, ()))
