@@ -4,11 +4,13 @@
 beside ``h₁ … h₄``): nothing in the tactic came before to bind the name, and a numbered name of the
 context's own kind is no library constant.
 
-``Unsplittable``: once Lean has said a hypothesis's type is no inductive type (``rcases h₁ with ⟨a, b⟩``
-on ``h₁ : p → q``), every case split of a hypothesis of that type fails too, in any state of the same
-search where the names the type mentions are declared the same (the type and those declarations, all
-the way down, are the key: a shadowed ``p`` is another ``p``). Only a split fails: ``rcases h with x``
-(a name pattern) splits nothing. Pruning only: a wrong answer here costs a tactic, never a proof.
+``KnownFailures``: what one rejection says about other states of the same search. A tactic that reads
+only some things fails wherever those are the same (``failure_key``): ``intro``, ``constructor``,
+``left``, ``right`` read the target; ``apply h``, ``exact h h'`` the target and the cited hypotheses'
+types; a case split (``rcases h₁ with ⟨a, b⟩``, any pattern that splits) the hypothesis's type, once
+Lean has said it is no inductive type. A type or target counts with the declarations of the names it
+mentions, all the way down (a shadowed ``p`` is another ``p``). Pruning only: a wrong answer here costs
+a tactic, never a proof.
 """
 from __future__ import annotations
 
@@ -32,6 +34,9 @@ _SPLITS = (re.compile(f"\\s*rcases\\s+({_N}){_END}\\s+with\\s*(?:⟨|{_N}\\s*\\|
 # names what it split (a nested pattern fails on a part: `rcases h with ⟨a, ⟨b, c⟩⟩`, `x✝ : q → r`)
 _RCASES_FAILED = "rcases tactic failed: {} : "
 _NOT_INDUCTIVE = re.compile("is not an inductive datatype|major premise type is not an inductive type")
+# tactics that read the target alone (`intro a b`: how many binders), and `apply` / `exact` of locals alone
+_ON_TARGET = re.compile(f"\\s*(intro|constructor|left|right)((?:\\s+{_N})*)\\s*")
+_CITING = re.compile(f"\\s*(apply|exact)((?:\\s+{_N}{_END})+)\\s*")
 
 
 def cites_missing_name(tactic: str, state: ProofState) -> bool:
@@ -57,34 +62,58 @@ def split_hypothesis(tactic: str) -> str | None:
 def type_in_context(goal: Goal, name: str) -> str | None:
     """``name``'s type, then the declarations of the locals it mentions, theirs, and so on (None: no such local)."""
     decl = {h.name: h for h in goal.hypotheses}
-    if name not in decl:
-        return None
-    parts, todo, seen = [], [name], {name}
+    return None if name not in decl else in_context(goal, _declared(decl[name]))
+
+
+def in_context(goal: Goal, text: str) -> str:
+    """``text``, then the declarations of the locals it mentions, theirs, and so on: equal keys, equal meanings."""
+    decl = {h.name: h for h in goal.hypotheses}
+    parts, todo, seen = [], [text], set()
     while todo:
-        h = decl[todo.pop()]
-        text = h.type if h.value is None else f"{h.type} := {h.value}"
-        parts.append(text if h.name == name else f"{h.name} : {text}")
-        for n in sorted(names_in(text) - seen):
+        for n in sorted(names_in(todo.pop()) - seen):
             if n in decl:
                 seen.add(n)
-                todo.append(n)
-    return "\n".join(parts[:1] + sorted(parts[1:]))
+                parts.append(f"{n} : {_declared(decl[n])}")
+                todo.append(_declared(decl[n]))
+    return "\n".join([text] + sorted(parts))
 
 
-class Unsplittable:
-    """Types Lean said are no inductive type, in one search: :meth:`learn` from each rejection, then
-    :meth:`refuses` every later split of a hypothesis of one of them."""
+def _declared(h) -> str:
+    return h.type if h.value is None else f"{h.type} := {h.value}"
+
+
+def failure_key(state: ProofState, tactic: str) -> tuple | None:
+    """What ``tactic``'s failure on ``state`` rests on, where that is all it reads (None: it reads more, or more
+    than this can tell): a split, the hypothesis's type; ``intro x``, ``constructor``, ``left``, ``right``, the
+    target; ``apply h``, ``exact h h'``, the target and the cited hypotheses' types."""
+    if not state.goals:
+        return None
+    goal = state.goals[0]
+    if (name := split_hypothesis(tactic)) is not None:
+        return None if (t := type_in_context(goal, name)) is None else ("split", t)
+    if m := _ON_TARGET.fullmatch(tactic):
+        return ("target", m.group(1), len(m.group(2).split()), in_context(goal, goal.target))
+    if m := _CITING.fullmatch(tactic):
+        types = tuple(type_in_context(goal, n) for n in m.group(2).split())
+        return None if None in types else ("cite", m.group(1), types, in_context(goal, goal.target))
+    return None
+
+
+class KnownFailures:
+    """What Lean's rejections in one search say about other states: :meth:`learn` from each rejection, then
+    :meth:`refuses` each later tactic whose failure rests on the same things (see :func:`failure_key`)."""
 
     def __init__(self) -> None:
-        self.types: set[str] = set()
+        self.keys: set[tuple] = set()
 
     def learn(self, state: ProofState, tactic: str, error: str | None) -> None:
-        name, first = split_hypothesis(tactic), (error or "").split("\n")[0]
-        whole = not first.startswith("rcases") or first.startswith(_RCASES_FAILED.format(name))
-        if name and state.goals and _NOT_INDUCTIVE.search(first) and whole:
-            if (key := type_in_context(state.goals[0], name)) is not None:
-                self.types.add(key)
+        key = failure_key(state, tactic)
+        if key is not None and key[0] == "split":  # another pattern may fail for another reason: only this one counts
+            first = (error or "").split("\n")[0]
+            whole = not first.startswith("rcases") or first.startswith(_RCASES_FAILED.format(split_hypothesis(tactic)))
+            key = key if _NOT_INDUCTIVE.search(first) and whole else None
+        if key is not None:
+            self.keys.add(key)
 
     def refuses(self, state: ProofState, tactic: str) -> bool:
-        name = split_hypothesis(tactic) if self.types else None
-        return name is not None and bool(state.goals) and type_in_context(state.goals[0], name) in self.types
+        return bool(self.keys) and failure_key(state, tactic) in self.keys

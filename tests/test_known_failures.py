@@ -1,7 +1,7 @@
 """leangym.known_failures: tactics counted rejected without a Lean call, checked against the simulated kernel
 (which says so too) and through the AlphaProof search."""
 from leangym.backends.types import Goal, Hypothesis, Outcome, ProofState
-from leangym.known_failures import Unsplittable, cites_missing_name, split_hypothesis, type_in_context
+from leangym.known_failures import KnownFailures, cites_missing_name, failure_key, split_hypothesis, type_in_context
 from leangym.sim.local import LocalProcess
 
 
@@ -45,10 +45,24 @@ def test_a_types_key_holds_the_declarations_it_rests_on():
     assert type_in_context(deep.goals[0], "h") == "x = x\nn : ℕ\nx : Fin n" and type_in_context(deep.goals[0], "k") is None
 
 
+def test_a_failure_rests_on_what_the_tactic_reads_and_nothing_else():
+    a = state(PQR + [("h₁", "p → q"), ("h₂", "p")], "q")
+    b = state(PQR + [("g", "r"), ("h₅", "p → q"), ("h₆", "p")], "q")  # more hypotheses, other names
+    for ta, tb in [("intro x", "intro y"), ("constructor", "constructor"), ("apply h₁", "apply h₅"),
+                   ("exact h₁ h₂", "exact h₅ h₆"), ("rcases h₁ with ⟨x, y⟩", "rcases h₅ with x | y")]:
+        assert failure_key(a, ta) == failure_key(b, tb) is not None, ta
+    assert failure_key(a, "intro x") != failure_key(state(PQR, "r"), "intro x")  # another target
+    assert failure_key(a, "intro x") != failure_key(a, "intro x y")  # more binders
+    assert failure_key(a, "exact h₁ h₂") != failure_key(a, "exact h₂ h₁")
+    # tactics that read the whole context, or terms this cannot read: none
+    for t in ["assumption", "trivial", "exact h₁ (h₂)", "apply foo", "exact h₉", "simp_all", "intro ⟨a, b⟩"]:
+        assert failure_key(a, t) is None, t
+
+
 def test_after_lean_refuses_one_split_every_split_of_that_type_is_refused_where_it_means_the_same():
     lean = LocalProcess(factorized=True)
     root = lean.start_proof("theorem t (p q r : Prop) (h₁ : p → q) (h₂ : p ∧ (q → r)) (hp : p) : r := by sorry")
-    known = Unsplittable()
+    known = KnownFailures()
     res = lean.apply_tactic(root, "rcases h₁ with ⟨a, b⟩")
     assert res.outcome is Outcome.REJECTED
     known.learn(root, "rcases h₁ with ⟨a, b⟩", res.error)

@@ -54,7 +54,7 @@ import numpy as np
 from agents.alphaproof.interfaces import GAMMA, Evaluation, value_from_steps
 from leangym.backends.types import Outcome, ProofState, TacticResult
 from leangym.goal_key import alpha_key, names_a_tag, table_key
-from leangym.known_failures import Unsplittable, cites_missing_name
+from leangym.known_failures import KnownFailures, cites_missing_name
 from leangym.proof import ProofTree
 from leangym.soundness import normalise_tactic
 
@@ -179,7 +179,7 @@ class SearchTree:
         self.table: dict[str, Node] = {}  # table key (goal text, tags dropped) -> node (transpositions)
         self.by_alpha: dict[str, list[Node]] = {}  # alpha key -> the nodes with it
         self.failed: set[tuple[str, str]] = set()  # (table key, tactic) never to send again
-        self.unsplittable = Unsplittable()  # types Lean would not split: rcases on them fails anywhere
+        self.known_failures = KnownFailures()  # what Lean's rejections say about other states of this search
         # tactics refused or held back because they led back to an ancestor (up to names), or where a
         # sibling already leads (up to names)
         self.useless = 0
@@ -248,7 +248,7 @@ class SearchTree:
             # tag is no part of its key, leangym.goal_key)
             if (t and not (single and names_a_tag(t)) and t not in node.tried and (node.key, t) not in self.failed
                     and all(t != f for f, _ in fresh)):
-                if cites_missing_name(t, node.state) or self.unsplittable.refuses(node.state, t):  # as if Lean had
+                if cites_missing_name(t, node.state) or self.known_failures.refuses(node.state, t):  # as if Lean had
                     node.tried.add(t)
                     node.rejected.append(t)
                     self.failed.add((node.key, t))
@@ -280,7 +280,7 @@ class SearchTree:
                 self.failed.add((node.key, tactic))
                 if res.outcome is Outcome.REJECTED:
                     node.rejected.append(tactic)
-                    self.unsplittable.learn(node.state, tactic, res.error)
+                    self.known_failures.learn(node.state, tactic, res.error)
                 continue
             edge = _Edge(node, tactic, logp, res.states, tuple(map(table_key, res.states)),
                          tuple(map(alpha_key, res.states)))
