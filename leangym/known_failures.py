@@ -34,6 +34,7 @@ _SPLITS = (re.compile(f"\\s*rcases\\s+({_N}){_END}\\s+with\\s*(?:⟨|{_N}\\s*\\|
 # names what it split (a nested pattern fails on a part: `rcases h with ⟨a, ⟨b, c⟩⟩`, `x✝ : q → r`)
 _RCASES_FAILED = "rcases tactic failed: {} : "
 _NOT_INDUCTIVE = re.compile("is not an inductive datatype|major premise type is not an inductive type")
+_THEN = re.compile("[;\n]|=>")  # a tactic run after the split (`; cases b`, `| inl a => …`) may be what failed
 # tactics that read the target alone (`intro a b`: how many binders), and `apply` / `exact` of locals alone
 _ON_TARGET = re.compile(f"\\s*(intro|constructor|left|right)((?:\\s+{_N})*)\\s*")
 _CITING = re.compile(f"\\s*(apply|exact)((?:\\s+{_N}{_END})+)\\s*")
@@ -111,7 +112,7 @@ class KnownFailures:
         if key is not None and key[0] == "split":  # another pattern may fail for another reason: only this one counts
             first = (error or "").split("\n")[0]
             whole = not first.startswith("rcases") or first.startswith(_RCASES_FAILED.format(split_hypothesis(tactic)))
-            key = key if _NOT_INDUCTIVE.search(first) and whole else None
+            key = key if _NOT_INDUCTIVE.search(first) and whole and not _THEN.search(tactic) else None
         if key is not None:
             self.keys.add(key)
 

@@ -106,3 +106,17 @@ def test_the_search_sends_no_split_lean_already_refused_for_that_type():
     assert [t for t in lean.sent if t.startswith("rcases")] == vocab[1:3]
     ((child,),) = res.tree.root.children
     assert {"rcases h₁ with ⟨a, b⟩", "rcases h₁ with a | b"} <= set(child.rejected)
+
+
+def test_a_split_that_ran_teaches_nothing_when_what_came_after_it_failed():
+    # `cases b` fails on `b : q → r` after h₂ split fine: Lean's words do not say which split failed
+    lean = LocalProcess(factorized=True)
+    root = lean.start_proof("theorem t (p q r : Prop) (h₂ : p ∧ (q → r)) : p := by sorry")
+    known = KnownFailures()
+    for t in ["obtain ⟨a, b⟩ := h₂; cases b", "rcases h₂ with ⟨a, b⟩ <;> cases b", "cases h₂ with | intro a b => cases b"]:
+        res = lean.apply_tactic(root, t)
+        assert res.outcome is Outcome.REJECTED and "not an inductive type" in res.error, t
+        known.learn(root, t, res.error)
+    for t in ["rcases h₂ with ⟨a, b⟩", "cases h₂"]:
+        assert not known.refuses(root, t), t
+        assert lean.apply_tactic(root, t).outcome is Outcome.PROGRESS, t
