@@ -31,8 +31,9 @@ _SPLITS = (re.compile(f"\\s*rcases\\s+({_N}){_END}\\s+with\\s*(?:⟨|{_N}\\s*\\|
            re.compile(f"\\s*obtain\\s*(?:⟨|{_N}\\s*\\|)[^:]*:=\\s*({_N}){_END}{_ALONE}"),
            re.compile(f"\\s*cases\\s+({_N}){_END}(?:{_ALONE}|\\s+with\\b)"))
 # Lean's words (rcases / obtain, cases / induction) when the type split has no constructors to split by; rcases
-# names what it split (a nested pattern fails on a part: `rcases h with ⟨a, ⟨b, c⟩⟩`, `x✝ : q → r`)
-_RCASES_FAILED = "rcases tactic failed: {} : "
+# names what it split (a nested pattern fails on a part: `rcases h with ⟨a, ⟨b, c⟩⟩`, `x✝ : q → r`), in older and
+# recent words ("Tactic `rcases` failed: `x✝ : q → r` is not …")
+_RCASES_FAILED = re.compile("rcases tactic failed: (.*?) : |Tactic `rcases` failed: `(.*?) : ")
 _NOT_INDUCTIVE = re.compile("is not an inductive datatype|major premise type is not an inductive type")
 _THEN = re.compile("[;\n]|=>")  # a tactic run after the split (`; cases b`, `| inl a => …`) may be what failed
 # tactics that read the target alone (`intro a b`: how many binders), and `apply` / `exact` of locals alone
@@ -111,7 +112,8 @@ class KnownFailures:
         key = failure_key(state, tactic)
         if key is not None and key[0] == "split":  # another pattern may fail for another reason: only this one counts
             first = (error or "").split("\n")[0]
-            whole = not first.startswith("rcases") or first.startswith(_RCASES_FAILED.format(split_hypothesis(tactic)))
+            m = _RCASES_FAILED.match(first)
+            whole = split_hypothesis(tactic) in m.groups() if m else _SPLITS[2].match(tactic) is not None
             key = key if _NOT_INDUCTIVE.search(first) and whole and not _THEN.search(tactic) else None
         if key is not None:
             self.keys.add(key)

@@ -120,3 +120,13 @@ def test_a_split_that_ran_teaches_nothing_when_what_came_after_it_failed():
     for t in ["rcases h₂ with ⟨a, b⟩", "cases h₂"]:
         assert not known.refuses(root, t), t
         assert lean.apply_tactic(root, t).outcome is Outcome.PROGRESS, t
+
+
+def test_recent_leans_rcases_words_name_what_failed_too():
+    # Lean 4.2x: "Tactic `rcases` failed: `x✝ : q → r` is not an inductive datatype" (older: "rcases tactic failed: …")
+    st = state(PQR + [("h₁", "p → q"), ("h₂", "p ∧ (q → r)")], "r")
+    known = KnownFailures()
+    known.learn(st, "rcases h₂ with ⟨a, ⟨b, c⟩⟩", "Tactic `rcases` failed: `x✝ : q → r` is not an inductive datatype")
+    assert not known.refuses(st, "rcases h₂ with ⟨a, b⟩")  # a part failed, not h₂
+    known.learn(st, "rcases h₁ with ⟨a, b⟩", "Tactic `rcases` failed: `h₁ : p → q` is not an inductive datatype")
+    assert known.refuses(st, "obtain ⟨a⟩ := h₁")
