@@ -7,8 +7,8 @@ context's own kind is no library constant.
 ``KnownFailures``: what one rejection says about other states of the same search. A tactic that reads
 only some things fails wherever those are the same (``failure_key``): ``intro``, ``constructor``,
 ``left``, ``right`` read the target; ``apply h``, ``exact h h'`` the target and the cited hypotheses'
-types; a case split (``rcases h₁ with ⟨a, b⟩``, any pattern that splits) the hypothesis's type, once
-Lean has said it is no inductive type. A type or target counts with the declarations of the names it
+types; a case split (``rcases h₁ with ⟨a, b⟩``, any pattern that splits; ``cases h₁`` apart) the hypothesis's
+type, once Lean has said it is no inductive type. A type or target counts with the declarations of the names it
 mentions, all the way down (a shadowed ``p`` is another ``p``). Pruning only: a wrong answer here costs
 a tactic, never a proof.
 """
@@ -92,7 +92,9 @@ def failure_key(state: ProofState, tactic: str) -> tuple | None:
         return None
     goal = state.goals[0]
     if (name := split_hypothesis(tactic)) is not None:
-        return None if (t := type_in_context(goal, name)) is None else ("split", t)
+        # rcases / obtain and cases apart: rcases splits a `Quot`, cases takes a type's `@[cases_eliminator]`
+        family = "cases" if _SPLITS[2].match(tactic) else "rcases"
+        return None if (t := type_in_context(goal, name)) is None else ("split", family, t)
     if m := _ON_TARGET.fullmatch(tactic):
         return ("target", m.group(1), len(m.group(2).split()), in_context(goal, goal.target))
     if m := _CITING.fullmatch(tactic):

@@ -66,9 +66,10 @@ def test_after_lean_refuses_one_split_every_split_of_that_type_is_refused_where_
     res = lean.apply_tactic(root, "rcases h₁ with ⟨a, b⟩")
     assert res.outcome is Outcome.REJECTED
     known.learn(root, "rcases h₁ with ⟨a, b⟩", res.error)
-    for t in ["rcases h₁ with a | b", "obtain ⟨a⟩ := h₁", "cases h₁"]:
+    for t in ["rcases h₁ with a | b", "obtain ⟨a⟩ := h₁"]:
         assert known.refuses(root, t), t
         assert lean.apply_tactic(root, t).outcome is Outcome.REJECTED, t  # as the kernel says
+    assert not known.refuses(root, "cases h₁")  # another tactic's reading (see below)
     assert not known.refuses(root, "rcases h₁ with x") and not known.refuses(root, "rcases h₂ with ⟨a, b⟩")
     # elsewhere in the search, another hypothesis of the type: refused too
     (later,) = lean.apply_tactic(root, "have h₃ : p → q := h₁").states
@@ -130,3 +131,15 @@ def test_recent_leans_rcases_words_name_what_failed_too():
     assert not known.refuses(st, "rcases h₂ with ⟨a, b⟩")  # a part failed, not h₂
     known.learn(st, "rcases h₁ with ⟨a, b⟩", "Tactic `rcases` failed: `h₁ : p → q` is not an inductive datatype")
     assert known.refuses(st, "obtain ⟨a⟩ := h₁")
+
+
+def test_cases_and_rcases_read_a_type_apart():
+    # rcases splits a quotient (Lean's RCases has a branch for `Quot`), `cases` does not; `cases` takes a type's
+    # `@[cases_eliminator]` (Mathlib's `Multiplicative α`), rcases does not: one's failure says nothing of the other
+    st = state([("α", "Type"), ("r", "α → α → Prop"), ("q", "Quot r"), ("x", "Multiplicative α")], "True")
+    known = KnownFailures()
+    known.learn(st, "cases q", "tactic 'induction' failed, major premise type is not an inductive type \n  Quot r")
+    known.learn(st, "rcases x with ⟨a⟩", "rcases tactic failed: x : α is not an inductive datatype")
+    assert known.refuses(st, "cases q") and known.refuses(st, "obtain ⟨a⟩ := x")
+    for t in ["rcases q with ⟨a⟩", "obtain ⟨a⟩ := q", "cases x"]:
+        assert not known.refuses(st, t), t
