@@ -36,6 +36,9 @@ _SPLITS = (re.compile(f"\\s*rcases\\s+({_N}){_END}\\s+with\\s*(?:⟨|{_N}\\s*\\|
 _RCASES_FAILED = re.compile("rcases tactic failed: (.*?) : |Tactic `rcases` failed: `(.*?) : ")
 _NOT_INDUCTIVE = re.compile("is not an inductive datatype|major premise type is not an inductive type")
 _THEN = re.compile("[;\n]|=>")  # a tactic run after the split (`; cases b`, `| inl a => …`) may be what failed
+# no answer on the state: leangym's policy refused the tactic, or Lean could not parse it (`intro h with`: no name)
+# (a server may wrap Lean's words: `REPL returned error messages: [{"data": "unexpected token …`)
+_UNREAD = re.compile("^leangym|^expected |unexpected ")
 # tactics that read the target alone (`intro a b`: how many binders), and `apply` / `exact` of locals alone
 _ON_TARGET = re.compile(f"\\s*(intro|constructor|left|right)((?:\\s+{_N})*)\\s*")
 _CITING = re.compile(f"\\s*(apply|exact)((?:\\s+{_N}{_END})+)\\s*")
@@ -111,7 +114,7 @@ class KnownFailures:
         self.keys: set[tuple] = set()
 
     def learn(self, state: ProofState, tactic: str, error: str | None) -> None:
-        key = failure_key(state, tactic)
+        key = None if _UNREAD.search(error or "") else failure_key(state, tactic)
         if key is not None and key[0] == "split":  # another pattern may fail for another reason: only this one counts
             first = (error or "").split("\n")[0]
             m = _RCASES_FAILED.match(first)

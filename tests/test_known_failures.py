@@ -143,3 +143,19 @@ def test_cases_and_rcases_read_a_type_apart():
     assert known.refuses(st, "cases q") and known.refuses(st, "obtain ⟨a⟩ := x")
     for t in ["rcases q with ⟨a⟩", "obtain ⟨a⟩ := q", "cases x"]:
         assert not known.refuses(st, t), t
+
+
+def test_what_lean_could_not_read_or_leangym_refused_says_nothing_of_the_target():
+    from leangym.session import ProofSession
+
+    session = ProofSession(LocalProcess(factorized=True), "theorem t (p q : Prop) : p → q → p := by sorry")
+    known = KnownFailures()
+    # `with` is no name (a parse error), `admit` is banned (the soundness policy): neither is the target's answer
+    for t in ["intro h with", "intro admit"]:
+        res = session.apply(session.root, t)
+        assert res.outcome is Outcome.REJECTED, t
+        known.learn(session.root, t, res.error)
+    known.learn(session.root, "intro h at", 'REPL returned error messages: [{"data": "unexpected token \'at\'; expected command"}]')
+    for t in ["intro a b", "intro a"]:
+        assert not known.refuses(session.root, t), t
+        assert session.apply(session.root, t).outcome is Outcome.PROGRESS, t
