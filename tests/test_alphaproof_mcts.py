@@ -444,3 +444,12 @@ def test_a_tactic_citing_a_hypothesis_the_goal_lacks_is_rejected_without_a_call(
     res = run_search(ProofSession(lean, thm("(p q : Prop) (h₁ : q) (h₂ : p)", "p")), ev, SearchConfig(num_simulations=5))
     assert res.verified and res.tree.root.tactics == ["exact h₂"]
     assert not any("h₃" in t for _, t in lean.sent) and res.tree.root.rejected == ["exact h₃", "rcases h₃ with ⟨a, b⟩"]
+
+
+def test_a_tactic_refused_without_a_call_is_something_new_as_a_rejected_one_is():
+    # each widening brings one new tactic, each refused as Lean would reject it: the root is not out of ideas
+    # (max_empty_evaluations), as it would not be had Lean rejected them
+    ev = FakeEvaluator(["exact h₃", "exact h₄", "exact h₅", "exact h₂"])
+    res = run_search(ProofSession(FakeLean(), thm("(p q : Prop) (h₁ : q) (h₂ : p)", "p")), ev,
+                     SearchConfig(num_simulations=10, num_tactics=1, widen_tactics=1))
+    assert res.verified and res.tree.root.rejected == ["exact h₃", "exact h₄", "exact h₅"]

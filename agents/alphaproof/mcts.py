@@ -239,6 +239,7 @@ class SearchTree:
         """
         node = leaf.node
         fresh: list[tuple[str, float]] = []
+        refused = False  # a tactic refused here is new too: as if Lean had rejected it
         single = len(node.state.goals) == 1
         for tactic, lp in zip(evaluation.tactics[: leaf.k], evaluation.log_priors):
             # as Lean runs it (ProofSession normalises what it sends): two spellings of one tactic
@@ -252,10 +253,11 @@ class SearchTree:
                     node.tried.add(t)
                     node.rejected.append(t)
                     self.failed.add((node.key, t))
+                    refused = True
                     continue
                 fresh.append((t, _finite_log_prior(lp)))
         fresh = fresh[: leaf.k - len(node.tried)]
-        node.empty_evaluations = 0 if fresh else node.empty_evaluations + 1
+        node.empty_evaluations = 0 if fresh or refused else node.empty_evaluations + 1
         if (node.empty_evaluations >= self.config.max_empty_evaluations
                 or len(node.tried) + len(fresh) >= self.config.max_tactics):
             node.exhausted = True  # widening cannot help any more
