@@ -394,6 +394,26 @@ def test_a_node_is_exhausted_after_max_empty_evaluations_in_a_row(limit):
         SearchConfig(max_empty_evaluations=0)
 
 
+
+class _Peaked(FakeEvaluator):
+    """A peaked policy: its two favourites (both rejected on target ``p``) fill any sample of fewer than 12."""
+
+    def evaluate(self, states, k):
+        self.ks = per_state(k, len(states))
+        return [Evaluation(("left", "right", "exact hp")[: n if n >= 12 else min(n, 2)], (0.0, -1.0, -9.0)[: min(n, 3)],
+                           0.5) for n in self.ks]
+
+
+def test_a_node_whose_favourites_are_all_tried_samples_wider_before_it_gives_up():
+    """After an answer with nothing new the root asks the policy for 4x as many: the search goes on to the
+    unlikely tactic that proves it, where asking for as many as before would exhaust the root."""
+    ev = _Peaked()
+    cfg = SearchConfig(num_simulations=20, num_tactics=1, widen_tactics=1, max_empty_evaluations=3)
+    res = run_search(session("p"), ev, cfg)
+    assert res.verified and res.proof.strip() == "exact hp" and res.simulations == 4  # left, right, nothing, exact hp
+    assert max(ev.ks) == 12  # 3 tactics asked (2 tried + 1), nothing new, then 4 x 3
+
+
 # ---------------------------------------------------------------------------- pinned by a mutation audit
 def test_a_leafs_backed_up_value_is_the_policys_guess_or_the_proofs_discounted_length():
     from agents.alphaproof.interfaces import GAMMA

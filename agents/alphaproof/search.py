@@ -267,7 +267,7 @@ def search_round(searches: list[_Search], evaluator: Evaluator, pool: DaemonPool
         raise RuntimeError("no leaf selected in an active search: nothing should be pending between rounds")
     # each leaf asks for its own k: one widened node must not make every state of the batch sample more
     evals: list[Evaluation] = list(evaluator.evaluate([leaf.node.text for _, leaf in picked],
-                                                      [leaf.k for _, leaf in picked]))
+                                                      [leaf.ask for _, leaf in picked]))
     if len(evals) != len(picked):  # a leaf left unanswered would keep its virtual loss for ever
         raise ValueError(f"the evaluator returned {len(evals)} evaluations for {len(picked)} states: "
                          "it must return one per state, in order")
