@@ -27,9 +27,10 @@ _HEAD = re.compile(f"\\s*(?:exact|apply|rcases|cases|specialize)\\s+({_N})(?![{I
 _NUMBERED = re.compile("(.*?)[0-9\u2080-\u2089]+")  # `h₁₂`, `h12`: the kind (`h`), then the number
 # a case split of local `h`: `rcases h with ⟨a, b⟩` or `a | b`, `obtain ⟨a, b⟩ := h`, `cases h`
 _ALONE = "\\s*(?:$|;|<;>)"  # the term is the name alone (`f h` is no local)
+_CASES = re.compile(f"\\s*cases\\s+({_N}){_END}(?:{_ALONE}|\\s+with\\b)")  # kept apart from rcases (failure_key)
 _SPLITS = (re.compile(f"\\s*rcases\\s+({_N}){_END}\\s+with\\s*(?:⟨|{_N}\\s*\\|)"),
            re.compile(f"\\s*obtain\\s*(?:⟨|{_N}\\s*\\|)[^:]*:=\\s*({_N}){_END}{_ALONE}"),
-           re.compile(f"\\s*cases\\s+({_N}){_END}(?:{_ALONE}|\\s+with\\b)"))
+           _CASES)
 # Lean's words (rcases / obtain, cases / induction) when the type split has no constructors to split by; rcases
 # names what it split (a nested pattern fails on a part: `rcases h with ⟨a, ⟨b, c⟩⟩`, `x✝ : q → r`), in older and
 # recent words ("Tactic `rcases` failed: `x✝ : q → r` is not …")
@@ -96,7 +97,7 @@ def failure_key(state: ProofState, tactic: str) -> tuple | None:
     goal = state.goals[0]
     if (name := split_hypothesis(tactic)) is not None:
         # rcases / obtain and cases apart: rcases splits a `Quot`, cases takes a type's `@[cases_eliminator]`
-        family = "cases" if _SPLITS[2].match(tactic) else "rcases"
+        family = "cases" if _CASES.match(tactic) else "rcases"
         return None if (t := type_in_context(goal, name)) is None else ("split", family, t)
     if m := _ON_TARGET.fullmatch(tactic):
         return ("target", m.group(1), len(m.group(2).split()), in_context(goal, goal.target))
@@ -118,7 +119,7 @@ class KnownFailures:
         if key is not None and key[0] == "split":  # another pattern may fail for another reason: only this one counts
             first = (error or "").split("\n")[0]
             m = _RCASES_FAILED.match(first)
-            whole = split_hypothesis(tactic) in m.groups() if m else _SPLITS[2].match(tactic) is not None
+            whole = split_hypothesis(tactic) in m.groups() if m else _CASES.match(tactic) is not None
             key = key if _NOT_INDUCTIVE.search(first) and whole and not _THEN.search(tactic) else None
         if key is not None:
             self.keys.add(key)

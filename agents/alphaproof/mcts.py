@@ -227,7 +227,7 @@ class SearchTree:
         # budget unspent (after 3 answers of `constructor`, `trivial`, both rejected). Not below: a dead node
         # sends the budget elsewhere (wider everywhere: held-out -6, fresh +6 of 450 on three nets)
         wider = SAMPLE_WIDER ** node.empty_evaluations if node is self.root else 1
-        return Leaf(path, node, k, min(k * wider, max(k, cfg.max_tactics)))
+        return Leaf(path, node, k, min(k * wider, cfg.max_tactics))  # (k is at most max_tactics)
 
     def abandon(self, leaf: Leaf) -> None:
         """Undo a selection whose leaf could not be expanded (budget spent)."""
