@@ -278,6 +278,11 @@ def test_a_theorem_the_lean_server_failed_is_requeued_not_a_result():
         assert coord.requeued == 1 and len(coord.queue) == 1
         again = ask("a1", "want", {"n": 2, "req": 2})
         assert again["tasks"] == [] and again["wait"] >= 0.5
+        # after its backoff a1 gets new work, not the theorem its server failed: a2's server has not failed it
+        coord.actors["a1"].paused_until = 0.0
+        fresh = ask("a1", "want", {"n": 1, "req": 3})["tasks"]
+        assert len(fresh) == 1 and fresh[0]["id"] not in {t["id"] for t in tasks}
+        assert [j.id for j in coord.queue] == [tasks[0]["id"]]
         # another actor gets the requeued theorem first, and its search is a result
         moved = ask("a2", "want", {"n": 1, "req": 1})["tasks"]
         assert [t["id"] for t in moved] == [tasks[0]["id"]]

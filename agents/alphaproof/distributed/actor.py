@@ -349,10 +349,10 @@ class Actor:
         close_sessions([s.search.session for s in done])
         for slot, r in zip(done, finished):
             self._count(slot)
-            if r.stop_reason in SERVER_STOPS and not r.verified:  # the server hung or vanished: no result
-                self.stats["errors"] += 1
+            if not r.verified and (r.stop_reason in SERVER_STOPS or r.server_failures):  # the server failed it
+                self.stats["errors"] += 1  # (hung or vanished, or failed some of its calls): no result
                 self.send(results, slot.task, "server_down", stop_reason=r.stop_reason,
-                          error=f"search stopped: {r.stop_reason}")
+                          error=f"search stopped: {r.stop_reason}, {r.server_failures} Lean calls the server failed")
                 continue
             rows = [] if slot.task["eval"] else rows_from_result(r, args.min_unsolved_visits)
             version = slot.version if slot.oldest is None else slot.oldest

@@ -7,12 +7,14 @@ arrives. An actor whose heartbeats stop for ``heartbeat_timeout`` s (killed,
 its machine gone) is dropped and its tasks go back to the queue, as does a
 task its actor no longer lists (a lost result). Results come on a PULL socket
 (the actors' PUSH, with a high-water mark for backpressure); a result for a
-task nobody holds any more (requeued, then answered late) is dropped. A theorem
-whose search the actor's Lean server failed (it could not start, or the server
-hung or vanished under it) is no result: it is requeued (``requeued``) and that
-actor gets no work for a backoff (1, 2, 4 ... 30 s) so it does not spin. (A
-search the server stopped SERVER_RETRIES times is let through, without a verdict:
-a theorem whose tactics always outlast the read timeout must not loop forever.)
+task nobody holds any more (requeued, then answered late) is dropped. A
+theorem whose search the actor's Lean server failed (it could not start, the
+server failed some of its calls, or hung or vanished under it) is no result:
+it is requeued (``requeued``), that actor gets no work for a backoff (1, 2,
+4 ... 30 s) so it does not spin, and while another live actor's server has not
+failed it, it goes to that one. (A search the server stopped SERVER_RETRIES
+times is let through, without a verdict: a theorem whose tactics always
+outlast the read timeout must not loop forever.)
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ class Job:
     issued: float = 0.0
     unlisted_since: float | None = None
     server_failures: int = 0  # times a Lean server stopped its search (a start it failed is not counted)
+    failed_on: set[str] = field(default_factory=set)  # actors whose Lean server failed it: others search it first
 
     def wire(self) -> dict[str, Any]:
         thm = self.task.theorem
@@ -124,16 +127,22 @@ class Coordinator:
         self.requeued += len(jobs) if fault else 0
         self.queue.extendleft(reversed(jobs))
 
-    def _next_jobs(self, n: int) -> list[Job]:
-        out = []
+    def _next_jobs(self, n: int, actor: str) -> list[Job]:
+        out, skipped = [], []
         while len(out) < n and self.queue:
-            out.append(self.queue.popleft())
+            job = self.queue.popleft()
+            (skipped if self._elsewhere(job, actor) else out).append(job)
+        self.queue.extendleft(reversed(skipped))
         while len(out) < n and self.wait_s <= 0:
             task = self.draw()
             if task is None:
                 break
             out.append(Job(next(self.ids), task))
         return out
+
+    def _elsewhere(self, job: Job, actor: str) -> bool:
+        """The job failed on this actor's Lean server and another live actor's has not failed it yet."""
+        return actor in job.failed_on and any(a not in job.failed_on for a in self.actors)
 
     # ------------------------------------------------------------------ the loop's step
     def poll(self, timeout_ms: int) -> list[Result]:
@@ -189,7 +198,7 @@ class Coordinator:
                 return
             actor.ident = ident
             paused = actor.paused_until - now  # (its Lean server failed lately: ask again later)
-            jobs = self._next_jobs(max(0, min(msg["n"], 4096))) if paused <= 0 else []
+            jobs = self._next_jobs(max(0, min(msg["n"], 4096)), actor.id) if paused <= 0 else []
             for j in jobs:
                 j.actor, j.issued = actor.id, now
                 actor.jobs[j.id] = j
@@ -255,6 +264,7 @@ class Coordinator:
             return None
         if msg["status"] == "server_down":
             job.server_failures += msg["stop_reason"] is not None  # (a theorem that always hangs its search)
+            job.failed_on.add(actor.id)
             now = time.monotonic()
             if now >= actor.paused_until:  # (one backoff step per outage seen, not one per theorem of a burst)
                 actor.paused_until = now + actor.backoff.delay()
