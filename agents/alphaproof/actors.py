@@ -134,13 +134,14 @@ def _start(task: Task, new_process: Callable[[], LeanProcess], budget: Budget) -
 
 def open_sessions(tasks: Sequence[Task], new_process: Callable[[], LeanProcess], args: "Args",
                   errors: list[str], rejected: list[tuple[Task, str]] | None = None,
-                  server_failed: list[Task] | None = None) -> tuple[list[Task], list[ProofSession], str | None]:
+                  server_failed: list[tuple[Task, ServerError]] | None = None
+                  ) -> tuple[list[Task], list[ProofSession], str | None]:
     """A ProofSession per task; a task whose process or statement fails is dropped (and logged).
 
     Returns the tasks kept, their sessions, and the first server failure (None if there was none).
     A task whose statement the server rejected (``LeanError``: Lean refused it, which no retry
     changes) goes to ``rejected`` with the error, if given, else to ``errors``; one the server failed
-    (``ServerError``) also to ``server_failed``, if given. On a server the
+    (``ServerError``) also to ``server_failed`` with the error, if given. On a server the
     starts run at once: a hung one costs one read timeout, not one per theorem.
     """
     budget = Budget(max_lean_calls=args.lean_calls, max_seconds=args.time_per_theorem)
@@ -174,7 +175,7 @@ def open_sessions(tasks: Sequence[Task], new_process: Callable[[], LeanProcess],
         if isinstance(got, ServerError):
             server_error = server_error or f"{type(got).__name__}: {got}"
             if server_failed is not None:
-                server_failed.append(task)
+                server_failed.append((task, got))
     return kept, sessions, server_error
 
 

@@ -33,6 +33,7 @@ from agents.alphaproof.iteration import rows_from_result
 from agents.alphaproof.search import SERVER_STOPS, _Inline, _Search, gives_verdict, search_round
 from agents.alphaproof.theorem_source import Task
 from agents.alphaproof.train_args import Args
+from leangym.backends.types import ServerError, ServerTimeout
 from leangym.daemon_pool import DaemonPool
 from leangym.theorem import Theorem
 
@@ -323,7 +324,7 @@ class Actor:
                 self.send(results, t, "rejected", error=f"TheoremError: {e}")
                 continue
             made.append((Task(thm, key=str(t["id"]), level=0), t))
-        server_failed: list[Task] = []
+        server_failed: list[tuple[Task, ServerError]] = []
         kept, sessions, _ = open_sessions([m[0] for m in made], new_process, args, errors, rejected, server_failed)
         by_task = {id(task): t for task, t in made}
         version = evaluator.versions[-1] if evaluator.versions else 0
@@ -332,11 +333,15 @@ class Actor:
         for task, why in rejected:
             self.send(results, by_task[id(task)], "rejected", error=why)
         started = {id(t) for t in kept} | {id(t) for t, _ in rejected}
-        server = {id(t) for t in server_failed}
+        server = {id(t): e for t, e in server_failed}
         for task, t in made:
             if id(task) not in started:  # the server failed it: no result, the coordinator requeues it
                 self.stats["errors"] += 1
+                # a start that outlasted the read timeout counts as a search the hung server stopped (the
+                # coordinator lets a theorem through after SERVER_RETRIES: its start may always take that long)
+                timed_out = isinstance(server.get(id(task)), ServerTimeout)
                 self.send(results, t, "server_down" if id(task) in server else "failed_start",
+                          stop_reason="server_timeout" if timed_out else None,
                           error=next((e for e in errors if task.theorem.name in e), None))
         for s in self.slots:
             s.search.check_budgets()
@@ -349,10 +354,14 @@ class Actor:
         close_sessions([s.search.session for s in done])
         for slot, r in zip(done, finished):
             self._count(slot)
-            if not r.verified and (r.stop_reason in SERVER_STOPS or r.server_failures):  # the server failed it
-                self.stats["errors"] += 1  # (hung or vanished, or failed some of its calls): no result
+            # The server hung or vanished under it: no result. A held-out search some of whose calls the
+            # server failed has no verdict either: searched again (an evaluation is there for its verdicts).
+            # A training one is a result, as in-process: its rows hold (rows_from_result), no verdict.
+            failed = r.stop_reason in SERVER_STOPS or (r.server_failures and slot.task["eval"])
+            if not r.verified and failed:
+                self.stats["errors"] += 1
                 self.send(results, slot.task, "server_down", stop_reason=r.stop_reason,
-                          error=f"search stopped: {r.stop_reason}, {r.server_failures} Lean calls the server failed")
+                          error=f"search stopped ({r.stop_reason}); {r.server_failures} Lean calls the server failed")
                 continue
             rows = [] if slot.task["eval"] else rows_from_result(r, args.min_unsolved_visits)
             version = slot.version if slot.oldest is None else slot.oldest

@@ -9,12 +9,15 @@ task its actor no longer lists (a lost result). Results come on a PULL socket
 (the actors' PUSH, with a high-water mark for backpressure); a result for a
 task nobody holds any more (requeued, then answered late) is dropped. A
 theorem whose search the actor's Lean server failed (it could not start, the
-server failed some of its calls, or hung or vanished under it) is no result:
+server hung or vanished under it, or, for a held-out search, failed some of its
+calls; a training search with failed calls is a result, as in-process) is no result:
 it is requeued (``requeued``), that actor gets no work for a backoff (1, 2,
 4 ... 30 s) so it does not spin, and while another live actor's server has not
-failed it, it goes to that one. (A search the server stopped SERVER_RETRIES
-times is let through, without a verdict: a theorem whose tactics always
-outlast the read timeout must not loop forever.)
+failed it, it goes to that one. (A theorem the server failed SERVER_RETRIES
+times, a start that timed out included but not one the server could not take,
+is let through, without a verdict: a theorem whose start or tactics always
+outlast the read timeout, or a held-out one that always meets a failed call,
+must not loop forever.)
 """
 from __future__ import annotations
 
@@ -43,7 +46,8 @@ class Job:
     actor: str | None = None
     issued: float = 0.0
     unlisted_since: float | None = None
-    server_failures: int = 0  # times a Lean server stopped its search (a start it failed is not counted)
+    server_failures: int = 0  # times a Lean server failed its search (a start it failed is not counted unless it
+    # timed out: the server is down, or out of processes, until it comes back; a statement may always time out)
     failed_on: set[str] = field(default_factory=set)  # actors whose Lean server failed it: others search it first
 
     def wire(self) -> dict[str, Any]:

@@ -279,7 +279,7 @@ class Loop:
         if status == "failed_start":
             w.failed_starts += 1
             return
-        if status == "server_down":  # a search servers stopped SERVER_RETRIES times: searched, no verdict
+        if status == "server_down":  # a theorem servers failed SERVER_RETRIES times: searched, no verdict, no rows
             return
         if status == "crashed":
             w.crashed += 1
