@@ -63,6 +63,16 @@ def _coordinator_and_actor():
     return znet, coord, sock, ask
 
 
+def _unsolved_search_on_a_flaky_server(task: dict, args: Args) -> _Search:
+    session = ProofSession(FlakyProcess(), Theorem(task["statement"], name=task["name"]),
+                           budget=Budget(max_lean_calls=args.lean_calls))
+    search = _Search(session, search_config(args))
+    search.check_budgets()
+    while search.stop_reason is None:
+        search_round([search], Bogus(), _Inline())
+    return search
+
+
 def test_a_training_search_with_one_failed_lean_call_keeps_its_rows_as_in_process():
     znet, coord, sock, ask = _coordinator_and_actor()
     push = znet.connect(zmq.PUSH, f"tcp://127.0.0.1:{coord.results_port}")
@@ -72,12 +82,7 @@ def test_a_training_search_with_one_failed_lean_call_keeps_its_rows_as_in_proces
         [task] = ask("want", {"n": 1, "req": 1})["tasks"]
         assert task["eval"] is False
         args = dataclasses.replace(Args(), lean_calls=8)
-        session = ProofSession(FlakyProcess(), Theorem(task["statement"], name=task["name"]),
-                               budget=Budget(max_lean_calls=args.lean_calls))
-        search = _Search(session, search_config(args))
-        search.check_budgets()
-        while search.stop_reason is None:
-            search_round([search], Bogus(), _Inline())
+        search = _unsolved_search_on_a_flaky_server(task, args)
         # what the in-process loop (train.absorb) adds to the replay buffer from this search
         # (unsolved: finish() has no side effect, the actor calls it again)
         result = search.finish()
@@ -90,8 +95,7 @@ def test_a_training_search_with_one_failed_lean_call_keeps_its_rows_as_in_proces
             got += coord.poll(10)
             if got or coord.requeued:
                 break
-        # in-process, the search's rows (the tactics Lean rejected) are kept, and the run goes on;
-        # distributed, the search is thrown away, searched again, and its actor paused
+        # as in-process: the search's rows (the tactics Lean rejected) are kept, no requeue, no pause
         assert coord.requeued == 0 and len(got) == 1, (coord.requeued, got)
         assert got[0].msg["status"] == "searched" and len(got[0].rows) == len(kept_in_process)
         assert coord.actors["a1"].paused_until == 0.0
@@ -112,12 +116,7 @@ def test_a_held_out_search_with_one_failed_lean_call_is_searched_again():
         [task] = ask("want", {"n": 1, "req": 1})["tasks"]
         assert task["eval"] is True
         args = dataclasses.replace(Args(), lean_calls=8)
-        session = ProofSession(FlakyProcess(), Theorem(task["statement"], name=task["name"]),
-                               budget=Budget(max_lean_calls=args.lean_calls))
-        search = _Search(session, search_config(args))
-        search.check_budgets()
-        while search.stop_reason is None:
-            search_round([search], Bogus(), _Inline())
+        search = _unsolved_search_on_a_flaky_server(task, args)
         actor.slots = [Slot(search, task, 0)]
         actor.finish(actor.slots, _Inline(), push, args)
         for _ in range(100):
