@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
+import pytest
 import zmq
 
 from agents.alphaproof.actors import search_config
 from agents.alphaproof.distributed.actor import Actor, ActorOptions, Slot
-from agents.alphaproof.distributed.coordinator import Coordinator
+from agents.alphaproof.distributed.coordinator import SERVER_RETRIES, Coordinator
 from agents.alphaproof.distributed.sockets import Net, receive
 from agents.alphaproof.distributed.wire import TO_ACTOR, pack
 from agents.alphaproof.interfaces import Evaluation
@@ -15,7 +17,7 @@ from agents.alphaproof.iteration import rows_from_result
 from agents.alphaproof.search import _Inline, _Search, search_round
 from agents.alphaproof.theorem_source import Task
 from agents.alphaproof.train_args import Args
-from leangym.backends.types import Outcome, TacticResult
+from leangym.backends.types import Outcome, ServerTimeout, TacticResult
 from leangym.session import Budget, ProofSession
 from leangym.sim.local import LocalProcess
 from leangym.theorem import Theorem
@@ -42,7 +44,17 @@ class Bogus:
         return [Evaluation(("bogus_a", "bogus_b"), (-0.1, -0.2), 0.5) for _ in states]
 
 
-def _coordinator_and_actor():
+@dataclasses.dataclass
+class Link:
+    """A coordinator on real sockets, actor ``a1``'s work socket (``ask``), a results PUSH, an Actor."""
+    coord: Coordinator
+    ask: Callable[[str, dict], dict]
+    push: zmq.Socket
+    actor: Actor
+
+
+@pytest.fixture
+def link():
     drawn = iter(range(1000))
 
     def draw() -> Task:
@@ -51,6 +63,7 @@ def _coordinator_and_actor():
     znet = Net()
     coord = Coordinator(znet, "127.0.0.1", 0, {}, ["tcp://*:1"], draw=draw)
     sock = znet.connect(zmq.DEALER, f"tcp://127.0.0.1:{coord.port}")
+    push = znet.connect(zmq.PUSH, f"tcp://127.0.0.1:{coord.results_port}")
 
     def ask(t: str, header: dict) -> dict:
         sock.send_multipart(pack(t, {"actor": "a1", **header}))
@@ -60,7 +73,12 @@ def _coordinator_and_actor():
                 return receive(sock, TO_ACTOR)[1].header
         raise AssertionError(f"no answer to {t}")
 
-    return znet, coord, sock, ask
+    actor = Actor(ActorOptions(connect=f"tcp://127.0.0.1:{coord.port}", actors=1, name="a1"))
+    yield Link(coord, ask, push, actor)
+    for sk in (push, sock):
+        sk.close(linger=0)
+    coord.close()
+    znet.close()
 
 
 def _unsolved_search_on_a_flaky_server(task: dict, args: Args) -> _Search:
@@ -73,108 +91,81 @@ def _unsolved_search_on_a_flaky_server(task: dict, args: Args) -> _Search:
     return search
 
 
-def test_a_training_search_with_one_failed_lean_call_keeps_its_rows_as_in_process():
-    znet, coord, sock, ask = _coordinator_and_actor()
-    push = znet.connect(zmq.PUSH, f"tcp://127.0.0.1:{coord.results_port}")
-    actor = Actor(ActorOptions(connect=f"tcp://127.0.0.1:{coord.port}", actors=1, name="a1"))
-    try:
-        assert ask("hello", {"searches": 1, "pid": 1, "host": "h"})["t"] == "welcome"
-        [task] = ask("want", {"n": 1, "req": 1})["tasks"]
-        assert task["eval"] is False
-        args = dataclasses.replace(Args(), lean_calls=8)
-        search = _unsolved_search_on_a_flaky_server(task, args)
-        # what the in-process loop (train.absorb) adds to the replay buffer from this search
-        # (unsolved: finish() has no side effect, the actor calls it again)
-        result = search.finish()
-        kept_in_process = rows_from_result(result, args.min_unsolved_visits)
-        assert kept_in_process and result.server_failures > 0 and not result.solved
-        actor.slots = [Slot(search, task, 0)]
-        actor.finish(actor.slots, _Inline(), push, args)
-        got = []
-        for _ in range(100):
-            got += coord.poll(10)
-            if got or coord.requeued:
-                break
-        # as in-process: the search's rows (the tactics Lean rejected) are kept, no requeue, no pause
-        assert coord.requeued == 0 and len(got) == 1, (coord.requeued, got)
-        assert got[0].msg["status"] == "searched" and len(got[0].rows) == len(kept_in_process)
-        assert coord.actors["a1"].paused_until == 0.0
-    finally:
-        for s in (push, sock):
-            s.close(linger=0)
-        coord.close()
-        znet.close()
+def test_a_training_search_with_one_failed_lean_call_keeps_its_rows_as_in_process(link):
+    coord, ask, push, actor = link.coord, link.ask, link.push, link.actor
+    assert ask("hello", {"searches": 1, "pid": 1, "host": "h"})["t"] == "welcome"
+    [task] = ask("want", {"n": 1, "req": 1})["tasks"]
+    assert task["eval"] is False
+    args = dataclasses.replace(Args(), lean_calls=8)
+    search = _unsolved_search_on_a_flaky_server(task, args)
+    # what the in-process loop (train.absorb) adds to the replay buffer from this search
+    # (unsolved: finish() has no side effect, the actor calls it again)
+    result = search.finish()
+    kept_in_process = rows_from_result(result, args.min_unsolved_visits)
+    assert kept_in_process and result.server_failures > 0 and not result.solved
+    actor.slots = [Slot(search, task, 0)]
+    actor.finish(actor.slots, _Inline(), push, args)
+    got = []
+    for _ in range(100):
+        got += coord.poll(10)
+        if got or coord.requeued:
+            break
+    # as in-process: the search's rows (the tactics Lean rejected) are kept, no requeue, no pause
+    assert coord.requeued == 0 and len(got) == 1, (coord.requeued, got)
+    assert got[0].msg["status"] == "searched" and len(got[0].rows) == len(kept_in_process)
+    assert coord.actors["a1"].paused_until == 0.0
 
 
-def test_a_held_out_search_with_one_failed_lean_call_is_searched_again():
-    znet, coord, sock, ask = _coordinator_and_actor()
-    push = znet.connect(zmq.PUSH, f"tcp://127.0.0.1:{coord.results_port}")
-    actor = Actor(ActorOptions(connect=f"tcp://127.0.0.1:{coord.port}", actors=1, name="a1"))
-    try:
-        assert ask("hello", {"searches": 1, "pid": 1, "host": "h"})["t"] == "welcome"
-        coord.add_eval([Task(Theorem(STATEMENT, name="held"), key="h", level=0)], 0)
-        [task] = ask("want", {"n": 1, "req": 1})["tasks"]
-        assert task["eval"] is True
-        args = dataclasses.replace(Args(), lean_calls=8)
-        search = _unsolved_search_on_a_flaky_server(task, args)
-        actor.slots = [Slot(search, task, 0)]
-        actor.finish(actor.slots, _Inline(), push, args)
-        for _ in range(100):
-            assert coord.poll(10) == []
-            if coord.requeued:
-                break
-        assert coord.requeued == 1 and [j.id for j in coord.queue] == [task["id"]]
-    finally:
-        for s in (push, sock):
-            s.close(linger=0)
-        coord.close()
-        znet.close()
+def test_a_held_out_search_with_one_failed_lean_call_is_searched_again(link):
+    coord, ask, push, actor = link.coord, link.ask, link.push, link.actor
+    assert ask("hello", {"searches": 1, "pid": 1, "host": "h"})["t"] == "welcome"
+    coord.add_eval([Task(Theorem(STATEMENT, name="held"), key="h", level=0)], 0)
+    [task] = ask("want", {"n": 1, "req": 1})["tasks"]
+    assert task["eval"] is True
+    args = dataclasses.replace(Args(), lean_calls=8)
+    search = _unsolved_search_on_a_flaky_server(task, args)
+    actor.slots = [Slot(search, task, 0)]
+    actor.finish(actor.slots, _Inline(), push, args)
+    for _ in range(100):
+        assert coord.poll(10) == []
+        if coord.requeued:
+            break
+    assert coord.requeued == 1 and [j.id for j in coord.queue] == [task["id"]]
 
 
 class SlowStart(LocalProcess):
     """A statement whose start always outlasts the read timeout (the server answers nothing in time)."""
 
     def start_proof(self, theorem_with_sorry):
-        from leangym.backends.types import ServerTimeout
         raise ServerTimeout("no answer within --read-timeout 1 s")
 
 
-def test_a_held_out_theorem_whose_start_always_times_out_does_not_hold_the_evaluation_for_ever():
-    from agents.alphaproof.distributed.coordinator import SERVER_RETRIES
-
-    znet, coord, sock, ask = _coordinator_and_actor()
-    push = znet.connect(zmq.PUSH, f"tcp://127.0.0.1:{coord.results_port}")
-    actor = Actor(ActorOptions(connect=f"tcp://127.0.0.1:{coord.port}", actors=1, name="a1"))
+def test_a_held_out_theorem_whose_start_always_times_out_does_not_hold_the_evaluation_for_ever(link):
+    coord, ask, push, actor = link.coord, link.ask, link.push, link.actor
     args = dataclasses.replace(Args(), lean_calls=8)
 
     class Versions:
         versions: list[int] = []
 
-    try:
-        assert ask("hello", {"searches": 1, "pid": 1, "host": "h"})["t"] == "welcome"
-        [job] = coord.add_eval([Task(Theorem(STATEMENT, name="held"), key="h", level=0)], 0)
-        coord.draw = lambda: None  # (an exclusive evaluation: no training work meanwhile)
-        got = []
-        for req in range(1, 3 * SERVER_RETRIES + 1):  # the actor asks after each backoff
-            coord.actors["a1"].paused_until = 0.0
-            tasks = ask("want", {"n": 1, "req": req})["tasks"]
-            if not tasks:
+    assert ask("hello", {"searches": 1, "pid": 1, "host": "h"})["t"] == "welcome"
+    [job] = coord.add_eval([Task(Theorem(STATEMENT, name="held"), key="h", level=0)], 0)
+    coord.draw = lambda: None  # (an exclusive evaluation: no training work meanwhile)
+    got = []
+    for req in range(1, 3 * SERVER_RETRIES + 1):  # the actor asks after each backoff
+        coord.actors["a1"].paused_until = 0.0
+        tasks = ask("want", {"n": 1, "req": req})["tasks"]
+        if not tasks:
+            break
+        assert [t["id"] for t in tasks] == [job.id]
+        before = coord.requeued
+        actor.start(tasks, SlowStart, args, search_config(args), push, Versions())
+        for _ in range(100):
+            got += coord.poll(10)
+            if got or coord.requeued > before:
                 break
-            assert [t["id"] for t in tasks] == [job.id]
-            before = coord.requeued
-            actor.start(tasks, SlowStart, args, search_config(args), push, Versions())
-            for _ in range(100):
-                got += coord.poll(10)
-                if got or coord.requeued > before:
-                    break
-            if got:
-                break
-        # the evaluation ends (without a verdict for it), as for a search a hung server stopped
-        # SERVER_RETRIES times; it is not searched again for ever
-        assert [r.job.id for r in got] == [job.id], (coord.requeued, job.server_failures)
-        assert got[0].msg["status"] == "server_down"
-    finally:
-        for s in (push, sock):
-            s.close(linger=0)
-        coord.close()
-        znet.close()
+        if got:
+            break
+    # the evaluation ends (without a verdict for it), as for a search a hung server stopped
+    # SERVER_RETRIES times; it is not searched again for ever
+    assert [r.job.id for r in got] == [job.id], (coord.requeued, job.server_failures)
+    assert got[0].msg["status"] == "server_down"

@@ -46,8 +46,7 @@ class Job:
     actor: str | None = None
     issued: float = 0.0
     unlisted_since: float | None = None
-    server_failures: int = 0  # times a Lean server failed its search (a start it failed is not counted unless it
-    # timed out: the server is down, or out of processes, until it comes back; a statement may always time out)
+    server_failures: int = 0  # times a Lean server failed its search (a failed start only if it timed out)
     failed_on: set[str] = field(default_factory=set)  # actors whose Lean server failed it: others search it first
 
     def wire(self) -> dict[str, Any]:
