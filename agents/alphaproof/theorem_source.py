@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, Sequence
 
-from leangym.datasets import load_theorems
+from leangym.datasets import load_theorems, natarith
 from leangym.datasets import proplogic as generator
 from leangym.theorem import Theorem
 
@@ -60,9 +60,12 @@ class PropLogicSource:
 
     ``held_out``: a checkpoint's (see :class:`HeldOut`); by default the first
     ``max(heldout_size, generator.HELDOUT_SIZE)`` theorems of the generator's held-out set.
+    ``nat_share``: the share of the warm start's reference proofs drawn from :mod:`leangym.datasets.natarith`.
     """
 
-    def __init__(self, heldout_size: int = generator.HELDOUT_SIZE, held_out: HeldOut | None = None) -> None:
+    def __init__(self, heldout_size: int = generator.HELDOUT_SIZE, held_out: HeldOut | None = None,
+                 nat_share: float = 0.0) -> None:
+        self.nat_share = nat_share
         self.levels: list[Hashable] = list(generator.LEVELS)
         # Exclude the whole default held-out set even if we evaluate on a prefix of it.
         self._pool = [_task(t) for t in generator.heldout_set(max(heldout_size, generator.HELDOUT_SIZE))]
@@ -90,8 +93,11 @@ class PropLogicSource:
         return [t for t in pool if t.key in self._keys][:n]
 
     def reference(self, n: int, seed: int) -> list[generator.PropTheorem]:
-        """``n`` training theorems with reference proofs for the supervised warm start."""
-        return generator.generate(n, seed, exclude=self._exclude, prefix="prop_sft") if n > 0 else []
+        """``n`` training theorems with reference proofs for the supervised warm start (a ``nat_share`` of them
+        ℕ arithmetic: PropLogic's own arithmetic is closed facts only, never ``omega`` under hypotheses)."""
+        k = round(n * self.nat_share)
+        props = generator.generate(n - k, seed, exclude=self._exclude, prefix="prop_sft") if n > k else []
+        return props + natarith.generate(k, seed, prefix="nat_sft")
 
 
 class TheoremFileSource:
@@ -193,9 +199,10 @@ def _file_task(path: str, theorem: Theorem) -> Task:
     return Task(theorem, generator.statement_key(theorem), level or 0, tuple(proof or ()))
 
 
-def make_source(theorems: str | None, heldout_size: int, seed: int,
-                held_out: HeldOut | None = None) -> PropLogicSource | TheoremFileSource:
-    """The run's theorems: ``--theorems`` FILE, else the generator; ``held_out`` a checkpoint's split."""
+def make_source(theorems: str | None, heldout_size: int, seed: int, held_out: HeldOut | None = None,
+                nat_share: float = 0.0) -> PropLogicSource | TheoremFileSource:
+    """The run's theorems: ``--theorems`` FILE, else the generator (``nat_share``: see PropLogicSource);
+    ``held_out`` a checkpoint's split."""
     if theorems:
         return TheoremFileSource(theorems, heldout_size, seed, held_out)
-    return PropLogicSource(heldout_size, held_out)
+    return PropLogicSource(heldout_size, held_out, nat_share)

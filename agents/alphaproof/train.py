@@ -157,7 +157,7 @@ def check_args(args: Args) -> None:
                         eval_every=args.eval_every, threads=args.threads)
     cli_checks.positive(lr=args.lr, warmup_lr=args.warmup_lr, time_per_theorem=args.time_per_theorem,
                         read_timeout=args.read_timeout, max_minutes=args.max_minutes)
-    cli_checks.fraction(sft_mix=args.sft_mix)
+    cli_checks.fraction(sft_mix=args.sft_mix, warmup_nat=args.warmup_nat)
     cli_checks.at_least(0.0, negative_weight=args.negative_weight, value_weight=args.value_weight)
     cli_checks.positive(temperature=args.temperature)
     cli_checks.at_least(1, oversample=args.oversample)
@@ -292,8 +292,12 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
     _seed_everything(args.seed)
     args = dataclasses.replace(args, logdir=logdir_of(args, state, resume_path))  # (before any writer)
     # a resumed run keeps its checkpoint's held-out theorems, whatever --seed / --eval-size / --theorems say
+    if args.theorems and "warmup_nat" in (explicit or ()):
+        raise ValueError("--warmup-nat mixes generated ℕ arithmetic into the generator's warm start; with "
+                         "--theorems the file's proofs are the warm start: add natarith rows to the file instead "
+                         "(python -m leangym.datasets.natarith -n N -o nat.jsonl)")
     source = make_source(args.theorems, args.eval_size, args.seed,
-                         held_out_of(state, resume_path) if state is not None else None)
+                         held_out_of(state, resume_path) if state is not None else None, args.warmup_nat)
     if args.server and not args.theorems:
         print("theorems: the PropLogic generator's, proved on the server (--theorems FILE.jsonl for your own)",
               file=sys.stderr)

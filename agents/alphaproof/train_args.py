@@ -42,6 +42,7 @@ class Args:
     warmup_batch_size: int = 64  # rows per warm-start step
     warmup_theorems: int = 6000  # reference proofs generated for the warm start
     warmup_closers: str = "trivial"  # comma-separated tactics that golf the reference proofs ("": as written)
+    warmup_nat: float = 0.1  # share of the generator's warm-start theorems that are ℕ arithmetic (natarith)
     sft_mix: float = 0.25  # fraction of each RL batch drawn from the reference-proof rows
     value_weight: float = 0.25  # weight of the value loss against the policy's (they share the tiny trunk)
     negative_weight: float = 0.5  # weight of the unlikelihood loss on tactics Lean rejected in self-play
@@ -110,6 +111,9 @@ _HELP = {
                        "closes the state replaces the reference's subproof there (shorter proofs, checked by Lean, "
                        "as a search keeps its shortest); a comma inside brackets stays in its tactic "
                        "('trivial,simp [h, g],omega' is three); '': the reference proofs as written"),
+    "warmup_nat": ("share of the generator's warm-start theorems drawn from leangym.datasets.natarith: ℕ variables "
+                   "under hypotheses, proved by omega (miniF2F's number-theory shape; PropLogic's own arithmetic is "
+                   "closed facts only); not with --theorems, whose file is the warm start"),
     "sft_mix": "fraction of each learner batch drawn from the reference-proof rows",
     "value_weight": ("weight of the value loss against the policy loss (both heads share one trunk: on a tiny "
                      "model a lighter value loss leaves the policy more of it)"),
