@@ -17,7 +17,8 @@ from agents.alphaproof.iteration import rows_from_result
 from agents.alphaproof.search import _Inline, _Search, search_round
 from agents.alphaproof.theorem_source import Task
 from agents.alphaproof.train_args import Args
-from leangym.backends.types import Outcome, ServerTimeout, TacticResult
+from leangym.backends.types import (LeaseLost, NoProcessAvailable, Outcome, ServerError, ServerTimeout,
+                                    ServerUnavailable, TacticResult)
 from leangym.session import Budget, ProofSession
 from leangym.sim.local import LocalProcess
 from leangym.theorem import Theorem
@@ -133,14 +134,18 @@ def test_a_held_out_search_with_one_failed_lean_call_is_searched_again(link):
     assert coord.requeued == 1 and [j.id for j in coord.queue] == [task["id"]]
 
 
-class SlowStart(LocalProcess):
-    """A statement whose start always outlasts the read timeout (the server answers nothing in time)."""
+def failing_start(error: ServerError) -> type:
+    """A simulator whose server fails every start of a statement with ``error``."""
 
-    def start_proof(self, theorem_with_sorry):
-        raise ServerTimeout("no answer within --read-timeout 1 s")
+    class FailingStart(LocalProcess):
+        def start_proof(self, theorem_with_sorry):
+            raise error
+
+    return FailingStart
 
 
-def test_a_held_out_theorem_whose_start_always_times_out_does_not_hold_the_evaluation_for_ever(link):
+def _start_until_a_result(link: Link, process: type, tries: int) -> list:
+    """The held-out theorem started on ``process`` up to ``tries`` times, the actor asking after each backoff."""
     coord, ask, push, actor = link.coord, link.ask, link.push, link.actor
     args = dataclasses.replace(Args(), lean_calls=8)
 
@@ -151,21 +156,37 @@ def test_a_held_out_theorem_whose_start_always_times_out_does_not_hold_the_evalu
     [job] = coord.add_eval([Task(Theorem(STATEMENT, name="held"), key="h", level=0)], 0)
     coord.draw = lambda: None  # (an exclusive evaluation: no training work meanwhile)
     got = []
-    for req in range(1, 3 * SERVER_RETRIES + 1):  # the actor asks after each backoff
+    for req in range(1, tries + 1):
         coord.actors["a1"].paused_until = 0.0
         tasks = ask("want", {"n": 1, "req": req})["tasks"]
         if not tasks:
             break
         assert [t["id"] for t in tasks] == [job.id]
         before = coord.requeued
-        actor.start(tasks, SlowStart, args, search_config(args), push, Versions())
+        actor.start(tasks, process, args, search_config(args), push, Versions())
         for _ in range(100):
             got += coord.poll(10)
             if got or coord.requeued > before:
                 break
         if got:
             break
-    # the evaluation ends (without a verdict for it), as for a search a hung server stopped
+    assert all(r.job.id == job.id for r in got)
+    return got
+
+
+@pytest.mark.parametrize("error", [ServerTimeout("no answer within --read-timeout 1 s"),
+                                   ServerError("HTTP 500 from /start"), LeaseLost("the process crashed")],
+                         ids=["timeout", "http_500", "process_lost"])
+def test_a_held_out_theorem_whose_start_always_fails_does_not_hold_the_evaluation_for_ever(link, error):
+    got = _start_until_a_result(link, failing_start(error), 3 * SERVER_RETRIES)
+    # the evaluation ends (without a verdict for it), as for a search a failing server stopped
     # SERVER_RETRIES times; it is not searched again for ever
-    assert [r.job.id for r in got] == [job.id], (coord.requeued, job.server_failures)
-    assert got[0].msg["status"] == "server_down"
+    assert len(got) == 1 and got[0].msg["status"] == "server_down", (link.coord.requeued, got)
+
+
+@pytest.mark.parametrize("error", [ServerUnavailable("connection refused"), NoProcessAvailable("all leased")],
+                         ids=["no_server", "no_process"])
+def test_no_server_or_no_free_process_at_start_is_waited_for(link, error):
+    assert _start_until_a_result(link, failing_start(error), 3 * SERVER_RETRIES) == []
+    [job] = link.coord.queue  # still to be searched: never counted towards SERVER_RETRIES
+    assert link.coord.requeued == 3 * SERVER_RETRIES and job.server_failures == 0

@@ -33,7 +33,7 @@ from agents.alphaproof.iteration import rows_from_result
 from agents.alphaproof.search import SERVER_STOPS, _Inline, _Search, gives_verdict, search_round
 from agents.alphaproof.theorem_source import Task
 from agents.alphaproof.train_args import Args
-from leangym.backends.types import ServerError, ServerTimeout
+from leangym.backends.types import NoProcessAvailable, ServerError, ServerTimeout, ServerUnavailable
 from leangym.daemon_pool import DaemonPool
 from leangym.theorem import Theorem
 
@@ -56,6 +56,15 @@ class ActorOptions:
 
 class Stopping(Exception):
     """The actor is to exit (the learner said stop, or its parent is gone)."""
+
+
+def _start_stop(error: ServerError | None) -> str | None:
+    """What a failed start counts as at the coordinator: a server that answered but failed this statement
+    (a 5xx, its process lost, no answer in time) stopped its search, and a theorem stopped SERVER_RETRIES
+    times is let through (it may always fail there); no server, or no process free, is waited for (None)."""
+    if error is None or isinstance(error, (ServerUnavailable, NoProcessAvailable)):
+        return None
+    return "server_timeout" if isinstance(error, ServerTimeout) else "server_error"
 
 
 @dataclass
@@ -337,11 +346,8 @@ class Actor:
         for task, t in made:
             if id(task) not in started:  # the server failed it: no result, the coordinator requeues it
                 self.stats["errors"] += 1
-                # a start that outlasted the read timeout counts as a search the hung server stopped (the
-                # coordinator lets a theorem through after SERVER_RETRIES: its start may always take that long)
-                timed_out = isinstance(server.get(id(task)), ServerTimeout)
                 self.send(results, t, "server_down" if id(task) in server else "failed_start",
-                          stop_reason="server_timeout" if timed_out else None,
+                          stop_reason=_start_stop(server.get(id(task))),
                           error=next((e for e in errors if task.theorem.name in e), None))
         for s in self.slots:
             s.search.check_budgets()

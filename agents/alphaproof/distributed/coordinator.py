@@ -14,10 +14,11 @@ calls; a training search with failed calls is a result, as in-process) is no res
 it is requeued (``requeued``), that actor gets no work for a backoff (1, 2,
 4 ... 30 s) so it does not spin, and while another live actor's server has not
 failed it, it goes to that one. (A theorem the server failed SERVER_RETRIES
-times, a start that timed out included but not one the server could not take,
-is let through, without a verdict: a theorem whose start or tactics always
-outlast the read timeout, or a held-out one that always meets a failed call,
-must not loop forever.)
+times, a start it failed included (a 5xx, a lost process, a timeout) but not one
+it could not take (no server, no free process), is let through, without a
+verdict: a theorem whose start always fails, whose tactics always outlast the
+read timeout, or a held-out one that always meets a failed call, must not loop
+forever.)
 """
 from __future__ import annotations
 
