@@ -431,17 +431,18 @@ def test_reference_rows_from_theorems_sharing_a_declaring_header_and_repeated_na
 
 def test_resuming_a_checkpoint_of_an_older_version_keeps_the_settings_it_ran_with():
     # an older checkpoint's args lack --temperature/--oversample/--value-weight/--negative-weight/
-    # --warmup-batch-size/--warmup-closers: its run goes on as it ran (its net's settings), not with this version's defaults
+    # --warmup-batch-size/--warmup-closers/--warmup-nat: its run goes on as it ran (its net's settings), not with this
+    # version's defaults
     import dataclasses
     from agents.alphaproof.resume import inherit_settings, saved_settings
     from agents.alphaproof.train_args import Args
     old_args = {k: v for k, v in dataclasses.asdict(Args(batch_size=8)).items()
                 if k not in ("temperature", "oversample", "value_weight", "negative_weight", "warmup_batch_size",
-                             "warmup_closers")}
+                             "warmup_closers", "warmup_nat")}
     state = {"args": old_args, "net": {"settings": {"max_tactic_tokens": 24, "temperature": 1.0, "oversample": 2,
                                                     "value_weight": 1.0}}}
     args = inherit_settings(Args(), saved_settings(state), explicit=set())
     assert (args.temperature, args.oversample, args.value_weight, args.negative_weight,
-            args.warmup_batch_size, args.warmup_closers) == (1.0, 2, 1.0, 0.0, 8, "")
+            args.warmup_batch_size, args.warmup_closers, args.warmup_nat) == (1.0, 2, 1.0, 0.0, 8, "", 0.0)
     given = inherit_settings(Args(negative_weight=0.5), saved_settings(state), explicit={"negative_weight"})
     assert given.negative_weight == 0.5  # a flag given on the command line still wins

@@ -115,7 +115,7 @@ def test_tokenizer_symbol_order_does_not_depend_on_the_hash_seed():
     assert len(outs) == 1 and outs.pop().startswith("[")
 
 
-TOOLS = ["leangym.datasets.proplogic", "leangym.sim.server", "agents.alphaproof.train", "agents.alphaproof.sft",
+TOOLS = ["leangym.datasets.proplogic", "leangym.datasets.natarith", "leangym.sim.server", "agents.alphaproof.train", "agents.alphaproof.sft",
          "agents.alphaproof.prove", "scripts.benchmark", "baselines.maskable_ppo", "agents.alphaproof.train_tokenizer"]
 
 

@@ -8,6 +8,7 @@ handed, so a resumed run sees the same theorems as an uninterrupted one.
 """
 from __future__ import annotations
 
+import math
 import random
 import sys
 from dataclasses import dataclass
@@ -95,9 +96,11 @@ class PropLogicSource:
     def reference(self, n: int, seed: int) -> list[generator.PropTheorem]:
         """``n`` training theorems with reference proofs for the supervised warm start (a ``nat_share`` of them
         ℕ arithmetic: PropLogic's own arithmetic is closed facts only, never ``omega`` under hypotheses)."""
-        k = round(n * self.nat_share)
+        k = math.floor(n * self.nat_share + 0.5)  # (half up: 5 at 0.1 is one)
         props = generator.generate(n - k, seed, exclude=self._exclude, prefix="prop_sft") if n > k else []
-        return props + natarith.generate(k, seed, prefix="nat_sft")
+        mixed = props + (natarith.generate(k, seed, prefix="nat_sft") if k > 0 else [])
+        random.Random(seed).shuffle(mixed)  # a warm start cut by --max-minutes loses some of each
+        return mixed
 
 
 class TheoremFileSource:

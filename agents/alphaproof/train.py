@@ -265,6 +265,11 @@ def train(args: Args, explicit: Collection[str] | None = None) -> dict[str, Any]
     if args.env == "LeanProof-v0" and not args.server:
         raise ValueError("LeanProof-v0 needs --server URL (and usually --theorems FILE.jsonl)")
     check_args(args)
+    chose_nat = "warmup_nat" in explicit if explicit is not None else args.warmup_nat != Args.warmup_nat
+    if args.theorems and args.warmup_nat > 0 and chose_nat:
+        raise ValueError("--warmup-nat mixes generated ℕ arithmetic into the generator's warm start; with "
+                         "--theorems the file's proofs are the warm start: add natarith rows to the file instead "
+                         "(python -m leangym.datasets.natarith -n N -o nat.jsonl)")
     resume_path = resume_file(args.resume) if args.resume else None
     given = args  # (what the caller chose: None is "the resumed run's, else the default")
     args = dataclasses.replace(args, checkpoint_dir=checkpoint_dir_of(args, resume_path))
@@ -292,10 +297,6 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
     _seed_everything(args.seed)
     args = dataclasses.replace(args, logdir=logdir_of(args, state, resume_path))  # (before any writer)
     # a resumed run keeps its checkpoint's held-out theorems, whatever --seed / --eval-size / --theorems say
-    if args.theorems and "warmup_nat" in (explicit or ()):
-        raise ValueError("--warmup-nat mixes generated ℕ arithmetic into the generator's warm start; with "
-                         "--theorems the file's proofs are the warm start: add natarith rows to the file instead "
-                         "(python -m leangym.datasets.natarith -n N -o nat.jsonl)")
     source = make_source(args.theorems, args.eval_size, args.seed,
                          held_out_of(state, resume_path) if state is not None else None, args.warmup_nat)
     if args.server and not args.theorems:

@@ -7,19 +7,29 @@ arithmetic is closed facts. These statements put ℕ variables under hypotheses
 connective; the closed ones (``(a * b + c) % m = r``) by ``norm_num``. Each is true by
 construction: the answer is computed, and a unique solution is found by enumerating
 its bound. A user of them (the trainer's warm start) still replays every proof on Lean.
-The benchmark these imitate is never trained on: a statement equal to a miniF2F one up to the
-names of its variables is skipped (the local copy's, where there is one, or ``exclude``'s).
+The benchmark these imitate is never trained on, by proof state rather than by text: a theorem
+is skipped when a state its reference proof passes through (on the simulator, which prints
+terms one way) is, up to local names and case tags, a start state of a miniF2F statement
+(after its ``intro``s). Those states ship as fingerprints (:mod:`.minif2f_fingerprints`), so
+the stream depends on the seed alone, not on whether a miniF2F copy is at hand.
 
-    generate(n, seed, *, prefix="nat", exclude=None) -> list[PropTheorem]   # levels 1 (norm_num) .. 3
+    generate(n, seed, *, prefix="nat", exclude=FINGERPRINTS) -> list[PropTheorem]   # levels 1 .. 3
+    fingerprints_of(statement) -> set[str]    # a benchmark statement's start states, as excluded
     python -m leangym.datasets.natarith -n 1000 --seed 0 -o nat.jsonl
+    python -m leangym.datasets.natarith --write-fingerprints    # from the local miniF2F copy
 """
 from __future__ import annotations
 
+import hashlib
 import random
-import re
-from typing import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Callable, Collection, Iterator, Sequence
 
-from leangym.datasets.proplogic import HEADER, PropTheorem, statement_key, to_jsonl
+from leangym.backends.types import LeanError, ProofState
+from leangym.datasets.minif2f_fingerprints import FINGERPRINTS
+from leangym.datasets.proplogic import HEADER, PropTheorem, to_jsonl
+from leangym.goal_key import alpha_key
+from leangym.sim.local import LocalProcess
 from leangym.theorem import Theorem
 
 Fact = tuple[str, tuple[str, ...], str, int]  # (binders, hypotheses, goal, level); hypotheses named h₀ h₁ ... later
@@ -137,39 +147,88 @@ def _one(rng: random.Random) -> tuple[Fact, list[str]]:
     return _compound(rng)
 
 
-def generate(n: int, seed: int, *, prefix: str = "nat", exclude: Iterable[str] | None = None) -> list[PropTheorem]:
-    """``n`` distinct theorems for ``seed``; none equal, up to variable names, to a statement of ``exclude``
-    (default: the local miniF2F copy's, if any)."""
-    rng, out = random.Random(seed), []
-    seen = {shape(s) for s in (benchmark_statements() if exclude is None else exclude)}
+def generate(n: int, seed: int, *, prefix: str = "nat", exclude: Collection[str] = FINGERPRINTS) -> list[PropTheorem]:
+    """``n`` distinct theorems for ``seed``, none passing through a state of ``exclude`` (fingerprints)."""
+    rng, seen, out = random.Random(seed), set(), []
     while len(out) < n:
         (binders, hyps, goal, level), proof = _one(rng)
-        name = f"{prefix}_d{level}_{len(out):05d}"
         head = " ".join([binders] * bool(binders) + [f"({_name(i)} : {h})" for i, h in enumerate(hyps)])
-        stmt = f"theorem {name} {head + ' ' if head else ''}: {goal} := by sorry"
-        key = shape(stmt)
-        if key in seen:
+        body = f"{head + ' ' if head else ''}: {goal} := by sorry"
+        if body in seen:
             continue
-        seen.add(key)
-        thm = Theorem(formal_statement=stmt, name=name, header=HEADER, split="train",
+        seen.add(body)
+        name = f"{prefix}_d{level}_{len(out):05d}"
+        thm = Theorem(formal_statement=f"theorem {name} {body}", name=name, header=HEADER, split="train",
                       extra={"proof": proof, "difficulty": level, "depth": 0, "proof_length": len(proof)})
+        if exclude and not set(exclude).isdisjoint(_states_of_proof(thm, proof)):
+            continue
         out.append(PropTheorem(thm, tuple(proof), level, 0))
     return out
 
 
-def shape(statement: str) -> str:
-    """A statement without its name, spacing, or the names of its one-letter variables (``n``, ``x``, ``A`` ...)."""
-    names: dict[str, str] = {}
-    body = re.sub(r"\s+", " ", statement_key(statement).split(" ", 2)[-1]).replace(" ∣ ", "∣")
-    return re.sub(r"\b[A-Za-z]\b", lambda m: names.setdefault(m[0], f"v{len(names)}"), body)
+def fingerprints_of(statement: Theorem) -> set[str]:
+    """The start state of a statement (none if the simulator cannot start it), and each after an ``intro``."""
+    lean = LocalProcess()
+    try:
+        state = lean.start_proof(statement.start_source())
+    except LeanError:
+        return set()
+    found = _fingerprints(state)
+    for i in range(8):  # `P → Q → R` gives its hypotheses one `intro` at a time (named: `a✝` would be a key apart)
+        result = lean.apply_tactic(state, f"intro fingerprint_h{i}")
+        if not result.ok or len(result.states) != 1:
+            break
+        state = result.states[0]
+        found |= _fingerprints(state)
+    return found
 
 
-def benchmark_statements() -> list[str]:
-    """The miniF2F statements of the local copy (``$LEANGYM_MINIF2F`` or ../shared), none without one."""
+def benchmark_fingerprints() -> frozenset[str]:
+    """What :data:`FINGERPRINTS` should be: the local miniF2F copy's (``$LEANGYM_MINIF2F`` or ../shared)."""
     from leangym.datasets import load_theorems, minif2f
 
     path = minif2f.local_copy()
-    return [t.formal_statement for t in load_theorems(str(path))] if path else []
+    if path is None:
+        raise FileNotFoundError("no miniF2F copy: set LEANGYM_MINIF2F to one, or put ../shared/data/minif2f beside "
+                                "the checkout")
+    return frozenset(f for t in load_theorems(str(path)) for f in fingerprints_of(t))
+
+
+def _write_fingerprints() -> int:
+    """Rewrite :data:`FINGERPRINTS` in its module from the local copy; returns how many."""
+    from leangym.datasets import minif2f_fingerprints
+
+    path = Path(minif2f_fingerprints.__file__)
+    begin, end = "    # BEGIN (written by natarith --write-fingerprints)\n", "    # END\n"
+    head, _, rest = path.read_text(encoding="utf-8").partition(begin)
+    tail = rest.partition(end)[2]
+    found = sorted(benchmark_fingerprints())
+    path.write_text(head + begin + "".join(f'    "{f}",\n' for f in found) + end + tail, encoding="utf-8")
+    return len(found)
+
+
+def _states_of_proof(thm: Theorem, proof: Sequence[str]) -> set[str]:
+    """Fingerprints of every goal the reference proof passes through (each tactic on the first open goal)."""
+    lean = LocalProcess()
+    open_ = [lean.start_proof(thm.start_source())]
+    found: set[str] = set()
+    for tactic in proof:
+        found |= _fingerprints(open_[0])
+        result = lean.apply_tactic(open_[0], tactic)
+        if not result.ok:
+            break
+        open_ = list(result.states) + open_[1:]
+    return found
+
+
+def _fingerprints(state: ProofState) -> set[str]:
+    """One per goal: its text up to local names and case tags (``goal_key.alpha_key``), hashed."""
+    return {hashlib.sha256(alpha_key(ProofState(0, 0, (g,))).encode()).hexdigest()[:16] for g in _untagged(state)}
+
+
+def _untagged(state: ProofState) -> Iterator:
+    for g in state.goals:
+        yield type(g)(g.hypotheses, g.target)
 
 
 def _name(i: int) -> str:
@@ -193,8 +252,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         description="Write generated ℕ-arithmetic theorems with reference proofs as JSONL.")
     ap.add_argument("-n", type=int, default=1000, help="number of theorems")
     ap.add_argument("--seed", type=int, default=0, help="seed of the stream")
-    ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("-o", "--out")
+    ap.add_argument("--write-fingerprints", action="store_true",
+                    help="remake minif2f_fingerprints.py from the local miniF2F copy (after a change to the simulator)")
     a = ap.parse_args(argv)
+    if a.write_fingerprints:
+        print(f"{_write_fingerprints()} fingerprints -> leangym/datasets/minif2f_fingerprints.py")
+        return 0
+    if not a.out:
+        ap.error("-o/--out is required (the JSONL to write)")
     if a.n < 0:
         ap.error(f"-n must be 0 or more, got {a.n}")
     print(f"{to_jsonl(a.out, generate(a.n, a.seed))} theorems -> {a.out}")
