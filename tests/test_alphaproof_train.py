@@ -208,7 +208,7 @@ def test_rejected_tactics_become_less_likely_under_the_negative_loss():
 def tiny_args(tmp_path, name, **kw):
     from agents.alphaproof.train import Args
 
-    base = dict(actors=2, iterations=2, sims=2, lean_calls=8, num_tactics=2, batch_size=4, learn_steps=2,
+    base = dict(model_size="tiny", actors=2, iterations=2, sims=2, lean_calls=8, num_tactics=2, batch_size=4, learn_steps=2,
                 warmup_steps=2, warmup_theorems=8, eval_every=1, eval_size=2, replay_size=1000,
                 logdir=str(tmp_path / name / "tb"), checkpoint_dir=str(tmp_path / name / "ck"),
                 seed=3, progress=False, max_tactic_tokens=8)

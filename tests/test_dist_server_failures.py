@@ -9,7 +9,7 @@ import zmq
 
 from agents.alphaproof.actors import search_config
 from agents.alphaproof.distributed.actor import Actor, ActorOptions, Slot
-from agents.alphaproof.distributed.coordinator import SERVER_RETRIES, Coordinator
+from agents.alphaproof.distributed.coordinator import RETRY_GAP_S, SERVER_RETRIES, Coordinator
 from agents.alphaproof.distributed.sockets import Net, receive
 from agents.alphaproof.distributed.wire import TO_ACTOR, pack
 from agents.alphaproof.interfaces import Evaluation
@@ -144,8 +144,9 @@ def failing_start(error: ServerError) -> type:
     return FailingStart
 
 
-def _start_until_a_result(link: Link, process: type, tries: int) -> list:
-    """The held-out theorem started on ``process`` up to ``tries`` times, the actor asking after each backoff."""
+def _start_until_a_result(link: Link, process: type, tries: int, apart: bool = True) -> list:
+    """The held-out theorem started on ``process`` up to ``tries`` times, the actor asking after each backoff
+    (``apart``: the tries RETRY_GAP_S apart, as a lone actor's backoff spaces them; else a burst)."""
     coord, ask, push, actor = link.coord, link.ask, link.push, link.actor
     args = dataclasses.replace(Args(), lean_calls=8)
 
@@ -158,6 +159,8 @@ def _start_until_a_result(link: Link, process: type, tries: int) -> list:
     got = []
     for req in range(1, tries + 1):
         coord.actors["a1"].paused_until = 0.0
+        if apart:  # (the clock moved on: no sleeping in a test)
+            job.counted_at -= RETRY_GAP_S
         tasks = ask("want", {"n": 1, "req": req})["tasks"]
         if not tasks:
             break
@@ -182,6 +185,14 @@ def test_a_held_out_theorem_whose_start_always_fails_does_not_hold_the_evaluatio
     # the evaluation ends (without a verdict for it), as for a search a failing server stopped
     # SERVER_RETRIES times; it is not searched again for ever
     assert len(got) == 1 and got[0].msg["status"] == "server_down", (link.coord.requeued, got)
+    assert link.coord.requeued == SERVER_RETRIES - 1 and got[0].job.server_failures == SERVER_RETRIES
+
+
+def test_a_burst_of_failed_starts_counts_once(link):
+    """Actors sharing one server fail a theorem within milliseconds: that is one failure, not SERVER_RETRIES."""
+    got = _start_until_a_result(link, failing_start(ServerError("HTTP 502")), 3 * SERVER_RETRIES, apart=False)
+    [job] = link.coord.queue
+    assert got == [] and job.server_failures == 1 and link.coord.requeued == 3 * SERVER_RETRIES
 
 
 @pytest.mark.parametrize("error", [ServerUnavailable("connection refused"), NoProcessAvailable("all leased")],

@@ -149,7 +149,7 @@ def _one(rng: random.Random) -> tuple[Fact, list[str]]:
 
 def generate(n: int, seed: int, *, prefix: str = "nat", exclude: Collection[str] = FINGERPRINTS) -> list[PropTheorem]:
     """``n`` distinct theorems for ``seed``, none passing through a state of ``exclude`` (fingerprints)."""
-    rng, seen, out = random.Random(seed), set(), []
+    rng, seen, out, banned = random.Random(seed), set(), [], frozenset(exclude or ())
     while len(out) < n:
         (binders, hyps, goal, level), proof = _one(rng)
         head = " ".join([binders] * bool(binders) + [f"({_name(i)} : {h})" for i, h in enumerate(hyps)])
@@ -160,7 +160,7 @@ def generate(n: int, seed: int, *, prefix: str = "nat", exclude: Collection[str]
         name = f"{prefix}_d{level}_{len(out):05d}"
         thm = Theorem(formal_statement=f"theorem {name} {body}", name=name, header=HEADER, split="train",
                       extra={"proof": proof, "difficulty": level, "depth": 0, "proof_length": len(proof)})
-        if exclude and not set(exclude).isdisjoint(_states_of_proof(thm, proof)):
+        if banned and not banned.isdisjoint(_states_of_proof(thm, proof)):
             continue
         out.append(PropTheorem(thm, tuple(proof), level, 0))
     return out

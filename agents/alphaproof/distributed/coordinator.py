@@ -37,6 +37,7 @@ from agents.alphaproof.theorem_source import Task
 
 LOST_RESULT_S = 30.0  # a task its actor stopped listing this long ago: its result was lost, requeue it
 SERVER_RETRIES = 3  # a theorem whose search the server stopped this often is let through (no verdict)
+RETRY_GAP_S = 5.0  # failures of one theorem closer than this count once (actors sharing a server fail it at once)
 
 
 @dataclass
@@ -47,7 +48,8 @@ class Job:
     actor: str | None = None
     issued: float = 0.0
     unlisted_since: float | None = None
-    server_failures: int = 0  # times a Lean server failed its search (a failed start only if it timed out)
+    server_failures: int = 0  # times a Lean server failed its search or start (not: no server, no free process)
+    counted_at: float = float("-inf")  # when the last of server_failures was counted
     failed_on: set[str] = field(default_factory=set)  # actors whose Lean server failed it: others search it first
 
     def wire(self) -> dict[str, Any]:
@@ -267,9 +269,11 @@ class Coordinator:
             self.requeue([job])
             return None
         if msg["status"] == "server_down":
-            job.server_failures += msg["stop_reason"] is not None  # (a theorem that always hangs its search)
-            job.failed_on.add(actor.id)
             now = time.monotonic()
+            if msg["stop_reason"] is not None and now - job.counted_at >= RETRY_GAP_S:  # (a burst counts once)
+                job.server_failures += 1
+                job.counted_at = now
+            job.failed_on.add(actor.id)
             if now >= actor.paused_until:  # (one backoff step per outage seen, not one per theorem of a burst)
                 actor.paused_until = now + actor.backoff.delay()
             if job.server_failures < SERVER_RETRIES:  # no result: searched again (elsewhere, or after the backoff)
