@@ -30,7 +30,7 @@ class Args:
     num_tactics: int = 4  # tactics asked of the policy per new node
     temperature: float = 0.7  # the policy's sampling temperature when it proposes tactics
     oversample: int = 4  # samples drawn per tactic asked for; the most probable distinct ones are kept
-    model_size: str = "mini"  # at 3000 warm-start steps: 91 of 100 held-out against tiny's 83 (results: learning_curve.md)
+    model_size: str = "tiny"  # mini's warm start is better (91 vs 83), its 10-minute run not (learning_curve.md)
     init: str | None = None  # a net to start from (sft --out, or a train checkpoint's net): replaces --model-size
     max_tactic_tokens: int = 24  # decoding cap: PropLogic tactics are <= 15 tokens; raise it for real Lean (48+)
     factorized: bool = True  # simulator: one branch per goal, so AND nodes split into independent subgoals
