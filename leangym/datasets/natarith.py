@@ -21,9 +21,10 @@ the stream depends on the seed alone, not on whether a miniF2F copy is at hand.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from pathlib import Path
-from typing import Callable, Collection, Iterator, Sequence
+from typing import Callable, Collection, Sequence
 
 from leangym.backends.types import LeanError, ProofState
 from leangym.datasets.minif2f_fingerprints import FINGERPRINTS
@@ -71,7 +72,7 @@ def _backward(rng: random.Random) -> Fact:
     v = rng.choice(VARS)
     while True:
         m, a = rng.randint(3, 50), rng.randint(2, 12)
-        if a % m and _gcd(a, m) == 1:
+        if a % m and math.gcd(a, m) == 1:
             break
     r = rng.randrange(m)
     return f"({v} : ℕ)", (f"({a} * {v}) % {m} = {r}",), f"{v} % {m} = {r * pow(a, -1, m) % m}", 2
@@ -97,7 +98,7 @@ def _inverse(rng: random.Random) -> Fact:
     v = rng.choice(VARS)
     while True:
         m, a = rng.randint(5, 60), rng.randint(2, 30)
-        if _gcd(a, m) == 1 and a % m:
+        if math.gcd(a, m) == 1 and a % m:
             break
     r = rng.randrange(1, m)
     return f"({v} : ℕ)", (f"{v} < {m}", f"{v} * {a} % {m} = {r}"), f"{v} = {r * pow(a, -1, m) % m}", 2
@@ -222,13 +223,8 @@ def _states_of_proof(thm: Theorem, proof: Sequence[str]) -> set[str]:
 
 
 def _fingerprints(state: ProofState) -> set[str]:
-    """One per goal: its text up to local names and case tags (``goal_key.alpha_key``), hashed."""
-    return {hashlib.sha256(alpha_key(ProofState(0, 0, (g,))).encode()).hexdigest()[:16] for g in _untagged(state)}
-
-
-def _untagged(state: ProofState) -> Iterator:
-    for g in state.goals:
-        yield type(g)(g.hypotheses, g.target)
+    """One per goal: its text up to local names and case tags (``goal_key.alpha_key`` reads no tag), hashed."""
+    return {hashlib.sha256(alpha_key(ProofState(0, 0, (g,))).encode()).hexdigest()[:16] for g in state.goals}
 
 
 def _name(i: int) -> str:
@@ -236,12 +232,6 @@ def _name(i: int) -> str:
 
 
 _SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-
-
-def _gcd(a: int, b: int) -> int:
-    while b:
-        a, b = b, a % b
-    return a
 
 
 def main(argv: Sequence[str] | None = None) -> int:
