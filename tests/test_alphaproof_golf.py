@@ -38,10 +38,38 @@ def test_a_closer_replaces_the_subproof_it_finishes():
     assert replays(SWAP, [r["tactic"] for r in rows])
 
 
+def test_chain_puts_a_closer_behind_the_reference_tactic_where_alone_it_closes_nothing():
+    rows = rows_from_reference_proofs([SWAP], closers=("trivial",), chain=True)
+    assert [(r["tactic"], r["steps_to_go"]) for r in rows] == [("rcases h with ⟨h1, h2⟩ <;> trivial", 1)]
+    assert replays(SWAP, [r["tactic"] for r in rows])
+    # a closer that closes a state alone still wins: the chain is for the states it cannot close
+    leaf = Ref("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry", ["constructor", "exact hp", "exact hq"])
+    assert [r["tactic"] for r in rows_from_reference_proofs([leaf], closers=("trivial",), chain=True)] == ["trivial"]
+    # where no chain closes the state, the reference's tactic and its branches stay
+    stuck = Ref("theorem t (p q : Prop) (h : p ∧ q) (hq : q → p) : p ∧ p := by sorry",
+                ["rcases h with ⟨h1, h2⟩", "constructor", "exact h1", "exact hq h2"])
+    assert [r["tactic"] for r in rows_from_reference_proofs([stuck], closers=("nonsense_tactic",), chain=True)] == \
+        stuck.proof
+
+
+def test_chained_golf_of_generator_proofs_gives_proofs_never_longer_than_the_plain_golf():
+    refs = proplogic.generate(60, seed=5, difficulty=(1, 5))
+    chained = 0
+    for ref in refs:
+        plain = rows_from_reference_proofs([ref], closers=("trivial",))
+        golfed = rows_from_reference_proofs([ref], closers=("trivial",), chain=True)
+        assert bool(plain) == bool(golfed), ref.theorem.name
+        if plain:
+            assert replays(ref, [r["tactic"] for r in golfed]), ref.theorem.name
+            assert len(golfed) <= len(plain) and golfed[0]["steps_to_go"] <= plain[0]["steps_to_go"]
+            chained += any("<;>" in r["tactic"] for r in golfed)
+    assert chained >= 10  # the generator's proofs often end in a tactic whose every branch `trivial` closes
+
+
 def test_without_closers_the_proof_is_kept_as_written():
     rows = rows_from_reference_proofs([SWAP])
     assert [(r["tactic"], r["steps_to_go"]) for r in rows] == [
-        ("rcases h with ⟨h1, h2⟩", 3), ("constructor", 2), ("exact h2", 1), ("exact h1", 1)]
+        ("rcases h with ⟨h1, h2⟩", 4), ("constructor", 3), ("exact h2", 1), ("exact h1", 1)]
 
 
 def test_a_closer_lean_rejects_everywhere_changes_nothing():
@@ -62,6 +90,7 @@ def test_golfed_generator_proofs_are_proofs_and_never_longer():
 
 def test_train_flag_splits_closers():
     assert parse_args([]).warmup_closers == "trivial"
+    assert parse_args([]).warmup_chain and not parse_args(["--no-warmup-chain"]).warmup_chain
     assert parse_args(["--warmup-closers", ""]).warmup_closers == ""
     assert closer_list("") == closer_list(" , ,") == []
     assert closer_list(" trivial, simp [h, g] ,omega,,nlinarith [sq_nonneg (a - b), h⟨1, 2⟩]") == [

@@ -214,7 +214,7 @@ def test_and_or_solved_propagation(factorized):
     kids = root.children[i]
     assert len(kids) == (2 if factorized else 1)
     assert all(k.steps is not None for k in kids)  # the AND node is solved because all its branches are
-    assert root.steps == (2 if factorized else 3)  # hardest branch + 1 (single-branch: linear)
+    assert root.steps == 3  # its tactic + every branch's (the Lean calls of the proof, factorized or not)
     if factorized:
         assert res.proof == "constructor\n· exact hp\n· exact hq"
     by_state = {t.state: t for t in res.targets}

@@ -464,7 +464,7 @@ def test_rows_from_reference_proofs():
     unfinished = NS(theorem=theorem, proof=("split", "done"))
     rows = rows_from_reference_proofs([good, bad, unfinished], process=_FakeProcess())
     assert rows == [
-        {"state": "⊢ p ∧ q", "tactic": "split", "steps_to_go": 2},  # 1 + its hardest branch
+        {"state": "⊢ p ∧ q", "tactic": "split", "steps_to_go": 3},  # 1 + each branch's
         {"state": "⊢ p", "tactic": "done", "steps_to_go": 1},  # the branch the tactic runs on
         {"state": "⊢ q", "tactic": "done", "steps_to_go": 1},
     ]

@@ -60,7 +60,7 @@ def test_on_the_simulated_kernel():
                         "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry")
     res = run_search(sess, FakeEvaluator(), SearchConfig(num_simulations=30))
     assert res.solved and res.verified, res
-    assert res.tree.root.steps == 2 and GAMMA ** 2 == pytest.approx(res.tree.root.estimate())
+    assert res.tree.root.steps == 3 and GAMMA ** 3 == pytest.approx(res.tree.root.estimate())
 
 
 def test_a_tactic_that_names_a_hypothesis_is_no_repeat_of_one_that_cannot():

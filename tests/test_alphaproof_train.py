@@ -259,7 +259,8 @@ def test_resume_is_exact_when_the_first_run_ended_with_an_evaluation(tmp_path):
 
 
 def test_reference_rows_count_steps_as_the_search_does():
-    """An AND node is as far from a proof as its hardest branch, not the tactics left in the script."""
+    """A state's steps are the tactics of its own subproof (every branch's: each costs its Lean calls), not the
+    tactics left in the whole script."""
     from agents.alphaproof.sft import rows_from_reference_proofs
     from leangym.datasets.proplogic import PropTheorem
     from leangym.theorem import Theorem
@@ -268,7 +269,7 @@ def test_reference_rows_count_steps_as_the_search_does():
     proof = ("constructor", "exact hp", "constructor", "exact hq", "exact hr")
     rows = rows_from_reference_proofs([PropTheorem(Theorem(stmt), proof, 3, 3)])
     assert [(r["tactic"], r["steps_to_go"]) for r in rows] == [
-        ("constructor", 3), ("exact hp", 1), ("constructor", 2), ("exact hq", 1), ("exact hr", 1)]
+        ("constructor", 5), ("exact hp", 1), ("constructor", 3), ("exact hq", 1), ("exact hr", 1)]
 
 
 def test_a_crashing_worker_is_counted_and_training_goes_on(tmp_path, monkeypatch):

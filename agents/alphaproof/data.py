@@ -5,7 +5,7 @@ A row is a plain dict (JSONL-friendly, replay-buffer-friendly)::
     state        str                goal-state text, as ``goals_to_text`` prints it
     tactic       str | None         the tactic taken there: the policy target
                                     (missing, None or "" = no policy target)
-    steps_to_go  int | None         tactics still needed: the value target;
+    steps_to_go  int | None         tactics still needed, every branch's: the value target;
                                     None = not provable within budget (the last bin)
     value        float              alternative value target in [0, 1] (``GAMMA ** steps``),
                                     used only when ``steps_to_go`` is missing

@@ -2,8 +2,9 @@
 
 The search never sees tensors; the network never sees trees. Values live in
 [0, 1] as ``gamma ** steps_to_proof`` (1 = solved now, 0 = not provable within
-budget), so an AND node's value is the minimum of its children's (its hardest
-child) and each tactic costs one factor of ``gamma``.
+budget), where steps count every tactic the proof still needs, in every branch
+(the Lean calls it costs): an AND node's value is the product of its children's
+and each tactic costs one factor of ``gamma``.
 """
 from __future__ import annotations
 

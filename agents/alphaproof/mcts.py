@@ -3,8 +3,9 @@
 OR nodes are proof states (one Lean branch). Each edge of an OR node is a
 tactic that Lean accepted; its result is an AND node over the open branches it
 left (none: the tactic proved the goal). Values are ``GAMMA ** steps`` (see
-``interfaces``): an edge is worth ``GAMMA * min(its branches)`` (the hardest
-branch decides), an OR node the best of its edges.
+``interfaces``): an edge is worth ``GAMMA * product(its branches)`` (steps are
+tactics, summed over branches: each branch costs its own Lean calls), an OR node
+the best of its edges.
 
 Status, recomputed (``_refresh``) whenever an edge or a branch changes:
 * an edge is *solved* when all its branches are, an OR node when any edge is;
@@ -34,8 +35,7 @@ solved (``_revive``): it may be the node's only proof; it is dropped once
 that ancestor is beyond hope (``_forget``). A tactic whose branches a sibling
 already leads to is refused (``intro h₄`` after ``intro h₃``). An edge to a solved node is always
 kept: it cannot close a loop that matters, since a solved node is never entered
-again and steps strictly fall along a proof (an edge counts 1 + its hardest
-branch's steps).
+again and steps strictly fall along a proof (an edge counts 1 + its branches' steps).
 
 Known limits (fuzzed: about 1 provable root in 2,000 random cyclic graphs is
 given up, against 3 to 8 in 1,000 when such tactics were refused for good): a
@@ -388,7 +388,7 @@ class SearchTree:
     def backup(self, leaf: Leaf, value: float) -> None:
         """Propagate ``value`` (of the leaf) to the root; each tactic step multiplies by GAMMA.
 
-        Through an AND node the value is the minimum of the simulated branch and
+        Through an AND node the value is the product of the simulated branch and
         the current estimates of its siblings (unseen siblings do not count yet).
         """
         node = leaf.node
@@ -399,7 +399,7 @@ class SearchTree:
         child = node
         for parent, i in reversed(leaf.path):
             sibs = [e for c in parent.children[i] if c is not child and (e := c.estimate()) is not None]
-            value = GAMMA * min([value, *sibs])
+            value = GAMMA * value * math.prod(sibs)  # GAMMA ** (1 + the branches' steps, summed)
             parent.VL[i] -= 1
             parent.N[i] += 1
             parent.W[i] += value
@@ -451,7 +451,7 @@ def hardest_open_child(kids: tuple[Node, ...]) -> Node:
     """The branch to work on in a live AND node: unsolved and not dead, none in flight first, then lowest value.
 
     Unseen branches count as hardest (their value is unknown, and the AND node
-    is only worth its hardest branch); a branch with a simulation in flight is
+    is no surer than its hardest branch); a branch with a simulation in flight is
     passed over so that one round spreads over the branches. A dead branch that
     waits is passed over too: the work it waits for is elsewhere (a sibling, say).
     """
@@ -469,7 +469,7 @@ def wants_widening(node: Node, cfg: SearchConfig) -> bool:
 def _edge_steps(kids: tuple[Node, ...]) -> int | None:
     if any(k.steps is None for k in kids):
         return None
-    return 1 + max((k.steps for k in kids), default=0)
+    return 1 + sum(k.steps for k in kids)  # tactics left = Lean calls left: every branch needs its own
 
 
 def _best_edge(node: Node) -> int:

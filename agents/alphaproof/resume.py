@@ -67,7 +67,7 @@ def saved_settings(state: dict[str, Any]) -> Any:
     net = state.get("net", {}).get("settings", {}) if isinstance(state.get("net"), dict) else {}
     older = {"temperature": net.get("temperature", 1.0), "oversample": net.get("oversample", 2),
              "value_weight": net.get("value_weight", 1.0), "negative_weight": net.get("negative_weight", 0.0),
-             "warmup_batch_size": saved.get("batch_size", Args.batch_size), "warmup_closers": "",
+             "warmup_batch_size": saved.get("batch_size", Args.batch_size), "warmup_closers": "", "warmup_chain": False,
              "warmup_nat": 0.0}
     return {**older, **saved}
 

@@ -106,14 +106,13 @@ def train_supervised(net: PolicyValueNet, rows: Sequence[Row], steps: int, batch
 
 
 def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, factorized: bool = True,
-                               closers: Sequence[str] = ()) -> list[Row]:
+                               closers: Sequence[str] = (), chain: bool = False) -> list[Row]:
     """Training rows from generator theorems, by replaying each reference proof on the kernel.
 
     Every tactic goes to the first open branch; the row's state is that branch's
     text (what a search node sees: one goal on the factorized kernel, every
     goal of the proof on the other; ``factorized`` as the training run's). ``steps_to_go`` is what the search counts for that state:
-    1 for its tactic plus the most any branch it opens still needs (branches are
-    independent goals, an AND node is as far from a proof as its hardest child),
+    1 for its tactic plus what every branch it opens still needs (the Lean calls of its subproof),
     not the tactics left in the whole script. A proof that fails to replay
     contributes no rows: a row must describe a state the kernel really produced. A server failure
     (replaying or golfing) raises :class:`ServerError`: the caller (``train.reference_rows``, one proof
@@ -122,6 +121,8 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, fa
     ``closers`` golfs the proof with Lean: each is tried, in order, on every state the golfed proof
     reaches, and one that closes the state replaces the reference's whole subproof there (a shorter
     proof, checked by Lean like the rest: the target the search would keep, see mcts ``proof_tactic``).
+    ``chain`` also tries ``TACTIC <;> CLOSER`` where the reference's tactic leaves goals: one that closes the
+    state replaces the subproof too (one Lean call where the reference spent one per branch).
 
     ``process``: where to replay them all; by default a fresh in-process kernel for each (a kernel
     keeps what a proof start declared, as Lean does: two theorems sharing a header that declares
@@ -152,11 +153,12 @@ def rows_from_reference_proofs(prop_theorems: Iterable[Any], process=None, *, fa
             open_ = [(s, i) for s in result.states] + open_[1:]
         else:
             if not open_:  # the proof really closed every goal
-                rows.extend(_golfed_rows(lean, replay, parent, closers))
+                rows.extend(_golfed_rows(lean, replay, parent, closers, chain))
     return rows
 
 
-def _golfed_rows(lean, replay: list[tuple[Any, str]], parent: list[int | None], closers: Sequence[str]) -> list[Row]:
+def _golfed_rows(lean, replay: list[tuple[Any, str]], parent: list[int | None], closers: Sequence[str],
+                 chain: bool = False) -> list[Row]:
     """The rows of a replayed proof, each subproof a closer finishes replaced by that closer (top down, in the
     replay's order: a row, then its branches' subproofs). A loop, not recursion: a proof may be 1000s deep."""
     children: list[list[int]] = [[] for _ in replay]
@@ -169,22 +171,24 @@ def _golfed_rows(lean, replay: list[tuple[Any, str]], parent: list[int | None], 
     while todo:
         j, above = todo.pop()
         state, tactic = replay[j]
-        closer = _closer(lean, state, tactic, closers, closes=not children[j])
+        closer = _closer(lean, state, tactic, closers, closes=not children[j], chain=chain)
         up.append(above)
         out.append({"state": state.text, "tactic": closer or tactic, "steps_to_go": 1})
         if closer is None:  # the reference's tactic: its branches next, the first on top
             todo += [(k, len(out) - 1) for k in reversed(children[j])]
-    for k in reversed(range(len(out))):  # branches come after the row that opened them
+    for k in reversed(range(len(out))):  # branches come after the row that opened them: each is whole here
         if up[k] is not None:
-            out[up[k]]["steps_to_go"] = max(out[up[k]]["steps_to_go"], 1 + out[k]["steps_to_go"])
+            out[up[k]]["steps_to_go"] += out[k]["steps_to_go"]
     return out
 
 
-def _closer(lean, state, tactic: str, closers: Sequence[str], closes: bool) -> str | None:
+def _closer(lean, state, tactic: str, closers: Sequence[str], closes: bool, chain: bool = False) -> str | None:
     """The first of ``closers`` that closes ``state`` (None: none does, or the reference's ``tactic`` comes
-    first and closes it, as the replay saw: ``closes``). A server failure raises: whether a closer works is
+    first and closes it, as the replay saw: ``closes``), then with ``chain`` the first ``tactic <;> closer``
+    that does (where ``tactic`` leaves goals). A server failure raises: whether a closer works is
     then unknown, and every further call would wait on the same server (the caller drops the proof)."""
-    for closer in closers:
+    chained = [f"{tactic} <;> {c}" for c in closers] if chain and not closes and "\n" not in tactic else []
+    for closer in [*closers, *chained]:
         if closer == tactic:
             if closes:
                 return None

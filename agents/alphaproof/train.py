@@ -103,7 +103,7 @@ def reference_rows(source, args: Args, deadline: float | None = None) -> list[Ro
         except ServerError as e:
             return f"{ref.theorem.name}: {type(e).__name__}: {e}"
         try:
-            return rows_from_reference_proofs([ref], process, closers=closers)
+            return rows_from_reference_proofs([ref], process, closers=closers, chain=args.warmup_chain)
         except (LeanError, ServerError) as e:
             return f"{ref.theorem.name}: {type(e).__name__}: {e}"
         finally:

@@ -42,6 +42,7 @@ class Args:
     warmup_batch_size: int = 64  # rows per warm-start step
     warmup_theorems: int = 6000  # reference proofs generated for the warm start
     warmup_closers: str = "trivial"  # comma-separated tactics that golf the reference proofs ("": as written)
+    warmup_chain: bool = True  # golf with `TACTIC <;> CLOSER` too (one call, not one per branch): learning_curve.md
     warmup_nat: float = 0.1  # share of the generator's warm-start theorems that are ℕ arithmetic (natarith)
     sft_mix: float = 0.25  # fraction of each RL batch drawn from the reference-proof rows
     value_weight: float = 0.25  # weight of the value loss against the policy's (they share the tiny trunk)
@@ -111,6 +112,8 @@ _HELP = {
                        "closes the state replaces the reference's subproof there (shorter proofs, checked by Lean, "
                        "as a search keeps its shortest); a comma inside brackets stays in its tactic "
                        "('trivial,simp [h, g],omega' is three); '': the reference proofs as written"),
+    "warmup_chain": ("golf with 'TACTIC <;> CLOSER' too, where the reference's tactic leaves goals: one that "
+                     "closes the state replaces the subproof (one Lean call instead of one per branch)"),
     "warmup_nat": ("share of the generator's warm-start theorems drawn from leangym.datasets.natarith: ℕ variables "
                    "under hypotheses, proved by omega (miniF2F's number-theory shape; PropLogic's own arithmetic is "
                    "closed facts only); not with --theorems, whose file is the warm start"),
