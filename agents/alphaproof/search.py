@@ -233,7 +233,7 @@ class _Search:
                 proof_tree = tree.proof()
                 proof = assemble(proof_tree)
             except RecursionError:  # proofs are built recursively: one of ~1000 nested steps is too deep
-                error = f"a proof of {tree.root.steps} nested steps is too deep to assemble; it was not checked"
+                error = f"a proof of {tree.root.steps} tactics is nested too deeply to assemble; it was not checked"
             else:
                 if self.config.self_check:  # (else the caller checks it: verified stays False)
                     verified, error = self._verify(proof)  # (the script: the tree would be assembled again, deeper)
