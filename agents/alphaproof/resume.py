@@ -68,14 +68,19 @@ def saved_settings(state: dict[str, Any]) -> Any:
     older = {"temperature": net.get("temperature", 1.0), "oversample": net.get("oversample", 2),
              "value_weight": net.get("value_weight", 1.0), "negative_weight": net.get("negative_weight", 0.0),
              "warmup_batch_size": saved.get("batch_size", Args.batch_size), "warmup_closers": "", "warmup_chain": False,
-             "warmup_nat": 0.0}
+             "warmup_nat": 0.0, "average_decay": 0.0}
     return {**older, **saved}
 
 
 def save_checkpoint(path: Path, net, opt, replay, curriculum, rng, progress: dict, args: Args,
-                    held_out: HeldOut) -> None:
+                    held_out: HeldOut, average=None) -> None:
+    """``net``: the learner's; ``average`` (a :class:`averaging.WeightAverage`): the net users get as
+    ``"net"`` (prove, ``--init``), the learner's own weights going under ``"learner"`` for ``--resume``."""
+    averaged = average is not None and average.net is not None and average.net is not net
     checkpoint.save(path, {
-        "net": net.to_payload(), "optimizer": opt.state_dict(), "replay": replay.state_dict(),
+        "net": (average.net if averaged else net).to_payload(),
+        **({"learner": {k: v.detach().cpu() for k, v in net.model.state_dict().items()}} if averaged else {}),
+        "optimizer": opt.state_dict(), "replay": replay.state_dict(),
         "curriculum": curriculum.state_dict(), "rng": checkpoint.rng_state(rng), "progress": progress,
         "args": dataclasses.asdict(args), "held_out": held_out.to_state(),
         # where this run logs, absolute ("" for nowhere): args["logdir"] may be relative to a working
@@ -233,9 +238,13 @@ def say_if_split_differs(source, args: Args) -> None:
 
 def restore(state: dict[str, Any], path: Path, args: Args, replay: ReplayBuffer, curriculum: Curriculum,
             rng: random.Random):
-    """The net, optimizer and progress of a loaded checkpoint; replay, curriculum and RNGs restored in place."""
+    """The learner's net, its optimizer, progress and the saved average's weights (None: the checkpoint has no
+    average of its own) of a loaded checkpoint; replay, curriculum and RNGs restored in place."""
     try:
         net = PolicyValueNet.from_payload(state["net"], device=args.device)
+        average = state["net"]["state_dict"] if "learner" in state else None  # (the saved net is the average)
+        if average is not None:
+            net.model.load_state_dict(state["learner"])
         opt = make_optimizer(net, args.lr)
         opt.load_state_dict(state["optimizer"])
         # a changed --replay-size applies, as warn_changed_settings says (the newest rows are kept)
@@ -252,7 +261,7 @@ def restore(state: dict[str, Any], path: Path, args: Args, replay: ReplayBuffer,
         done, planned = progress["warmup_cut_at"]
         print(f"--resume: the warm start was cut by --max-minutes after {done} of {planned} steps; it counts as "
               "done and is not resumed: self-play starts now", file=sys.stderr)
-    return net, opt, progress
+    return net, opt, progress, average
 
 
 def interrupted_message(saved_in: Path | None, resumed_from: str | None, ckpt_dir: Path | None) -> str:

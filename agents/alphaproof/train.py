@@ -60,6 +60,7 @@ from agents.alphaproof.resume import (checkpoint_dir_of, drop_if_unused, held_ou
                                       interrupted_message, logdir_of, refuse_to_overwrite, restore, resume_file,
                                       save_checkpoint, saved_settings, say_if_split_differs,
                                       say_where_the_run_goes_on)
+from agents.alphaproof.averaging import WeightAverage
 from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, evaluate, give_back,
                                       process_factory, run_searches, search_stats, server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
@@ -157,7 +158,7 @@ def check_args(args: Args) -> None:
                         eval_every=args.eval_every, threads=args.threads)
     cli_checks.positive(lr=args.lr, warmup_lr=args.warmup_lr, time_per_theorem=args.time_per_theorem,
                         read_timeout=args.read_timeout, max_minutes=args.max_minutes)
-    cli_checks.fraction(sft_mix=args.sft_mix, warmup_nat=args.warmup_nat)
+    cli_checks.fraction(sft_mix=args.sft_mix, warmup_nat=args.warmup_nat, average_decay=args.average_decay)
     cli_checks.at_least(0.0, negative_weight=args.negative_weight, value_weight=args.value_weight)
     cli_checks.positive(temperature=args.temperature)
     cli_checks.at_least(1, oversample=args.oversample)
@@ -319,8 +320,9 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
     rng = random.Random(args.seed)  # the trainer's own draws: theorems, levels, replay samples
     progress: dict[str, Any] = {"iteration": 0, "warm_started": False, "history": [], "evals": [],
                                 "crashes": 0, "errors": 0, "seconds": 0.0}
+    average, saved_average = WeightAverage(args.average_decay), None  # the net the run saves (averaging.py)
     if state is not None:
-        net, opt, progress = restore(state, resume_path, args, replay, curriculum, rng)
+        net, opt, progress, saved_average = restore(state, resume_path, args, replay, curriculum, rng)
         say_if_split_differs(source, args)
         say_where_the_run_goes_on(args, given, state)
         if progress["iteration"] >= args.iterations:
@@ -330,6 +332,8 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
     # training settings, not the net's: the run's flags decide (saved with the net, so prove samples alike)
     for name in ("value_weight", "negative_weight", "temperature", "oversample"):
         setattr(net, name, getattr(args, name))
+    if progress["warm_started"]:
+        average.start(net, saved_average)
 
     # A resumed run hides what a crashed run logged after its last checkpoint: steps > that iteration.
     writer = _writer(args.logdir, progress["iteration"] + 1 if resume_path else None)
@@ -353,11 +357,11 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
         progress["seconds"] = minutes() * 60
         if ckpt_dir:
             save_checkpoint(ckpt_dir / "latest.pt", net, opt, replay, curriculum, rng, progress, args,
-                            source.held_out)
+                            source.held_out, average)
             saved_in = ckpt_dir
 
     def held_out(step: int) -> dict[str, float]:
-        ev = evaluate(net, heldout, new_process, args)
+        ev = evaluate(average.net, heldout, new_process, args)
         progress["evals"].append({"iteration": step, "minutes": minutes(), **ev})
         log("heldout", ev, step)
         return ev
@@ -373,6 +377,7 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
         dist = distributed(args)
         if not progress["warm_started"]:
             warm_start(net, sft_rows, args, deadline, progress)
+            average.start(net)
             if heldout and args.eval_every > 0 and not dist:  # (distributed: the actors evaluate)
                 print(f"held-out solve rate {start_label(args)}: {solve_rate_text(held_out(0))}", file=sys.stderr)
             save()
@@ -380,8 +385,8 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
             from agents.alphaproof.distributed.learner import Run, self_play
 
             self_play(Run(args, net, opt, replay, curriculum, rng, progress, source, heldout, sft_rows, deadline,
-                          save, log, minutes))
-            return {**progress, "net": net, "checkpoint_dir": args.checkpoint_dir}
+                          save, log, minutes, average))
+            return {**progress, "net": average.net, "checkpoint_dir": args.checkpoint_dir}
 
         # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
         bar = tqdm(desc="self-play", disable=not args.progress, initial=progress["iteration"],
@@ -415,6 +420,7 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
             for e in out.errors + [w for w in [server_warning(out, args)] if w]:
                 print(f"[iteration {step}] {e}", file=sys.stderr)
             losses = learn(net, opt, replay, sft_rows if args.sft_mix > 0 else [], rng, args)
+            average.update(net)
             stats = search_stats(out)
             progress["iteration"] = step
             record = {"iteration": step, **stats, **losses, "replay_size": float(len(replay)),
@@ -451,7 +457,7 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
         if writer:
             writer.close()
     # the net for callers in this process (tests, benchmarks), and where the run saved (main prints it)
-    return {**progress, "net": net, "checkpoint_dir": args.checkpoint_dir}
+    return {**progress, "net": average.net, "checkpoint_dir": args.checkpoint_dir}
 
 
 def distributed_rank() -> int:

@@ -37,6 +37,7 @@ class Args:
     batch_size: int = 16
     lr: float = 3e-4  # self-play learner: near where the warm start's cosine ends (2e-4), so it goes on, not restarts
     learn_steps: int = 8  # gradient steps per iteration
+    average_decay: float = 0.99  # the saved net: an EMA of the learner's weights, a step per iteration (averaging.py)
     warmup_steps: int = 6000  # supervised steps on reference proofs before self-play (3000: 83-87 of 100, 6000: 90-92)
     warmup_lr: float = 2e-3  # peak of the warm start's warmup + cosine schedule
     warmup_batch_size: int = 64  # rows per warm-start step
@@ -104,6 +105,10 @@ _HELP = {
            "near where the warm start's schedule ends, so self-play refines the warm-started net rather than "
            "shaking it (at 1e-3 a 10-minute run ended at 74 of 100 held-out theorems, against 79)"),
     "learn_steps": "gradient steps per iteration",
+    "average_decay": ("the net the run saves (checkpoints, prove, --init, train's held-out evaluation) is an "
+                      "exponential moving average of the learner's weights, one step of this decay per iteration, "
+                      "from the warm-started net; the searches use the learner's own weights (0: no average, the "
+                      "learner's weights are saved)"),
     "warmup_steps": "supervised steps on reference proofs before self-play (0: no warm start)",
     "warmup_lr": "peak learning rate of the warm start (linear warmup, then cosine decay)",
     "warmup_batch_size": "rows per warm-start step",

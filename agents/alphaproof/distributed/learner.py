@@ -57,6 +57,7 @@ class Run:
     save: Callable[[], None]
     log: Callable[[str, dict[str, float], int], None]
     minutes: Callable[[], float]
+    average: Any  # averaging.WeightAverage: the saved net, a step after each iteration (the actors evaluate the learner's)
 
 
 @dataclass
@@ -349,6 +350,7 @@ class Loop:
         bar.update(1)
         if args.eval_every > 0 and step % args.eval_every == 0 and step < args.iterations:
             self.schedule_eval(step, exclusive=False)
+        run.average.update(self.learner.net)
         self.learner.publish_now()
         self.save()
 
