@@ -1,6 +1,7 @@
 """The saved net is a moving average of the learner's weights: its update, checkpoints and resume."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from agents.alphaproof import checkpoint
@@ -55,3 +56,12 @@ def test_a_checkpoint_from_before_averaging_resumes_without_one():
     state = {"args": {"lr": 3e-4}, "net": {"settings": {}}}
     assert saved_settings(state)["average_decay"] == 0.0
     assert saved_settings({"args": {"average_decay": 0.99}, "net": {}})["average_decay"] == 0.99
+
+
+def test_a_decay_that_would_never_move_the_average_is_refused():
+    from agents.alphaproof.train import Args, check_args
+
+    for bad in (1.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match="--average-decay must be at least 0 and below 1"):
+            check_args(Args(average_decay=bad))
+    check_args(Args(average_decay=0.0))

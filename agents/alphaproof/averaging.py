@@ -3,10 +3,10 @@
 Self-play learns at a constant rate, so its weights wander from iteration to
 iteration; their exponential moving average (one step per iteration, decay
 ``--average-decay``) proves more theorems than the last weights do
-(benchmarks/results/learning_curve.md). It starts at the warm-started net.
-The searches act with the learner's own, newest weights; checkpoints,
-``prove``, ``--init`` and train's held-out evaluation use the average.
-``decay`` 0: no average, the learner's weights are the net.
+(benchmarks/results/learning_curve.md). It starts at the warm-started net (a
+resumed run that saved none: at its learner). The searches act with the
+learner's own weights; checkpoints, ``prove``, ``--init`` and in-process
+held-out evaluations use the average. ``decay`` 0: the learner is the net.
 """
 from __future__ import annotations
 

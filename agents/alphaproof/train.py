@@ -158,7 +158,9 @@ def check_args(args: Args) -> None:
                         eval_every=args.eval_every, threads=args.threads)
     cli_checks.positive(lr=args.lr, warmup_lr=args.warmup_lr, time_per_theorem=args.time_per_theorem,
                         read_timeout=args.read_timeout, max_minutes=args.max_minutes)
-    cli_checks.fraction(sft_mix=args.sft_mix, warmup_nat=args.warmup_nat, average_decay=args.average_decay)
+    cli_checks.fraction(sft_mix=args.sft_mix, warmup_nat=args.warmup_nat)
+    if not 0 <= args.average_decay < 1:  # (1 would save the warm-started net whatever self-play learned)
+        raise ValueError(f"--average-decay must be at least 0 and below 1 (0: no average), got {args.average_decay}")
     cli_checks.at_least(0.0, negative_weight=args.negative_weight, value_weight=args.value_weight)
     cli_checks.positive(temperature=args.temperature)
     cli_checks.at_least(1, oversample=args.oversample)
@@ -386,7 +388,9 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
 
             self_play(Run(args, net, opt, replay, curriculum, rng, progress, source, heldout, sft_rows, deadline,
                           save, log, minutes, average))
-            return {**progress, "net": average.net, "checkpoint_dir": args.checkpoint_dir}
+            # (a DDP follower never steps an average: its net is the learner, kept in step by DDP)
+            return {**progress, "net": average.net if distributed_rank() == 0 else net,
+                    "checkpoint_dir": args.checkpoint_dir}
 
         # with a time limit the run ends at whichever comes first, so the bar shows no (misleading) total
         bar = tqdm(desc="self-play", disable=not args.progress, initial=progress["iteration"],

@@ -105,10 +105,11 @@ _HELP = {
            "near where the warm start's schedule ends, so self-play refines the warm-started net rather than "
            "shaking it (at 1e-3 a 10-minute run ended at 74 of 100 held-out theorems, against 79)"),
     "learn_steps": "gradient steps per iteration",
-    "average_decay": ("the net the run saves (checkpoints, prove, --init, train's held-out evaluation) is an "
-                      "exponential moving average of the learner's weights, one step of this decay per iteration, "
-                      "from the warm-started net; the searches use the learner's own weights (0: no average, the "
-                      "learner's weights are saved)"),
+    "average_decay": ("the net the run saves (checkpoints, prove, --init, and in-process runs' held-out "
+                      "evaluation; distributed runs evaluate the learner's) is an exponential moving average of "
+                      "the learner's weights, one step of this decay per iteration, from the warm-started net (a "
+                      "resumed run without one: from its learner); the searches use the learner's own weights "
+                      "(0: no average, the learner's weights are saved)"),
     "warmup_steps": "supervised steps on reference proofs before self-play (0: no warm start)",
     "warmup_lr": "peak learning rate of the warm start (linear warmup, then cosine decay)",
     "warmup_batch_size": "rows per warm-start step",
