@@ -8,11 +8,7 @@ from agents.alphaproof import checkpoint
 from agents.alphaproof.averaging import WeightAverage
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.resume import saved_settings
-from tests.test_alphaproof_train import tiny_args
-
-
-def _weights(net):
-    return {k: v.clone() for k, v in net.model.state_dict().items()}
+from tests.test_alphaproof_train import _weights, tiny_args
 
 
 def test_an_update_moves_the_average_a_decay_step_toward_the_learner():

@@ -28,11 +28,9 @@ class WeightAverage:
             self.net = learner
             return
         with torch.random.fork_rng(devices=[]):  # (building a model draws its init: the run's RNG stays as it was)
-            self.net = PolicyValueNet.from_payload(learner.to_payload(), learner.device)
+            self.net = PolicyValueNet.from_payload(learner.to_payload(), learner.device)  # (its settings too)
         if weights is not None:
             self.net.model.load_state_dict(weights)
-        for name in ("value_weight", "negative_weight", "temperature", "oversample"):  # the run's, not the payload's
-            setattr(self.net, name, getattr(learner, name))
         self.net.model.eval()
 
     @torch.no_grad()
@@ -43,4 +41,4 @@ class WeightAverage:
         mine = self.net.model.state_dict()
         for k, v in learner.model.state_dict().items():
             if v.is_floating_point():
-                mine[k].lerp_(v.detach(), 1 - self.decay)
+                mine[k].lerp_(v, 1 - self.decay)
