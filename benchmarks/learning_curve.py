@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                "date": time.strftime("%Y-%m-%d %H:%M %Z"), "load_before": load_before, "load_after": load_after,
                "train_minutes": train_minutes, "iterations": run["iteration"], "evals": evals, "snapshots": taken,
                "ppo_train_s": ppo_s, "budget_calls": a.budget_calls, "n": a.n,
-               "train_eval": {"theorems": targs.eval_size, "lean_calls": targs.lean_calls, "every": targs.eval_every},
+               "train_eval": {"theorems": targs.eval_size, "lean_calls": targs.eval_lean_calls, "every": targs.eval_every},
                "agents": {label: agent_numbers(rs, t, a.budget_calls) for label, (rs, t) in results.items()}}
     md, png, js = (Path(f"{a.out}.{ext}") for ext in ("md", "png", "json"))
     js.write_text(json.dumps(numbers, indent=1), encoding="utf-8")
@@ -217,7 +217,8 @@ def report(nums: dict, results: dict[str, tuple[ResultSet, float]], a: argparse.
         *[f"| {label} | " + " | ".join(str(v) for v in x["solved_within"].values()) + " |"
           for label, x in nums["agents"].items()],
         "", f"Train's own held-out evaluations ({te['theorems']} theorems of its own held-out split, "
-            f"{te['lean_calls']} Lean calls per theorem: not the harness's runs), every {te['every']} iterations:", "",
+            f"{te['lean_calls']} Lean calls per theorem, the harness's search in train's process and its torch seeds: "
+            f"not the harness's runs), every {te['every']} iterations:", "",
         "| iteration | minutes | solve rate |", "|---:|---:|---:|",
         *[f"| {e['iteration']} | {e['minutes']:.1f} | {e['solve_rate']:.1%} |" for e in evals],
         "", f"![solve rate against training minutes and Lean calls]({png})", ""])

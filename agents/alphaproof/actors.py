@@ -30,13 +30,14 @@ import numpy as np
 import torch
 
 from agents.alphaproof.policy import PolicyValueNet
+from agents.alphaproof.prove import prove_config
 from agents.alphaproof.search import SERVER_STOPS, SearchConfig, SearchResult, gives_verdict, run_batched_search
 from agents.alphaproof.theorem_source import Task
 from leangym.backends.select import open_backend
 from leangym.backends.types import (LeanError, LeanProcess, NoProcessAvailable, ServerError, ServerTimeout,
                                     ServerUnavailable)
 from leangym.daemon_pool import DaemonPool
-from leangym.session import Budget, ProofSession
+from leangym.session import VERIFY_CALLS, Budget, ProofSession
 
 if TYPE_CHECKING:
     from agents.alphaproof.train_args import Args
@@ -144,7 +145,9 @@ def open_sessions(tasks: Sequence[Task], new_process: Callable[[], LeanProcess],
     (``ServerError``) also to ``server_failed`` with the error, if given. On a server the
     starts run at once: a hung one costs one read timeout, not one per theorem.
     """
-    budget = Budget(max_lean_calls=args.lean_calls, max_seconds=args.time_per_theorem)
+    # (each search stops at its own config's calls, training's or the evaluation's: the session's bounds both)
+    budget = Budget(max_lean_calls=max(args.lean_calls, args.eval_lean_calls + VERIFY_CALLS),
+                    max_seconds=args.time_per_theorem)
     handed_out: list[LeanProcess] = []  # every process leased, so that an interrupted start can give it back
 
     def leased() -> LeanProcess:
@@ -226,13 +229,22 @@ def search_config(args: "Args") -> SearchConfig:
     return SearchConfig.for_budget(args.sims, args.num_tactics, args.lean_calls, args.time_per_theorem)
 
 
+def eval_search_config(args: "Args") -> SearchConfig:
+    """The held-out search: ``prove``'s and the harness's (training's explores wider and runs out of simulations
+    first), ``--eval-lean-calls`` to search as the harness gives every agent, plus its own final check's, so that
+    the run reports what ``scripts.benchmark --budget-calls`` measures of its net."""
+    return prove_config(None, 1, args.eval_lean_calls + VERIFY_CALLS, args.time_per_theorem)
+
+
 def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: "Args",
-                 retry_alone: bool = True, deadline: float | None = None) -> BatchOutcome:
+                 retry_alone: bool = True, deadline: float | None = None,
+                 config: SearchConfig | None = None) -> BatchOutcome:
     """Search every task in one batched actor. Never raises for a failure: they are counted in the result.
 
     If the batch raises (a kernel bug on one tactic ...), its theorems are searched again one by
     one on fresh processes, so that one poisoned theorem costs only itself. ``deadline``
-    (``time.monotonic()``) ends the searches early (stop reason "deadline"). See :class:`BatchOutcome`.
+    (``time.monotonic()``) ends the searches early (stop reason "deadline"). ``config``: the search (default:
+    training's, :func:`search_config`). See :class:`BatchOutcome`.
     """
     errors: list[str] = []
     rejected: list[tuple[Task, str]] = []
@@ -243,7 +255,7 @@ def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: 
     crashed, unwinding = 0, False
     try:
         if sessions:
-            results = list(run_batched_search(sessions, evaluator, search_config(args), deadline=deadline))
+            results = list(run_batched_search(sessions, evaluator, config or search_config(args), deadline=deadline))
     except Exception as e:  # noqa: BLE001 -- a long run must outlive a failed worker
         errors.append(f"search batch of {len(sessions)} raised {type(e).__name__}: {e}\n"
                       f"{traceback.format_exc(limit=-3)}")
@@ -255,7 +267,8 @@ def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: 
         close_sessions(sessions, quick=unwinding)
     out = BatchOutcome(kept, sessions, results, errors, rejected, len(tasks) - len(kept), crashed, evaluator)
     if crashed and retry_alone and len(kept) > 1:
-        alone = [run_searches([t], net, new_process, args, retry_alone=False, deadline=deadline) for t in kept]
+        alone = [run_searches([t], net, new_process, args, retry_alone=False, deadline=deadline, config=config)
+                 for t in kept]
         out.absorb_retries(alone)
         server_error = server_error or next((a.outage for a in alone if a.outage), None)
     out.wall_s = time.monotonic() - t0
@@ -352,9 +365,13 @@ class Backoff:
 
 
 # ============================================================================ evaluation
+EVAL_CURVE = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # the solved-within counts an evaluation reports (to its budget)
+
+
 def evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Args") -> dict[str, float]:
     """Held-out solve rate (verified proofs only), overall and per level, over the theorems that got a
-    verdict (``evaluated``; see :func:`verdicts`). With none, there is no ``solve_rate``.
+    verdict (``evaluated``; see :func:`verdicts`), and ``within_K_calls``: how many were solved within K Lean calls
+    of the search (the final check's not counted, as the harness counts). With none, there is no ``solve_rate``.
 
     In-process, every theorem is searched in one batch (bigger network batches); on a server
     ``--actors`` at a time, as many leases as training uses.
@@ -367,14 +384,17 @@ def evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Arg
 
 def _evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Args") -> dict[str, float]:
     solved: dict[Any, list[int]] = {}
+    calls: list[int] = []  # the search's Lean calls of each verified proof
     width = args.actors if args.server else max(1, len(tasks))
     for i in range(0, len(tasks), width):
-        out = run_searches(list(tasks[i:i + width]), net, new_process, args)
+        out = run_searches(list(tasks[i:i + width]), net, new_process, args, config=eval_search_config(args))
         for e in out.errors + [f"{t.theorem.name}: {why}" for t, why in out.rejected] \
                 + [w for w in [server_warning(out, args)] if w]:
             print(f"[evaluation] {e}", file=sys.stderr)
+        spent = {id(t): r.lean_calls - VERIFY_CALLS for t, r in zip(out.tasks, out.results) if r is not None}
         for t, ok in verdicts(out, for_rate=True):
             solved.setdefault(t.level, []).append(int(ok))
+            calls += [spent[id(t)]] if ok else []
         if server_lost(out):  # the other chunks would wait on it in vain
             break
     flat = [x for v in solved.values() for x in v]
@@ -382,6 +402,8 @@ def _evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Ar
     if flat:
         metrics["solve_rate"] = sum(flat) / len(flat)
         metrics.update({f"solve_rate_level_{lv}": sum(v) / len(v) for lv, v in sorted(solved.items())})
+        metrics.update({f"within_{k}_calls": float(sum(c <= k for c in calls))
+                        for k in EVAL_CURVE if k <= args.eval_lean_calls})
     return metrics
 
 

@@ -44,6 +44,12 @@ def solve_rate_text(ev: dict[str, float]) -> str:
             + (f" ({missing} more without a verdict)" if missing else ""))
 
 
+def curve_text(ev: dict[str, float]) -> tuple[str, str] | None:
+    """An evaluation's solved-within counts as ``("1/2/4", "20/26/36")`` (the harness's budget curve); None without."""
+    ks = sorted(int(k.split("_")[1]) for k in ev if k.startswith("within_") and k.endswith("_calls"))
+    return ("/".join(map(str, ks)), "/".join(str(int(ev[f"within_{k}_calls"])) for k in ks)) if ks else None
+
+
 def drop_rejected(rejected: list, source, curriculum: Curriculum, step: int) -> None:
     """Statements the server refused to start leave the training pool for good, one warning each.
 

@@ -65,7 +65,8 @@ from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, ev
                                       process_factory, run_searches, search_stats, server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
 from agents.alphaproof.data import Row
-from agents.alphaproof.iteration import LOSSES, drop_rejected, rows_from_result, solve_rate_text, start_label
+from agents.alphaproof.iteration import (LOSSES, curve_text, drop_rejected, rows_from_result, solve_rate_text,
+                                        start_label)
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.search import gives_verdict
@@ -149,6 +150,7 @@ def check_args(args: Args) -> None:
     """Refuse values that cannot work, naming the flag, before the run reads, trains or writes anything."""
     cli_checks.check_device(args.device)
     cli_checks.at_least(1, actors=args.actors, sims=args.sims, lean_calls=args.lean_calls,
+                        eval_lean_calls=args.eval_lean_calls,
                         num_tactics=args.num_tactics, max_tactic_tokens=args.max_tactic_tokens,
                         batch_size=args.batch_size, warmup_batch_size=args.warmup_batch_size,
                         replay_size=args.replay_size, eval_size=args.eval_size)
@@ -504,9 +506,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     evals = [e for e in progress["evals"] if "solve_rate" in e]  # (an evaluation during an outage has none)
     if evals:
         first, last = evals[0], evals[-1]
-        print(f"held-out solve rate: {solve_rate_text(first)} "
-              f"({start_label(args) if first['iteration'] == 0 else 'iteration %d' % first['iteration']}) -> "
-              f"{solve_rate_text(last)} (iteration {last['iteration']})")
+        when = [start_label(args) if first["iteration"] == 0 else f"iteration {first['iteration']}",
+                f"iteration {last['iteration']}"]
+        print(f"held-out solve rate: {solve_rate_text(first)} ({when[0]}) -> {solve_rate_text(last)} ({when[1]})")
+        curves = [curve_text(first), curve_text(last)]
+        if curves[0] and curves[1] and curves[0][0] == curves[1][0]:  # (the harness's budget curve: compare benchmarks/results)
+            print(f"  solved within {curves[1][0]} Lean calls: {curves[0][1]} ({when[0]}) -> {curves[1][1]} ({when[1]})")
     final = progress["evals"][-1] if progress["evals"] else None
     if final is not None and "solve_rate" not in final:
         print(f"final evaluation (iteration {final['iteration']}): {solve_rate_text(final)}"

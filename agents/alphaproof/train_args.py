@@ -50,8 +50,9 @@ class Args:
     negative_weight: float = 0.0  # weight of the unlikelihood loss on tactics Lean rejected in self-play (0.5: 82 vs 90)
     replay_size: int = 20_000
     min_unsolved_visits: int = 2  # an unsolved node needs this many visits to count as "not provable"
-    eval_every: int = 25
-    eval_size: int = 40  # held-out theorems per evaluation
+    eval_every: int = 50
+    eval_size: int = 100  # held-out theorems per evaluation (PropLogic: proplogic-heldout:100, the harness's)
+    eval_lean_calls: int = 64  # Lean-call budget per held-out theorem, searched as prove and the harness search
     # None: the resumed run's (so --resume DIR goes on where the run lives), else a new folder of the run's own in
     # runs/ and checkpoints/alphaproof (resume.logdir_of, checkpoint_dir_of); "": none
     logdir: str | None = None
@@ -133,6 +134,9 @@ _HELP = {
     "replay_size": "replay buffer capacity in rows (the newest are kept)",
     "min_unsolved_visits": "visits an unsolved node needs to be labelled 'not provable within budget'",
     "eval_every": "evaluate on the held-out theorems every this many iterations, and at the end (0: never)",
+    "eval_lean_calls": "Lean-call budget per held-out theorem. The held-out search is prove's and the benchmark "
+                       "harness's (not training's, which explores wider): the solve rate is what scripts.benchmark "
+                       "reports for the saved net at this --budget-calls",
     "eval_size": "held-out theorems per evaluation (a --theorems file without split \"test\" rows holds out at "
                  "most half its statements)",
     "logdir": (f"TensorBoard directory ('': none) (default: with --resume the resumed run's, else a new folder "

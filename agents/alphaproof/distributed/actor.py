@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import zmq
 
-from agents.alphaproof.actors import close_sessions, open_sessions, process_factory, search_config
+from agents.alphaproof.actors import close_sessions, eval_search_config, open_sessions, process_factory, search_config
 from agents.alphaproof.distributed.inference import InferenceLost, RemoteEvaluator
 from agents.alphaproof.distributed.sockets import Net, host_of, log, receive
 from agents.alphaproof.distributed.wire import TO_ACTOR, pack, rows_to_arrays
@@ -38,8 +38,8 @@ from leangym.daemon_pool import DaemonPool
 from leangym.theorem import Theorem
 
 WANT_TIMEOUT_S = 15.0  # a request for work unanswered this long is asked again
-SEARCH_SETTINGS = ("env", "sims", "lean_calls", "num_tactics", "time_per_theorem", "read_timeout", "factorized",
-                   "min_unsolved_visits")
+SEARCH_SETTINGS = ("env", "sims", "lean_calls", "eval_lean_calls", "num_tactics", "time_per_theorem", "read_timeout",
+                   "factorized", "min_unsolved_visits")
 
 
 @dataclass
@@ -273,7 +273,7 @@ class Actor:
         results.setsockopt(zmq.SNDTIMEO, 30_000)
         new_process, remote = self._process_factory(config)
         args = self._args(config, self.opts.server, self.opts.actors)
-        cfg = search_config(args)
+        cfg = {False: search_config(args), True: eval_search_config(args)}  # by task["eval"]
         pool = DaemonPool(self.opts.actors, name="actor-lean") if remote else _Inline()
         self.beat = Heartbeat(self.znet, self.opts.connect, self.id, float(welcome["heartbeat_s"]),
                               lambda: [s.task["id"] for s in list(self.slots)] + [t["id"] for t in list(self.queued)],
@@ -323,8 +323,10 @@ class Actor:
             results.close(linger=0)
 
     # ------------------------------------------------------------------ slots
-    def start(self, tasks: list[dict], new_process, args: Args, cfg, results: zmq.Socket, evaluator) -> None:
-        """Sessions for new tasks; a task that cannot start is reported at once (no verdict)."""
+    def start(self, tasks: list[dict], new_process, args: Args, cfg: dict[bool, Any], results: zmq.Socket,
+              evaluator) -> None:
+        """Sessions for new tasks (``cfg``: the search, by whether a task is an evaluation's); a task that cannot
+        start is reported at once (no verdict)."""
         made, errors, rejected = [], [], []
         for t in tasks:
             try:
@@ -338,7 +340,7 @@ class Actor:
         by_task = {id(task): t for task, t in made}
         version = evaluator.versions[-1] if evaluator.versions else 0
         for task, session in zip(kept, sessions):
-            self.slots.append(Slot(_Search(session, cfg), by_task[id(task)], version))
+            self.slots.append(Slot(_Search(session, cfg[by_task[id(task)]["eval"]]), by_task[id(task)], version))
         for task, why in rejected:
             self.send(results, by_task[id(task)], "rejected", error=why)
         started = {id(t) for t in kept} | {id(t) for t, _ in rejected}
