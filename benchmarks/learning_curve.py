@@ -41,7 +41,7 @@ from leangym.harness.report import summary_of  # noqa: E402
 from leangym.harness.stats import solved_within  # noqa: E402
 
 README_TRAINING = ["--actors", "16", "--iterations", "1000"]  # the README's command; --max-minutes is ours
-OURS = ("max_minutes", "checkpoint_dir", "logdir", "resume")  # train flags this script sets itself
+OURS = ("max_minutes", "checkpoint_dir", "logdir", "resume", "eval_lean_calls")  # train flags this script sets itself
 WITHIN = (8, 16, 24, 32, 48, 64)
 
 
@@ -78,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     a.work = a.work / time.strftime("%Y%m%d-%H%M%S")  # a fresh folder per run: train refuses to overwrite
     a.work.mkdir(parents=True)
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    train_argv += ["--max-minutes", f"{a.minutes:g}", "--checkpoint-dir", str(a.work / "checkpoint"),
+    train_argv += ["--max-minutes", f"{a.minutes:g}", "--eval-lean-calls", str(a.budget_calls),
+                   "--checkpoint-dir", str(a.work / "checkpoint"),
                    "--logdir", str(a.work / "tb")]
 
     # 1. training, with a watcher copying the net at the snapshot times

@@ -27,7 +27,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.alphaproof.actors import evaluate, process_factory  # noqa: E402
+from agents.alphaproof.actors import evaluate, process_factory, search_config  # noqa: E402
 from agents.alphaproof.theorem_source import Task  # noqa: E402
 from agents.alphaproof.train import solve_rate_text  # noqa: E402
 from agents.stp.train import Args, prover_args, train  # noqa: E402
@@ -95,7 +95,8 @@ def main(argv=None) -> None:
         res = train(args)
         if mf and name in ("self-play", "seeds alone"):
             t0 = time.monotonic()
-            res["minif2f"] = evaluate(res["prover"], mf, process_factory(prover_args(args)), prover_args(args))
+            pa = prover_args(args)
+            res["minif2f"] = evaluate(res["prover"], mf, process_factory(pa), pa, search_config(pa))  # (STP's search)
             print(f"miniF2F (simulator-readable, {len(mf)}): {solve_rate_text(res['minif2f'])} "
                   f"in {time.monotonic() - t0:.0f}s", file=sys.stderr)
         runs[name] = {k: v for k, v in res.items() if k not in ("prover", "conjecturer")}

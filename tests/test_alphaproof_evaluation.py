@@ -1,9 +1,12 @@
 """Train's held-out evaluation searches as the harness does, so its solve rate and budget curve are the harness's."""
 from __future__ import annotations
 
+import dataclasses
+
 from agents.alphaproof import train as train_mod
 from agents.alphaproof.actors import eval_search_config
-from agents.alphaproof.prove import AlphaProofProver
+from agents.alphaproof.iteration import first_and_last
+from agents.alphaproof.prove import AlphaProofProver, prove_config
 from agents.alphaproof.theorem_source import Task
 from leangym.session import VERIFY_CALLS, Budget, ProofSession
 from leangym.sim.local import LocalProcess
@@ -34,10 +37,17 @@ def test_the_evaluation_counts_what_the_harness_counts_for_the_same_net(tmp_path
     assert "within_32_calls" not in ev  # (past the budget)
 
 
-def test_the_evaluation_budget_is_its_own_plus_the_final_check():
-    args = train_mod.Args(lean_calls=8, eval_lean_calls=64)
-    cfg = eval_search_config(args)
-    assert cfg.max_lean_calls == 64 + VERIFY_CALLS and cfg.self_check and cfg.num_tactics == 1
+def test_the_evaluation_is_the_harness_search_with_its_own_final_check_on_top():
+    harness = prove_config(None, 1, 64, None, self_check=False)  # what AlphaProofProver.prove searches with
+    cfg = eval_search_config(train_mod.Args(lean_calls=8, eval_lean_calls=64))
+    assert cfg == dataclasses.replace(harness, max_lean_calls=64 + VERIFY_CALLS, self_check=True)
+
+
+def test_a_run_resumed_from_an_older_version_compares_only_the_evaluations_of_this_search():
+    older = [{"iteration": 0, "solve_rate": 0.5}, {"iteration": 25, "solve_rate": 0.6}]  # (the training search's)
+    new = [{"iteration": 50, "eval_lean_calls": 64, "solve_rate": 0.8}, {"iteration": 100, "eval_lean_calls": 64}]
+    assert first_and_last(older + new) == (new[0], new[1])
+    assert first_and_last(older) == (older[0], older[1])
 
 
 def test_the_run_prints_the_budget_curve_of_its_first_and_last_evaluation(tmp_path, capsys):
@@ -48,4 +58,4 @@ def test_the_run_prints_the_budget_curve_of_its_first_and_last_evaluation(tmp_pa
     out = capsys.readouterr().out
     assert "held-out solve rate: " in out
     line = next(x for x in out.splitlines() if "solved within" in x)
-    assert line.startswith("  solved within 1/2/4/8 Lean calls: ") and "(after warm start) -> " in line
+    assert line.startswith("  solved within 1/2/4/8 Lean calls: ") and " of 4 (after warm start) -> " in line

@@ -29,7 +29,7 @@ TRIVIAL = "theorem triv (p : Prop) (hp : p) : p := by sorry"
 
 def tiny_args(tmp_path, name, **kw):
     base = dict(model_size="tiny", actors=2, iterations=2, sims=2, lean_calls=8, num_tactics=2, batch_size=4, learn_steps=2,
-                warmup_steps=0, warmup_theorems=8, eval_every=0, eval_size=2, replay_size=1000, sft_mix=0.0,
+                warmup_steps=0, warmup_theorems=8, eval_lean_calls=8, eval_every=0, eval_size=2, replay_size=1000, sft_mix=0.0,
                 logdir=str(tmp_path / name / "tb"), checkpoint_dir=str(tmp_path / name / "ck"),
                 seed=3, progress=False, max_tactic_tokens=8)
     base.update(kw)

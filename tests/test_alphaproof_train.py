@@ -209,7 +209,7 @@ def tiny_args(tmp_path, name, **kw):
     from agents.alphaproof.train import Args
 
     base = dict(model_size="tiny", actors=2, iterations=2, sims=2, lean_calls=8, num_tactics=2, batch_size=4, learn_steps=2,
-                warmup_steps=2, warmup_theorems=8, eval_every=1, eval_size=2, replay_size=1000,
+                warmup_steps=2, warmup_theorems=8, eval_lean_calls=8, eval_every=1, eval_size=2, replay_size=1000,
                 logdir=str(tmp_path / name / "tb"), checkpoint_dir=str(tmp_path / name / "ck"),
                 seed=3, progress=False, max_tactic_tokens=8)
     base.update(kw)

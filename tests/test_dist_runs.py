@@ -25,7 +25,8 @@ from agents.alphaproof.distributed.sockets import Net
 from agents.alphaproof.status import fetch
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = ["--actors", "4", "--sims", "4", "--lean-calls", "12", "--num-tactics", "2", "--batch-size", "4",
+TINY = ["--actors", "4", "--sims", "4", "--lean-calls", "12", "--eval-lean-calls", "12", "--num-tactics", "2",
+        "--batch-size", "4",
         "--learn-steps", "1", "--warmup-steps", "0", "--warmup-theorems", "8", "--eval-size", "2", "--replay-size",
         "1000", "--sft-mix", "0", "--max-tactic-tokens", "8", "--no-progress", "--threads", "1", "--seed", "3",
         "--logdir", "", "--heartbeat-timeout", "4"]
@@ -97,11 +98,15 @@ def test_two_actor_processes_finish_and_report_held_out(tmp_path):
     out = finish(proc, log)
     assert re.search(r"held-out solve rate: \d+/2 = [\d.]+ \(before self-play.*\) -> \d+/2 = [\d.]+ \(iteration 4\)",
                      out), out
+    # the actors' evaluations give the budget curve too: every verified proof within the evaluation's budget
+    curve = r"solved within 1/2/4/8/12 Lean calls: [\d/]+ of 2 \(.*\) -> [\d/]+ of 2 \(iteration 4\)"
+    assert re.search(curve, out), out
     text = log.read_text()
     assert "[actor local0] joined" in text and "[actor local1] joined" in text
     state = checkpoint.load(tmp_path / "ck" / "latest.pt")
     evals, history = state["progress"]["evals"], state["progress"]["history"]
     assert state["progress"]["iteration"] == 4 and [e["iteration"] for e in evals] == [0, 2, 4]
+    assert all(e["within_12_calls"] == round(e["solve_rate"] * e["evaluated"]) for e in evals), evals
     # each evaluation used one weight version: the mid-run one, the weights at the end of its iteration
     assert evals[1]["weight_version"] == history[1]["dist_weight_version"] >= 1, (evals, history)
     assert evals[2]["weight_version"] == history[-1]["dist_weight_version"] >= evals[1]["weight_version"]

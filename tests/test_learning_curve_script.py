@@ -21,7 +21,7 @@ def test_learning_curve_trains_then_runs_every_agent_through_the_harness(monkeyp
     code = script.main(["--minutes", "0.2", "--snapshots", "0.05", "--n", str(N), "--budget-calls", "16",
                         "--sims", "8", "--ppo-timesteps", "256", "--work", str(tmp_path / "work"), "--out", str(out),
                         "--train-args", "--actors 2 --sims 4 --warmup-steps 5 --warmup-theorems 20 --eval-size 5 "
-                                        "--eval-every 1 --lean-calls 16 --eval-lean-calls 16 --threads 1 --actor-procs 0 --no-progress"])
+                                        "--eval-every 1 --lean-calls 16 --threads 1 --actor-procs 0 --no-progress"])
     assert code == 0
     nums = json.loads((tmp_path / "results" / "lc.json").read_text())
     md = (tmp_path / "results" / "lc.md").read_text()

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from agents.alphaproof.policy import PolicyValueNet
-from agents.alphaproof.prove import prove_config
+from agents.alphaproof.prove import default_sims, prove_config
 from agents.alphaproof.search import SERVER_STOPS, SearchConfig, SearchResult, gives_verdict, run_batched_search
 from agents.alphaproof.theorem_source import Task
 from leangym.backends.select import open_backend
@@ -233,7 +233,8 @@ def eval_search_config(args: "Args") -> SearchConfig:
     """The held-out search: ``prove``'s and the harness's (training's explores wider and runs out of simulations
     first), ``--eval-lean-calls`` to search as the harness gives every agent, plus its own final check's, so that
     the run reports what ``scripts.benchmark --budget-calls`` measures of its net."""
-    return prove_config(None, 1, args.eval_lean_calls + VERIFY_CALLS, args.time_per_theorem)
+    return prove_config(default_sims(None, args.eval_lean_calls), 1, args.eval_lean_calls + VERIFY_CALLS,
+                        args.time_per_theorem)
 
 
 def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: "Args",
@@ -365,29 +366,38 @@ class Backoff:
 
 
 # ============================================================================ evaluation
-EVAL_CURVE = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # the solved-within counts an evaluation reports (to its budget)
+EVAL_CURVE = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # the solved-within counts an evaluation reports (and its budget)
 
 
-def evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Args") -> dict[str, float]:
+def solved_within(calls: Sequence[int], budget: int) -> dict[str, float]:
+    """``within_K_calls``: how many of the verified proofs (``calls``: each one's search calls) took at most K."""
+    ks = [k for k in EVAL_CURVE if k < budget] + [budget]
+    return {f"within_{k}_calls": float(sum(c <= k for c in calls)) for k in ks}
+
+
+def evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Args",
+             config: SearchConfig | None = None) -> dict[str, float]:
     """Held-out solve rate (verified proofs only), overall and per level, over the theorems that got a
     verdict (``evaluated``; see :func:`verdicts`), and ``within_K_calls``: how many were solved within K Lean calls
     of the search (the final check's not counted, as the harness counts). With none, there is no ``solve_rate``.
 
-    In-process, every theorem is searched in one batch (bigger network batches); on a server
-    ``--actors`` at a time, as many leases as training uses.
+    ``config``: the search (default: :func:`eval_search_config`; the counts then stop at its budget).
+    In-process, every theorem is searched in one batch (bigger network batches); on a server, or with a
+    time limit per theorem (which would then run on the whole batch's clock), ``--actors`` at a time.
     """
     # Evaluating draws from torch's RNG (the policy samples): on a fork of it, so that the run's
     # own draws, and so a resumed run, do not depend on when evaluations happened.
     with torch.random.fork_rng(devices=[net.device] if net.device.type == "cuda" else []):
-        return _evaluate(net, tasks, new_process, args)
+        return _evaluate(net, tasks, new_process, args, config)
 
 
-def _evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Args") -> dict[str, float]:
+def _evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Args",
+              config: SearchConfig | None) -> dict[str, float]:
     solved: dict[Any, list[int]] = {}
     calls: list[int] = []  # the search's Lean calls of each verified proof
-    width = args.actors if args.server else max(1, len(tasks))
+    width = args.actors if args.server or args.time_per_theorem else max(1, len(tasks))
     for i in range(0, len(tasks), width):
-        out = run_searches(list(tasks[i:i + width]), net, new_process, args, config=eval_search_config(args))
+        out = run_searches(list(tasks[i:i + width]), net, new_process, args, config=config or eval_search_config(args))
         for e in out.errors + [f"{t.theorem.name}: {why}" for t, why in out.rejected] \
                 + [w for w in [server_warning(out, args)] if w]:
             print(f"[evaluation] {e}", file=sys.stderr)
@@ -402,8 +412,8 @@ def _evaluate(net: PolicyValueNet, tasks: Sequence[Task], new_process, args: "Ar
     if flat:
         metrics["solve_rate"] = sum(flat) / len(flat)
         metrics.update({f"solve_rate_level_{lv}": sum(v) / len(v) for lv, v in sorted(solved.items())})
-        metrics.update({f"within_{k}_calls": float(sum(c <= k for c in calls))
-                        for k in EVAL_CURVE if k <= args.eval_lean_calls})
+        if config is None:
+            metrics.update(solved_within(calls, args.eval_lean_calls))
     return metrics
 
 

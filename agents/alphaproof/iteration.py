@@ -44,6 +44,13 @@ def solve_rate_text(ev: dict[str, float]) -> str:
             + (f" ({missing} more without a verdict)" if missing else ""))
 
 
+def first_and_last(evals: list[dict]) -> tuple[dict, dict]:
+    """The evaluations a run's summary compares: its last, and the first at the same budget (a run resumed from an
+    older version's checkpoint made its earlier ones with another search)."""
+    last = evals[-1]
+    return next(e for e in evals if e.get("eval_lean_calls") == last.get("eval_lean_calls")), last
+
+
 def curve_text(ev: dict[str, float]) -> tuple[str, str] | None:
     """An evaluation's solved-within counts as ``("1/2/4", "20/26/36")`` (the harness's budget curve); None without."""
     ks = sorted(int(k.split("_")[1]) for k in ev if k.startswith("within_") and k.endswith("_calls"))

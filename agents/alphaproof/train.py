@@ -65,8 +65,8 @@ from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, ev
                                       process_factory, run_searches, search_stats, server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
 from agents.alphaproof.data import Row
-from agents.alphaproof.iteration import (LOSSES, curve_text, drop_rejected, rows_from_result, solve_rate_text,
-                                        start_label)
+from agents.alphaproof.iteration import (LOSSES, curve_text, drop_rejected, first_and_last, rows_from_result,
+                                        solve_rate_text, start_label)
 from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.search import gives_verdict
@@ -366,7 +366,8 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
 
     def held_out(step: int) -> dict[str, float]:
         ev = evaluate(average.net, heldout, new_process, args)
-        progress["evals"].append({"iteration": step, "minutes": minutes(), **ev})
+        progress["evals"].append({"iteration": step, "minutes": minutes(), "eval_lean_calls": args.eval_lean_calls,
+                                  **ev})
         log("heldout", ev, step)
         return ev
 
@@ -505,13 +506,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     progress = train(args, explicit_fields(argv))  # (on Ctrl-C / SIGTERM it says where to go on from, then re-raises)
     evals = [e for e in progress["evals"] if "solve_rate" in e]  # (an evaluation during an outage has none)
     if evals:
-        first, last = evals[0], evals[-1]
+        first, last = first_and_last(evals)
         when = [start_label(args) if first["iteration"] == 0 else f"iteration {first['iteration']}",
                 f"iteration {last['iteration']}"]
         print(f"held-out solve rate: {solve_rate_text(first)} ({when[0]}) -> {solve_rate_text(last)} ({when[1]})")
         curves = [curve_text(first), curve_text(last)]
-        if curves[0] and curves[1] and curves[0][0] == curves[1][0]:  # (the harness's budget curve: compare benchmarks/results)
-            print(f"  solved within {curves[1][0]} Lean calls: {curves[0][1]} ({when[0]}) -> {curves[1][1]} ({when[1]})")
+        if curves[0] and curves[1]:  # (the harness's budget curve: compare benchmarks/results)
+            print(f"  solved within {curves[1][0]} Lean calls: {curves[0][1]} of {int(first['evaluated'])} "
+                  f"({when[0]}) -> {curves[1][1]} of {int(last['evaluated'])} ({when[1]})")
     final = progress["evals"][-1] if progress["evals"] else None
     if final is not None and "solve_rate" not in final:
         print(f"final evaluation (iteration {final['iteration']}): {solve_rate_text(final)}"

@@ -85,7 +85,7 @@ _HELP = {
     "actors": "concurrent proof searches per iteration (on a server: one Lean process each)",
     "iterations": "self-play iterations in all (a resumed run counts the earlier ones)",
     "sims": "MCTS simulations per theorem",
-    "lean_calls": "Lean-call budget per theorem",
+    "lean_calls": "Lean-call budget per theorem of training's searches (the held-out one's: --eval-lean-calls)",
     "time_per_theorem": "seconds per theorem (default: unlimited, which keeps runs deterministic)",
     "read_timeout": "seconds to wait for a server's answer; a search whose call waits longer stops",
     "num_tactics": "tactics asked of the policy per new node",

@@ -340,7 +340,7 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
     evaluation = {}
     if args.eval_size > 0:
         heldout = [t for t in PropLogicSource().heldout(generator.HELDOUT_SIZE) if t.level <= args.eval_level]
-        evaluation = evaluate(prover, heldout[:args.eval_size], new_process, pa)
+        evaluation = evaluate(prover, heldout[:args.eval_size], new_process, pa, search_config(pa))  # (STP's search)
         print(f"held-out PropLogic (levels 1-{args.eval_level}): {ap_train.solve_rate_text(evaluation)}",
               file=sys.stderr)
     result = {"args": dataclasses.asdict(args), "history": history, "evaluation": evaluation,

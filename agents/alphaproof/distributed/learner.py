@@ -31,6 +31,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from agents.alphaproof.actors import solved_within
 from agents.alphaproof.distributed import ddp
 from agents.alphaproof.distributed.actor import SEARCH_SETTINGS
 from agents.alphaproof.distributed.coordinator import Coordinator, Result
@@ -38,6 +39,7 @@ from agents.alphaproof.distributed.inference import InferenceService
 from agents.alphaproof.distributed.sockets import Net, parse_bind
 from agents.alphaproof.distributed.supervisor import Supervisor
 from agents.alphaproof.iteration import LOSSES, drop_rejected, solve_rate_text, start_label
+from leangym.session import VERIFY_CALLS
 
 @dataclass
 class Run:
@@ -67,6 +69,7 @@ class EvalRound:
     exclusive: bool  # collection waits for it too (the first and the final evaluation)
     version: int = 0  # the one weight version it evaluates (learning waits while a round is open)
     solved: dict[Any, list[int]] = field(default_factory=dict)
+    calls: list[int] = field(default_factory=list)  # the search's Lean calls of each verified proof
     missing: int = 0
 
 
@@ -265,6 +268,7 @@ class Loop:
             rnd.jobs.discard(job.id)
             if status in ("searched", "crashed") and msg["rate_verdict"]:
                 rnd.solved.setdefault(job.task.level, []).append(int(msg["verified"]))
+                rnd.calls += [msg["lean_calls"] - VERIFY_CALLS] if msg["verified"] else []
             else:
                 rnd.missing += 1
             if not rnd.jobs:
@@ -306,7 +310,9 @@ class Loop:
         if flat:
             ev["solve_rate"] = sum(flat) / len(flat)
             ev.update({f"solve_rate_level_{lv}": sum(v) / len(v) for lv, v in sorted(rnd.solved.items(), key=str)})
-        run.progress["evals"].append({"iteration": rnd.step, "minutes": run.minutes(), **ev})
+            ev.update(solved_within(rnd.calls, self.args.eval_lean_calls))
+        run.progress["evals"].append({"iteration": rnd.step, "minutes": run.minutes(),
+                                      "eval_lean_calls": self.args.eval_lean_calls, **ev})
         run.log("heldout", ev, rnd.step)
         label = start_label(self.args) if rnd.step == 0 else f"iteration {rnd.step}"
         print(f"held-out solve rate ({label}): {solve_rate_text(ev)}", file=sys.stderr, flush=True)
