@@ -5,8 +5,9 @@
 
 1. One ``agents.alphaproof.train`` run of ``--minutes`` (warm start included), with the README's
    ``--actors 16 --iterations 1000`` and train's own defaults, then ``--train-args``. Its held-out
-   evaluations (``--eval-every``/``--eval-size``, at train's ``--lean-calls``) give the curve of solve rate
-   against training minutes; a watcher copies the run's ``latest.pt`` (saved atomically) at ``--snapshots``.
+   evaluations (``--eval-every``/``--eval-size``, at ``--eval-lean-calls``, set to ``--budget-calls``) give the
+   curve of solve rate against training minutes; a watcher copies the run's ``latest.pt`` (saved atomically)
+   at ``--snapshots``.
 2. Every agent through ``scripts.benchmark`` on ``proplogic-heldout:N`` (``--sim-factorized``: the
    generation the agent trains on), ``--budget-calls`` per theorem, one attempt, one seed: the agent
    (final net and each snapshot), best-first with the final net, MaskablePPO (its training excluded), random.
@@ -218,8 +219,10 @@ def report(nums: dict, results: dict[str, tuple[ResultSet, float]], a: argparse.
         *[f"| {label} | " + " | ".join(str(v) for v in x["solved_within"].values()) + " |"
           for label, x in nums["agents"].items()],
         "", f"Train's own held-out evaluations ({te['theorems']} theorems of its own held-out split, "
-            f"{te['lean_calls']} Lean calls per theorem, the harness's search in train's process and its torch seeds: "
-            f"not the harness's runs), every {te['every']} iterations:", "",
+            f"{te['lean_calls']} Lean calls per theorem, `prove`'s default search"
+            + (" as the harness agent here" if defaults else " (the harness agent: its own --sims/--num-tactics)")
+            + f", in train's process with its torch seeds: not the harness's runs), every {te['every']} iterations:",
+        "",
         "| iteration | minutes | solve rate |", "|---:|---:|---:|",
         *[f"| {e['iteration']} | {e['minutes']:.1f} | {e['solve_rate']:.1%} |" for e in evals],
         "", f"![solve rate against training minutes and Lean calls]({png})", ""])
