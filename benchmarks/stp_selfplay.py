@@ -35,9 +35,11 @@ from leangym.cli import ArgumentParser, run_cli  # noqa: E402
 from leangym.datasets import proplogic as generator  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-# self-play arms with each band-tracking change on and off (novel, adapt, build_on_easy); all off: the loop as first built
-ABLATIONS = [(False, False, False), (True, False, False), (True, True, False), (True, False, True), (True, True, True)]
-TRACKING = ("novel", "adapt", "build_on_easy")
+# self-play arms with each band-tracking change on and off (novel, adapt, build_on_easy, escalate); all off: the loop
+# as first built; the defaults' arm (novel, escalate) is the script's "self-play"
+TRACKING = ("novel", "adapt", "build_on_easy", "escalate")
+ABLATIONS = [(False, False, False, False), (True, False, False, False), (True, False, False, True),
+             (True, True, False, True), (True, False, True, True), (True, True, True, True)]
 
 
 def arm_label(args: dict) -> str:
@@ -139,12 +141,13 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
                        ("in_band_of_accepted", "share of accepted in band (0, 1/4]")):
         x, y = _series(sp, key)
         ax[0].plot(x, _smooth(y), label=label)
-    before = runs_all.get(arm_label({}), {}).get("history")
-    if before:  # the loop as first built, dashed: what the band-tracking changes changed
-        x, y = _series(before, "in_band_of_accepted")
-        ax[0].plot(x, _smooth(y), "--", color="tab:orange", alpha=0.6, label="in band, before the changes")
-        x, y = _series(before, "share_duplicate")
-        ax[1].plot(x, _smooth(y), "--", color="tab:green", alpha=0.6, label="duplicate, before the changes")
+    other, what = _dashed(runs_all)
+    if other:  # dashed: the defaults with attempts at one budget (else the loop as first built)
+        for i, key, color, label in ((0, "pass_rate_accepted", "tab:blue", "pass rate"),
+                                     (0, "in_band_of_accepted", "tab:orange", "in band"),
+                                     (1, "share_invalid_or_duplicate", "tab:blue", "invalid or duplicate")):
+            x, y = _series(other, key)
+            ax[i].plot(x, _smooth(y), "--", color=color, alpha=0.6, label=f"{label}, {what}")
     ax[0].axhspan(0, 0.25, color="green", alpha=0.08, label="band")
     ax[0].set(xlabel="iteration", ylim=(0, 1), title="prover on fresh conjectures (3-iter mean)")
     ax[0].legend(fontsize=7)
@@ -215,6 +218,16 @@ def write_report(runs: dict, opts, out: Path, n_minif2f: int) -> None:
     ] + ablation_table(runs_all, first_last)
     (out / "stp_selfplay.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+
+
+def _dashed(runs: dict) -> tuple[list | None, str]:
+    """The run the plot draws dashed, and what it is: the defaults' arm with ``--no-escalate``, else all off."""
+    defaults = {k: getattr(Args(), k) for k in TRACKING}
+    for name, what in ((arm_label({**defaults, "escalate": False}), "attempts at one budget"),
+                       (arm_label({}), "before the changes")):
+        if name in runs and name != "self-play":
+            return runs[name]["history"], what
+    return None, ""
 
 
 def ablation_table(runs: dict, first_last) -> list[str]:

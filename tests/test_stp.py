@@ -14,7 +14,7 @@ from agents.alphaproof.mcts import SearchConfig
 from agents.alphaproof.policy import PolicyValueNet
 from agents.stp import conjecturer
 from agents.stp.mutate import EDITS, body_of, goal_text, mutations, parse_body, statement
-from agents.stp.rounds import choose, first_goal_order, play_rounds, prover_values
+from agents.stp.rounds import choose, escalating, first_goal_order, play_rounds, prover_values
 from agents.stp.train import AIM_START, Args, corpus_rows, next_aim, parse_args, preference, train
 from leangym.envs.conjecture_prove import ConjectureProveEnv
 from leangym.proof import ProofTree
@@ -75,6 +75,25 @@ def test_play_rounds_finishes_every_round():
                             1.0 if r.outcome == "in_band" else 0.0)
         assert (r.pass_rate is None) == (r.outcome in ("invalid", "duplicate", "trivial"))
         assert len(r.searches) == (2 if r.pass_rate is not None else 0)
+
+
+def test_escalating_attempts_double_their_budget_up_to_the_search_given():
+    base = SearchConfig.for_budget(16, 4, 48, None)
+    configs = escalating(base, 4)
+    assert [c.num_simulations for c in configs] == [2, 4, 8, 16]
+    assert [c.max_lean_calls for c in configs] == [6, 12, 24, 48]
+    assert configs[-1] == base and escalating(base, 1) == [base]
+    assert escalating(SearchConfig.for_budget(2, 4, None, None), 3)[0].num_simulations == 1  # never below 1
+    seeds = [{"name": "s", "formal_statement": SEED, "proof": ["constructor", "exact h₁", "exact h₂"]}]
+    envs = [ConjectureProveEnv(theorem=seeds, attempts=2, max_steps=3, factorized=True) for _ in range(2)]
+    rounds = play_rounds(envs, conjecturer.create(seed=0), PolicyValueNet.create("tiny", seed=0, max_tactic_tokens=24),
+                         escalating(SearchConfig(num_simulations=2, max_lean_calls=8), 2), random.Random(0), "e",
+                         seeds * 2, candidates=2)
+    for r in rounds:  # one search per attempt, the smaller first
+        assert len(r.searches) == (2 if r.pass_rate is not None else 0)
+    with pytest.raises(ValueError, match="one per attempt"):
+        play_rounds(envs, conjecturer.create(seed=0), PolicyValueNet.create("tiny", seed=0, max_tactic_tokens=24),
+                    [SearchConfig(num_simulations=2, max_lean_calls=8)], random.Random(0), "f", seeds * 2)
 
 
 def test_choose_drops_seen_candidates_and_follows_the_preference():
@@ -152,6 +171,8 @@ def test_tiny_self_play_and_ablation_runs(tmp_path):
     net = PolicyValueNet.load(str(tmp_path / "sp" / "prover.pt"))  # loads where an AlphaProof net does
     assert net.max_tactic_tokens == 24
     assert any((tmp_path / "tb").iterdir())
+    res = train(Args(**common, escalate=False, checkpoint_dir="", logdir=""))  # every attempt at one budget
+    assert res["iterations"] == 2 and res["args"]["escalate"] is False and "share_in_band" in res["history"][-1]
     res = train(Args(**common, conjectures=False, checkpoint_dir="", logdir=""))
     assert res["iterations"] == 2 and not any(k.startswith("share_") for k in res["history"][-1])
     # --resume: both nets, history, pool and settings go on (iterations count the whole run)
@@ -245,3 +266,6 @@ def test_benchmark_report_from_two_runs(tmp_path, monkeypatch):
     md = (tmp_path / "stp_selfplay.md").read_text()
     assert "| self-play, none of them (before) | 4 | 3/10 = 0.300 | 0.10 -> 0.40 |" in md
     assert bench.arm_label({"novel": True, "aim": True}) == "self-play, --novel --aim"  # not the --novel arm's name
+    assert bench._dashed(bench.load_runs([tmp_path / "runs.json", tmp_path / "history.json"]))[1] == "before the changes"
+    equal = {**before, "args": {"novel": True, "escalate": False}}  # the defaults but attempts at one budget: drawn dashed
+    assert bench._dashed({**runs, bench.arm_label(equal["args"]): equal}) == (hist, "attempts at one budget")

@@ -9,6 +9,7 @@ call) until its ``max_steps`` end it.
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from leangym.envs.conjecture_prove import ConjectureProveEnv, conjecture_key
 from leangym.proof import ProofTree
 from leangym.theorem import Theorem
 
-__all__ = ["Round", "play_rounds", "first_goal_order", "choose", "connectives", "prover_values"]
+__all__ = ["Round", "play_rounds", "escalating", "first_goal_order", "choose", "connectives", "prover_values"]
 
 
 @dataclass
@@ -90,6 +91,16 @@ def choose(env: ConjectureProveEnv, name: str, options: Sequence[str], rng: rand
     return options[int(rng.random() * len(options))]
 
 
+def escalating(config: SearchConfig, attempts: int) -> list[SearchConfig]:
+    """One search per attempt, each with twice the simulations and Lean calls of the one before, the last
+    with ``config``'s: MCTS attempts at one budget mostly all prove a conjecture or all fail, so a pass
+    rate of 1 in 4 is rare; over doubling budgets it reads how much search a proof takes (1/k: only the largest)."""
+    def half(n: int | None, times: int) -> int | None:
+        return None if n is None else max(1, n >> times)
+    return [dataclasses.replace(config, num_simulations=half(config.num_simulations, attempts - 1 - j),
+                                max_lean_calls=half(config.max_lean_calls, attempts - 1 - j)) for j in range(attempts)]
+
+
 def _play_attempt(env: ConjectureProveEnv, tactics: Sequence[str]) -> None:
     attempt = env.attempt
     for tactic in [*tactics, *[""] * env.max_steps]:
@@ -99,12 +110,18 @@ def _play_attempt(env: ConjectureProveEnv, tactics: Sequence[str]) -> None:
 
 
 def play_rounds(envs: Sequence[ConjectureProveEnv], conj: PolicyValueNet, prover: PolicyValueNet,
-                config: SearchConfig, rng: random.Random, tag: str, seeds: Sequence[Any] | None = None,
-                candidates: int = 4, novel: bool = True, prefer: str = "any", aim: float = 0.5) -> list[Round]:
+                config: SearchConfig | Sequence[SearchConfig], rng: random.Random, tag: str,
+                seeds: Sequence[Any] | None = None, candidates: int = 4, novel: bool = True, prefer: str = "any",
+                aim: float = 0.5) -> list[Round]:
     """One round per env: conjectures sampled for each seed (one of ``candidates`` distinct ones,
     picked by :func:`choose`; ``prefer='value'``: the prover's value nearest ``aim``), then the prover's
-    attempts. ``seeds``: a seed per env (``reset`` options), else each env draws its own. Every env's round
-    is finished (dead steps taken) on return."""
+    attempts (``config``: every attempt's search, or one per attempt: :func:`escalating`). ``seeds``: a seed
+    per env (``reset`` options), else each env draws its own. Every env's round is finished (dead steps
+    taken) on return."""
+    attempts = max(env.attempts for env in envs)
+    configs = [config] * attempts if isinstance(config, SearchConfig) else list(config)
+    if len(configs) != attempts:  # (an attempt without a search would leave its round unfinished)
+        raise ValueError(f"play_rounds: {len(configs)} search configs for {attempts} attempts; give one per attempt")
     for i, env in enumerate(envs):
         env.reset(options={"theorem": seeds[i]} if seeds is not None else None)
     texts = [env.observe("conjecturer") for env in envs]
@@ -116,12 +133,12 @@ def play_rounds(envs: Sequence[ConjectureProveEnv], conj: PolicyValueNet, prover
         signature = choose(env, name, options, rng, novel, prefer, values, aim)
         env.step(statement(name, signature))
         rounds.append(Round(str(texts[i]), env.infos["conjecturer"]["seed"], signature, "", 0.0, None, []))
-    for _ in range(max(env.attempts for env in envs)):
+    for attempt_config in configs:
         active = [i for i, env in enumerate(envs) if env.attempt]
         if not active:
             break
         try:
-            results = run_batched_search([envs[i].session for i in active], prover, config)
+            results = run_batched_search([envs[i].session for i in active], prover, attempt_config)
         except Exception as e:  # noqa: BLE001 -- a search bug costs these attempts (unproved), not the run
             print(f"[rounds] search batch raised {type(e).__name__}: {e}; its attempts count as unproved",
                   file=sys.stderr)

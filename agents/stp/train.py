@@ -12,7 +12,8 @@ Warm start: the prover imitates the seeds' reference proofs, the conjecturer edi
 1. **seeds** -- ``--seed-batch`` seed theorems are searched, as ``agents.alphaproof.train`` does;
 2. **rounds** -- ``--rounds`` ConjectureProve-v0 rounds (:func:`agents.stp.rounds.play_rounds`):
    the conjecturer writes one conjecture per drawn seed; the env refuses invalid, duplicate and
-   trivial ones (a penalty); the prover makes ``--attempts`` searches at each accepted one;
+   trivial ones (a penalty); the prover makes ``--attempts`` searches at each accepted one (``--escalate``,
+   the default: doubling budgets, so that the pass rate reads how much search a proof takes);
 3. **learn** -- the prover on rows of every search (proofs of seeds and of conjectures, and
    "not provable within budget" values), the conjecturer on the rounds the band rule rewarded
    (STP's filtered imitation), each mixed with its warm-start rows;
@@ -53,7 +54,7 @@ from agents.alphaproof.policy import PolicyValueNet
 from agents.alphaproof.theorem_source import PropLogicSource, Task
 from agents.alphaproof.train_args import Args as ProverArgs
 from agents.stp import conjecturer, state as run_state
-from agents.stp.rounds import Round, connectives, play_rounds
+from agents.stp.rounds import Round, connectives, escalating, play_rounds
 from leangym.cli import ArgumentParser, HelpFormatter, exclusive, run_cli
 from leangym.envs.conjecture_prove import ConjectureProveEnv
 from leangym.datasets import proplogic as generator
@@ -88,6 +89,7 @@ class Args:
     novel: bool = True  # drop sampled conjectures already seen (seeds, earlier conjectures) before one is played
     adapt: bool = False  # play the candidate with most (fewest) connectives while too-easy (too-hard) conjectures dominate
     aim: bool = False  # play the candidate whose prover value is nearest a target that follows the band balance
+    escalate: bool = True  # the prover's attempts at a conjecture double their budget each (the last: --sims, --lean-calls)
     batch_size: int = 16  # rows per gradient step (both nets)
     lr: float = 1e-3  # learning rate of both learners (AdamW)
     sft_mix: float = 0.25  # share of warm-start rows in each learner batch
@@ -244,6 +246,8 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
     saved = run_state.load(resume_path) if resume_path else None
     if saved is not None:
         args = run_state.resumed_args(args, saved["args"])
+        if "escalate" not in saved["args"]:  # a run saved before --escalate: its attempts all had one budget
+            args = dataclasses.replace(args, escalate=False)
     if args.aim and args.adapt:  # (train(Args(...)) skips parse_args; a run saved before --aim keeps its --adapt)
         raise ValueError("--aim: the resumed run picks its candidates with --adapt; resume it without --aim"
                          if saved is not None else "--aim and --adapt both pick the candidate to play: give one of them")
@@ -304,7 +308,8 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
             if args.conjectures:
                 drawn = [draw_seed(pool, seeds_alone, args.build_on, rng) for _ in envs]
                 prefer = "value" if args.aim else preference(balance) if args.adapt else "any"
-                rounds = play_rounds(envs, conj, prover, search_config(pa), rng, str(step), drawn, args.candidates,
+                config = escalating(search_config(pa), args.attempts) if args.escalate else search_config(pa)
+                rounds = play_rounds(envs, conj, prover, config, rng, str(step), drawn, args.candidates,
                                      args.novel, prefer, aim)
                 record.update(round_stats(rounds, args.band_hi), prefer_harder=float(prefer == "harder"),
                               prefer_easier=float(prefer == "easier"), **({"aim": aim} if args.aim else {}))
