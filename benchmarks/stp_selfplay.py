@@ -225,7 +225,7 @@ def _dashed(runs: dict) -> tuple[list | None, str]:
     defaults = {k: getattr(Args(), k) for k in TRACKING}
     for name, what in ((arm_label({**defaults, "escalate": False}), "attempts at one budget"),
                        (arm_label({}), "before the changes")):
-        if name in runs and name != "self-play":
+        if name in runs:
             return runs[name]["history"], what
     return None, ""
 

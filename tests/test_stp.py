@@ -84,6 +84,8 @@ def test_escalating_attempts_double_their_budget_up_to_the_search_given():
     assert [c.max_lean_calls for c in configs] == [6, 12, 24, 48]
     assert configs[-1] == base and escalating(base, 1) == [base]
     assert escalating(SearchConfig.for_budget(2, 4, None, None), 3)[0].num_simulations == 1  # never below 1
+    assert [c.max_lean_calls for c in escalating(SearchConfig.for_budget(16, 4, 16, None), 4)] == [4, 4, 8, 16]
+    assert escalating(SearchConfig.for_budget(1, 4, 3, None), 2)[0].max_lean_calls == 3  # never above the given
     seeds = [{"name": "s", "formal_statement": SEED, "proof": ["constructor", "exact h₁", "exact h₂"]}]
     envs = [ConjectureProveEnv(theorem=seeds, attempts=2, max_steps=3, factorized=True) for _ in range(2)]
     rounds = play_rounds(envs, conjecturer.create(seed=0), PolicyValueNet.create("tiny", seed=0, max_tactic_tokens=24),
@@ -185,7 +187,7 @@ def test_tiny_self_play_and_ablation_runs(tmp_path):
         train(Args(**common, resume=str(tmp_path / "nothing")))
 
 
-def test_a_run_saved_before_aim_resumes_and_keeps_its_adapt(tmp_path):
+def test_a_run_saved_before_aim_and_escalate_resumes_as_it_ran(tmp_path):
     from agents.alphaproof import checkpoint
 
     common = dict(seeds=6, iterations=1, rounds=2, candidates=2, attempts=1, max_steps=2, seed_batch=2, sims=2,
@@ -197,8 +199,11 @@ def test_a_run_saved_before_aim_resumes_and_keeps_its_adapt(tmp_path):
     checkpoint.save(tmp_path / "sp" / "state.pt", state)
     with pytest.raises(ValueError, match="--aim: the resumed run picks its candidates with --adapt"):
         train(Args(**{**common, "iterations": 2}, aim=True, resume=str(tmp_path / "sp")))
+    state["args"].pop("escalate")  # as saved before --escalate: its attempts go on at one budget
+    checkpoint.save(tmp_path / "sp" / "state.pt", state)
     res = train(Args(**{**common, "iterations": 2}, resume=str(tmp_path / "sp")))
     assert res["iterations"] == 2 and res["args"]["adapt"] and not res["args"]["aim"]
+    assert res["args"]["escalate"] is False
     assert not any("aim" in h for h in res["history"])  # no target is logged where none picks the candidate
 
 

@@ -21,8 +21,11 @@ from agents.alphaproof.mcts import SearchConfig
 from agents.stp import conjecturer
 from agents.stp.mutate import goal_text, statement
 from leangym.envs.conjecture_prove import ConjectureProveEnv, conjecture_key
+from leangym.session import VERIFY_CALLS
 from leangym.proof import ProofTree
 from leangym.theorem import Theorem
+
+MIN_CALLS = VERIFY_CALLS + 2  # an attempt's least Lean calls: its final check's and two tactics'
 
 __all__ = ["Round", "play_rounds", "escalating", "first_goal_order", "choose", "connectives", "prover_values"]
 
@@ -93,12 +96,14 @@ def choose(env: ConjectureProveEnv, name: str, options: Sequence[str], rng: rand
 
 def escalating(config: SearchConfig, attempts: int) -> list[SearchConfig]:
     """One search per attempt, each with twice the simulations and Lean calls of the one before, the last
-    with ``config``'s: MCTS attempts at one budget mostly all prove a conjecture or all fail, so a pass
-    rate of 1 in 4 is rare; over doubling budgets it reads how much search a proof takes (1/k: only the largest)."""
-    def half(n: int | None, times: int) -> int | None:
-        return None if n is None else max(1, n >> times)
-    return [dataclasses.replace(config, num_simulations=half(config.num_simulations, attempts - 1 - j),
-                                max_lean_calls=half(config.max_lean_calls, attempts - 1 - j)) for j in range(attempts)]
+    with ``config``'s (never below 1 simulation and ``MIN_CALLS``): MCTS attempts at one budget mostly all
+    prove a conjecture or all fail, so a pass rate of 1 in 4 is rare; over doubling budgets it reads how
+    much search a proof takes (1/k: mostly, only the largest search proves it)."""
+    def half(n: int | None, times: int, low: int) -> int | None:
+        return None if n is None else max(min(low, n), n >> times)
+    return [dataclasses.replace(config, num_simulations=half(config.num_simulations, attempts - 1 - j, 1),
+                                max_lean_calls=half(config.max_lean_calls, attempts - 1 - j, MIN_CALLS))
+            for j in range(attempts)]
 
 
 def _play_attempt(env: ConjectureProveEnv, tactics: Sequence[str]) -> None:

@@ -247,6 +247,7 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
     if saved is not None:
         args = run_state.resumed_args(args, saved["args"])
         if "escalate" not in saved["args"]:  # a run saved before --escalate: its attempts all had one budget
+            print("resumed run: saved before --escalate, its attempts go on at one budget", file=sys.stderr)
             args = dataclasses.replace(args, escalate=False)
     if args.aim and args.adapt:  # (train(Args(...)) skips parse_args; a run saved before --aim keeps its --adapt)
         raise ValueError("--aim: the resumed run picks its candidates with --adapt; resume it without --aim"
