@@ -11,6 +11,7 @@ kept as the AlphaProof agent keeps its runs (:mod:`agents.alphaproof.resume`, wi
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,16 @@ def load(path: Path) -> dict[str, Any]:
     return state
 
 
+SAVED_BEFORE = {"escalate": False}  # settings newer than some saved runs: the value those runs ran with
+
+
 def resumed_args(args, saved: dict[str, Any]):
-    """The checkpoint's settings, with this invocation's own (``PER_INVOCATION``) from the command line."""
+    """The checkpoint's settings, with this invocation's own (``PER_INVOCATION``) from the command line; a
+    setting the run was saved without (``SAVED_BEFORE``) keeps the value the run had."""
     mine = {k: getattr(args, k) for k in PER_INVOCATION}
     fields = {f.name for f in dataclasses.fields(args)}
-    return dataclasses.replace(args, **{**{k: v for k, v in saved.items() if k in fields}, **mine})
+    older = {k: v for k, v in SAVED_BEFORE.items() if k not in saved}
+    if older:
+        print(f"resumed run: saved before {', '.join('--' + k for k in older)}; it goes on as it ran ({older})",
+              file=sys.stderr)
+    return dataclasses.replace(args, **{**older, **{k: v for k, v in saved.items() if k in fields}, **mine})

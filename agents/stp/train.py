@@ -246,9 +246,6 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
     saved = run_state.load(resume_path) if resume_path else None
     if saved is not None:
         args = run_state.resumed_args(args, saved["args"])
-        if "escalate" not in saved["args"]:  # a run saved before --escalate: its attempts all had one budget
-            print("resumed run: saved before --escalate, its attempts go on at one budget", file=sys.stderr)
-            args = dataclasses.replace(args, escalate=False)
     if args.aim and args.adapt:  # (train(Args(...)) skips parse_args; a run saved before --aim keeps its --adapt)
         raise ValueError("--aim: the resumed run picks its candidates with --adapt; resume it without --aim"
                          if saved is not None else "--aim and --adapt both pick the candidate to play: give one of them")
@@ -297,6 +294,7 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
         prover, conj, opt, conj_opt, step, balance = _restore(saved, args.lr, replay, conj_replay, pool,
                                                               conj_warm, envs, history, rng)
         aim = saved.get("aim", AIM_START)
+    attempt_search = escalating(search_config(pa), args.attempts) if args.escalate else search_config(pa)
     bar = tqdm(desc="stp" if args.conjectures else "seeds alone", disable=not args.progress, initial=step)
     try:
         while step < args.iterations and (deadline is None or time.monotonic() < deadline):
@@ -309,8 +307,7 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
             if args.conjectures:
                 drawn = [draw_seed(pool, seeds_alone, args.build_on, rng) for _ in envs]
                 prefer = "value" if args.aim else preference(balance) if args.adapt else "any"
-                config = escalating(search_config(pa), args.attempts) if args.escalate else search_config(pa)
-                rounds = play_rounds(envs, conj, prover, config, rng, str(step), drawn, args.candidates,
+                rounds = play_rounds(envs, conj, prover, attempt_search, rng, str(step), drawn, args.candidates,
                                      args.novel, prefer, aim)
                 record.update(round_stats(rounds, args.band_hi), prefer_harder=float(prefer == "harder"),
                               prefer_easier=float(prefer == "easier"), **({"aim": aim} if args.aim else {}))
