@@ -317,6 +317,7 @@ def test_a_process_serves_one_request_at_a_time_with_injected_latency(monkeypatc
     """Two requests that reach one process together: the second starts when the first is done,
     as with a REPL; a request to another process does not wait. (A fake clock: no timing.)"""
     from leangym.sim import server_pool
+    from leangym.sim.server_config import SimServerConfig
 
     now, slept = [0.0], []
 
@@ -338,8 +339,7 @@ def test_a_process_serves_one_request_at_a_time_with_injected_latency(monkeypatc
             return False
 
     monkeypatch.setattr(server_pool, "time", Clock)
-    sim = server_pool.SimLeanServer(server_pool.SimServerConfig(max_processes=2, latency_ms=50,
-                                                                process_factory=scripted))
+    sim = server_pool.SimLeanServer(SimServerConfig(max_processes=2, latency_ms=50, process_factory=scripted))
     sim._closed = Closed()
     a, b = sim._slots
     for slot in (a, a, b):  # all three arrive at t = 0

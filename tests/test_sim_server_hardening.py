@@ -17,7 +17,8 @@ from conftest import ScriptedProcess, scripted
 from raw_http import read_answer
 from leangym.sim import server_http, server_request
 from leangym.sim.process import SimProcess
-from leangym.sim.server_pool import SimLeanServer, SimServerConfig
+from leangym.sim.server_config import SimServerConfig
+from leangym.sim.server_pool import SimLeanServer
 from leangym.sim.server_request import MAX_REQUEST_BODY, BodyBudget, parse_fields
 from leangym.sim.tactic_syntax import parse_tactic_block
 from leangym.sim.text_cache import text_cache

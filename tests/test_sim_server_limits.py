@@ -16,7 +16,8 @@ import requests
 from conftest import ScriptedProcess, scripted
 from raw_http import read_answer
 from leangym.sim import server, server_http, server_pool
-from leangym.sim.server_pool import SimLeanServer, SimServerConfig
+from leangym.sim.server_config import SimServerConfig
+from leangym.sim.server_pool import SimLeanServer
 
 T = 5  # bound on every wait (s)
 

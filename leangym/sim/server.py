@@ -4,8 +4,8 @@ Serves every endpoint of the LeanTree protocol (see :mod:`leangym.backends.leant
 status codes and error texts as LeanTree's ``leanserver``, over a pool of
 :class:`leangym.sim.process.SimProcess` objects, so that the HTTP client, the
 environments and the agents can be developed and tested without Lean.
-The pool, leases and faults are :mod:`leangym.sim.server_pool`, the HTTP
-transport :mod:`leangym.sim.server_http`; this module runs them.
+The options are :mod:`leangym.sim.server_config`, the pool, leases and faults
+:mod:`leangym.sim.server_pool`, the HTTP transport :mod:`leangym.sim.server_http`; this module runs them.
 
 Command line (``python -m leangym.sim.server --help`` documents every flag)::
 
@@ -107,8 +107,8 @@ from typing import Any
 
 from leangym.cli import ArgumentParser, integer, number
 from leangym.sim.server_http import HTTPServer
-from leangym.sim.server_pool import (GENERATION_NAMES, INJECTED_ERROR_TEXT, VERSION, SimFault, SimLeanServer,
-                                     SimServerConfig)
+from leangym.sim.server_config import GENERATION_NAMES, INJECTED_ERROR_TEXT, VERSION, SimFault, SimServerConfig
+from leangym.sim.server_pool import SimLeanServer
 
 __all__ = ["SimServerConfig", "SimServerHandle", "SimLeanServer", "start_server", "main", "VERSION",
            "INJECTED_ERROR_TEXT", "SimFault"]

@@ -23,7 +23,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-from leangym.sim.server_pool import VERSION, Answer, Drop, ProcessNotFound, SimFault, SimLeanServer
+from leangym.sim.server_config import VERSION, Answer, Drop, ProcessNotFound, SimFault
+from leangym.sim.server_pool import SimLeanServer
 from leangym.sim.server_request import MAX_REQUEST_BODY, BodyBudget, Refused, body_length, parse_fields, path_id
 
 

@@ -13,7 +13,7 @@ import json
 import threading
 from typing import Any, ContextManager, Iterator
 
-# The largest legitimate body is a /command of 1,000,000 characters (server_pool._string's
+# The largest legitimate body is a /command of 1,000,000 characters (server_config.string_field's
 # limit), which leangym's client sends JSON-escaped: up to 6 bytes a character for the
 # non-ASCII ones (\u2115). Lean sources are mostly ASCII, so 8 MiB is generous.
 MAX_REQUEST_BODY = 8 * 2**20
