@@ -55,7 +55,7 @@ def test_a_checkpoint_from_before_averaging_resumes_without_one():
 
 
 def test_a_decay_that_would_never_move_the_average_is_refused():
-    from agents.alphaproof.train import Args, check_args
+    from agents.alphaproof.train_args import Args, check_args
 
     for bad in (1.0, 1.5, -0.1):
         with pytest.raises(ValueError, match="--average-decay must be at least 0 and below 1"):

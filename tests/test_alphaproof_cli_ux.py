@@ -166,7 +166,9 @@ def test_train_reports_a_missing_theorem_file_before_an_existing_checkpoint(tmp_
 def test_train_s_early_check_lets_every_dataset_form_through(tmp_path, spec):
     """--theorems takes what --dataset takes: the check before any work refused all but a local file."""
     spec = str(tmp_path) if spec == "DIR" else spec
-    train_mod.check_args(train_mod.Args(theorems=spec))
+    from agents.alphaproof.train_args import Args, check_args
+
+    check_args(Args(theorems=spec))
 
 
 def _rows_file(tmp_path: Path) -> Path:

@@ -372,6 +372,31 @@ def test_resume_says_which_settings_changed(tmp_path, capsys):
     assert "--lr is 0.01" in err and "applies from now on" in err
 
 
+def test_a_gpu_runs_checkpoint_resumes_on_this_machines_device_and_optimizer_kernel(tmp_path, capsys):
+    """A checkpoint saved on a GPU (device cuda:0, fused AdamW) goes on with --device cpu: the optimizer
+    takes this device's kernel (fused AdamW carried over would be a CPU fused step), and the device
+    change is not called ignored."""
+    import dataclasses
+
+    from agents.alphaproof.curriculum import Curriculum
+    from agents.alphaproof.resume import restore, warn_changed_settings
+    from agents.alphaproof.train import train
+
+    train(tiny_args(tmp_path, "gpu", iterations=1, eval_every=0))
+    path = tmp_path / "gpu" / "ck" / "latest.pt"
+    state = checkpoint.load(path, map_location="cpu")
+    for group in state["optimizer"]["param_groups"]:
+        group["fused"] = True  # as torch saves it from a CUDA run
+    args = tiny_args(tmp_path, "gpu")
+    net, opt, progress, _ = restore(state, path, args, ReplayBuffer(args.replay_size), Curriculum([1, 2]),
+                                    random.Random(0))
+    assert [g["fused"] for g in opt.param_groups] == [False] * len(opt.param_groups)
+    assert progress["iteration"] == 1 and net.device.type == "cpu"
+    capsys.readouterr()
+    warn_changed_settings({**dataclasses.asdict(args), "device": "cuda:0"}, args)
+    assert capsys.readouterr().err == ""
+
+
 def test_a_training_checkpoint_loads_as_a_net(tmp_path):
     from agents.alphaproof.policy import PolicyValueNet
     from agents.alphaproof.train import train

@@ -204,6 +204,26 @@ def test_ddp_learner_with_two_gloo_ranks_under_torchrun(tmp_path):
     assert state["progress"]["iteration"] == 2 and state["progress"]["history"][-1]["dist_weight_version"] >= 1
 
 
+def test_each_torchrun_rank_takes_its_own_gpu_before_the_net_is_built(monkeypatch):
+    import torch
+
+    from agents.alphaproof.distributed.ddp import rank_device
+
+    assert rank_device("cuda") == "cuda"  # (no torchrun: the flag as given)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert rank_device("cpu") == "cpu"
+    current = []
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "set_device", current.append)
+    assert rank_device("cuda") == rank_device("cuda:0") == "cuda:1" and current == [1, 1]
+    monkeypatch.setenv("LOCAL_RANK", "2")
+    with pytest.raises(ValueError, match="--nproc_per_node=2"):
+        rank_device("cuda")
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)  # (CUDA_VISIBLE_DEVICES: one GPU a rank)
+    assert rank_device("cuda") == "cuda:0" and current[-1] == 0
+
+
 @pytest.mark.parametrize("fault", ["dies", "hangs"])
 def test_a_failed_lean_server_costs_only_its_actors_searches(tmp_path, sim_server, fault):
     # two servers, one actor process on each (round robin); the second one dies or hangs mid-run

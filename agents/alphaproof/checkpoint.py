@@ -38,6 +38,8 @@ def rng_state(rng: random.Random | None = None) -> dict[str, Any]:
                   "has_gauss": int(has_gauss), "cached_gaussian": float(cached)},
         "torch": torch.get_rng_state(),
     }
+    if torch.cuda.is_initialized():  # (sampling on a GPU draws from its generator)
+        state["cuda"] = torch.cuda.get_rng_state_all()
     if rng is not None:
         state["trainer"] = _py_state(rng.getstate())
     return state
@@ -48,6 +50,8 @@ def set_rng_state(state: dict[str, Any], rng: random.Random | None = None) -> No
     n = state["numpy"]
     np.random.set_state((n["kind"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"], n["cached_gaussian"]))
     torch.set_rng_state(state["torch"])
+    if len(state.get("cuda", ())) == torch.cuda.device_count() > 0:  # (another machine: nothing to continue)
+        torch.cuda.set_rng_state_all(state["cuda"])
     if rng is not None and "trainer" in state:
         rng.setstate(_py_restore(state["trainer"]))
 

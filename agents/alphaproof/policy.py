@@ -118,7 +118,7 @@ class PolicyValueNet:
         cfg = ModelConfig.named(size, **{"vocab_size": tok.vocab_size, **(config or {})})
         with torch.random.fork_rng(devices=[]):  # a seeded init leaves the caller's RNG alone
             if seed is not None:
-                torch.manual_seed(seed)
+                torch.default_generator.manual_seed(seed)  # (the CPU's: the model is built there, GPUs' untouched)
             model = Transformer(cfg)
         return cls(model, tok, device, **kwargs)
 

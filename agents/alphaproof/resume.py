@@ -33,9 +33,9 @@ from agents.alphaproof.train_args import DEFAULT_CHECKPOINT_DIR, DEFAULT_LOGDIR,
 
 # What a resumed run takes from its checkpoint whatever the command line says (its network is the
 # checkpoint's), and what only changes how the run goes on from here.
-_FIXED_BY_CHECKPOINT = ("model_size", "max_tactic_tokens", "device")
+_FIXED_BY_CHECKPOINT = ("model_size", "max_tactic_tokens")
 _NOT_SETTINGS = ("resume", "init", "overwrite", "progress", "iterations", "max_minutes", "logdir", "checkpoint_dir",
-                 "threads", "read_timeout")
+                 "threads", "read_timeout", "device")  # (the net loads onto the device this run names)
 # Flags that choose the held-out split: on resume the checkpoint's split is kept (see held_out_of).
 _SPLIT = ("seed", "eval_size", "theorems")
 # What a command line sets for itself only: a resumed run does not take these from its checkpoint.
@@ -246,7 +246,9 @@ def restore(state: dict[str, Any], path: Path, args: Args, replay: ReplayBuffer,
         if average is not None:
             net.model.load_state_dict(state["learner"])
         opt = make_optimizer(net, args.lr)
-        opt.load_state_dict(state["optimizer"])
+        saved = state["optimizer"]  # its groups carry the saving device's `fused`: this device's applies
+        fused = opt.param_groups[0].get("fused")
+        opt.load_state_dict({**saved, "param_groups": [{**g, "fused": fused} for g in saved["param_groups"]]})
         # a changed --replay-size applies, as warn_changed_settings says (the newest rows are kept)
         replay.load_state_dict(state["replay"], capacity=args.replay_size)
         curriculum.load_state_dict(state["curriculum"])

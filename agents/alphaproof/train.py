@@ -55,7 +55,7 @@ from typing import Any, Collection, Sequence
 import numpy as np
 import torch
 
-from agents.alphaproof import checkpoint, cli_checks
+from agents.alphaproof import checkpoint
 from agents.alphaproof.resume import (checkpoint_dir_of, drop_if_unused, held_out_of, inherit_settings,
                                       interrupted_message, logdir_of, refuse_to_overwrite, restore, resume_file,
                                       save_checkpoint, saved_settings, say_if_split_differs,
@@ -65,6 +65,7 @@ from agents.alphaproof.actors import (Backoff, BatchOutcome, cut_by_deadline, ev
                                       process_factory, run_searches, search_stats, server_lost, server_warning)
 from agents.alphaproof.curriculum import Curriculum
 from agents.alphaproof.data import Row
+from agents.alphaproof.distributed.ddp import rank_device
 from agents.alphaproof.iteration import (LOSSES, curve_text, drop_rejected, first_and_last, rows_from_result,
                                         solve_rate_text, start_label)
 from agents.alphaproof.policy import PolicyValueNet
@@ -72,11 +73,10 @@ from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.search import gives_verdict
 from agents.alphaproof.sft import make_optimizer, rows_from_reference_proofs, train_supervised
 from agents.alphaproof.theorem_source import make_source
-from agents.alphaproof.train_args import Args, closer_list, explicit_fields, parse_args
+from agents.alphaproof.train_args import Args, check_args, closer_list, explicit_fields, parse_args
 from leangym.backends.types import LeanError, ServerError
 from leangym.cli import exclusive, run_cli
 from leangym.daemon_pool import DaemonPool
-from leangym.datasets import check_spec
 
 
 HISTORY_KEPT = 5000  # per-iteration records a checkpoint keeps (the latest)
@@ -146,52 +146,6 @@ def learn(net: PolicyValueNet, opt: torch.optim.Optimizer, replay: ReplayBuffer,
 
 
 # ============================================================================ the run
-def check_args(args: Args) -> None:
-    """Refuse values that cannot work, naming the flag, before the run reads, trains or writes anything."""
-    cli_checks.check_device(args.device)
-    cli_checks.at_least(1, actors=args.actors, sims=args.sims, lean_calls=args.lean_calls,
-                        eval_lean_calls=args.eval_lean_calls,
-                        num_tactics=args.num_tactics, max_tactic_tokens=args.max_tactic_tokens,
-                        batch_size=args.batch_size, warmup_batch_size=args.warmup_batch_size,
-                        replay_size=args.replay_size, eval_size=args.eval_size)
-    # 0 is meaningful here: no iterations (warm start only), no learning, no warm start, no evaluation ...
-    cli_checks.at_least(0, iterations=args.iterations, learn_steps=args.learn_steps, warmup_steps=args.warmup_steps,
-                        warmup_theorems=args.warmup_theorems, min_unsolved_visits=args.min_unsolved_visits,
-                        eval_every=args.eval_every, threads=args.threads)
-    cli_checks.positive(lr=args.lr, warmup_lr=args.warmup_lr, time_per_theorem=args.time_per_theorem,
-                        read_timeout=args.read_timeout, max_minutes=args.max_minutes)
-    cli_checks.fraction(sft_mix=args.sft_mix, warmup_nat=args.warmup_nat)
-    if not 0 <= args.average_decay < 1:  # (1 would save the warm-started net whatever self-play learned)
-        raise ValueError(f"--average-decay must be at least 0 and below 1 (0: no average), got {args.average_decay}")
-    cli_checks.at_least(0.0, negative_weight=args.negative_weight, value_weight=args.value_weight)
-    cli_checks.positive(temperature=args.temperature)
-    cli_checks.at_least(1, oversample=args.oversample)
-    if args.actor_procs is not None:
-        cli_checks.at_least(0, actor_procs=args.actor_procs)
-    cli_checks.positive(heartbeat=args.heartbeat, heartbeat_timeout=args.heartbeat_timeout,
-                        infer_wait_ms=args.infer_wait_ms)
-    cli_checks.at_least(0, infer_batch=args.infer_batch)
-    if args.bind is not None:
-        from agents.alphaproof.distributed.sockets import parse_bind
-
-        parse_bind(args.bind)
-    if args.keys is not None and not Path(args.keys).is_dir():
-        raise ValueError(f"--keys {args.keys}: no such directory; make the keys with "
-                         f"`python -m agents.alphaproof.keys {args.keys}`")
-    cli_checks.seed(args.seed)
-    if args.init is not None:
-        if args.resume:
-            raise ValueError("--init and --resume exclude each other: a resumed run goes on with its own net")
-        cli_checks.input_file("--init", args.init, "a net to start from: an sft --out file or a train checkpoint")
-    if args.theorems is not None:
-        try:
-            check_spec(args.theorems)
-        except ValueError as e:
-            raise ValueError(f"--theorems {e}") from None
-
-
-
-
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -294,10 +248,11 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
     from tqdm import tqdm
 
     started = time.monotonic()
-    state = checkpoint.load(resume_path, map_location=args.device) if resume_path else None
+    state = checkpoint.load(resume_path, map_location="cpu") if resume_path else None  # (nets load onto args.device)
     if state is not None and explicit is not None:
         args = inherit_settings(args, saved_settings(state), explicit)
         check_args(args)
+    args = dataclasses.replace(args, device=rank_device(args.device))  # (under torchrun: this rank's GPU)
     deadline = None if args.max_minutes is None else started + 60 * args.max_minutes  # (the settings in force)
     _seed_everything(args.seed)
     args = dataclasses.replace(args, logdir=logdir_of(args, state, resume_path))  # (before any writer)

@@ -1,13 +1,17 @@
-"""The command line of ``python -m agents.alphaproof.train``: its settings (:class:`Args`), their help, the parser."""
+"""The command line of ``python -m agents.alphaproof.train``: its settings (:class:`Args`), their help, the parser,
+and :func:`check_args`, which refuses values that cannot work."""
 from __future__ import annotations
 
 import argparse
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 from agents.alphaproof import cli_checks
+from agents.alphaproof.distributed.sockets import parse_bind
 from agents.alphaproof.model import SIZES
+from leangym.datasets import check_spec
 from leangym.cli import ArgumentParser, HelpFormatter
 
 # Where a run saves and logs unless told (each run in a folder of its own there: agents.alphaproof.resume)
@@ -216,3 +220,45 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
 def explicit_fields(argv: Sequence[str] | None = None) -> frozenset[str]:
     """The :class:`Args` fields the command line gives (a resumed run takes the others from its checkpoint)."""
     return frozenset(vars(build_parser(only_given=True).parse_args(argv)))
+
+
+def check_args(args: Args) -> None:
+    """Refuse values that cannot work, naming the flag, before the run reads, trains or writes anything."""
+    cli_checks.check_device(args.device)
+    cli_checks.at_least(1, actors=args.actors, sims=args.sims, lean_calls=args.lean_calls,
+                        eval_lean_calls=args.eval_lean_calls,
+                        num_tactics=args.num_tactics, max_tactic_tokens=args.max_tactic_tokens,
+                        batch_size=args.batch_size, warmup_batch_size=args.warmup_batch_size,
+                        replay_size=args.replay_size, eval_size=args.eval_size)
+    # 0 is meaningful here: no iterations (warm start only), no learning, no warm start, no evaluation ...
+    cli_checks.at_least(0, iterations=args.iterations, learn_steps=args.learn_steps, warmup_steps=args.warmup_steps,
+                        warmup_theorems=args.warmup_theorems, min_unsolved_visits=args.min_unsolved_visits,
+                        eval_every=args.eval_every, threads=args.threads)
+    cli_checks.positive(lr=args.lr, warmup_lr=args.warmup_lr, time_per_theorem=args.time_per_theorem,
+                        read_timeout=args.read_timeout, max_minutes=args.max_minutes)
+    cli_checks.fraction(sft_mix=args.sft_mix, warmup_nat=args.warmup_nat)
+    if not 0 <= args.average_decay < 1:  # (1 would save the warm-started net whatever self-play learned)
+        raise ValueError(f"--average-decay must be at least 0 and below 1 (0: no average), got {args.average_decay}")
+    cli_checks.at_least(0.0, negative_weight=args.negative_weight, value_weight=args.value_weight)
+    cli_checks.positive(temperature=args.temperature)
+    cli_checks.at_least(1, oversample=args.oversample)
+    if args.actor_procs is not None:
+        cli_checks.at_least(0, actor_procs=args.actor_procs)
+    cli_checks.positive(heartbeat=args.heartbeat, heartbeat_timeout=args.heartbeat_timeout,
+                        infer_wait_ms=args.infer_wait_ms)
+    cli_checks.at_least(0, infer_batch=args.infer_batch)
+    if args.bind is not None:
+        parse_bind(args.bind)
+    if args.keys is not None and not Path(args.keys).is_dir():
+        raise ValueError(f"--keys {args.keys}: no such directory; make the keys with "
+                         f"`python -m agents.alphaproof.keys {args.keys}`")
+    cli_checks.seed(args.seed)
+    if args.init is not None:
+        if args.resume:
+            raise ValueError("--init and --resume exclude each other: a resumed run goes on with its own net")
+        cli_checks.input_file("--init", args.init, "a net to start from: an sft --out file or a train checkpoint")
+    if args.theorems is not None:
+        try:
+            check_spec(args.theorems)
+        except ValueError as e:
+            raise ValueError(f"--theorems {e}") from None

@@ -6,8 +6,8 @@ Every rank runs the same start (checkpoint, warm start: same seed, same net;
 DDP's construction then copies rank 0's weights to all), serves inference
 on its own device, and takes part in every step: rank 0 samples
 ``--batch-size`` rows per rank from its replay buffer and broadcasts them
-(JSON bytes in a uint8 tensor, never pickle); each rank computes the loss on
-its share and DDP averages the gradients (NCCL on GPU, gloo on CPU).
+(JSON bytes in a uint8 tensor on a gloo group, never pickle); each rank computes the
+loss on its share and DDP averages the gradients (NCCL on GPU, gloo on CPU).
 """
 from __future__ import annotations
 
@@ -25,10 +25,28 @@ STEP, STOP = 1, 2
 PUBLISH_EVERY_S = 0.25  # the inference service gets new weights at most this often (and at iteration ends)
 
 
+def rank_device(device: str) -> str:
+    """The device this process uses: under torchrun, ``--device cuda`` (any index) is the rank's own GPU,
+    ``cuda:LOCAL_RANK`` (``cuda:0`` where each rank sees one GPU), made current; decided before the net
+    is built, so net, inference and DDP agree."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or not device.startswith("cuda"):
+        return device
+    local, count = int(os.environ.get("LOCAL_RANK", "0")), torch.cuda.device_count()
+    if local >= count > 1:
+        raise ValueError(f"torchrun started local rank {local} on a machine with {count} CUDA devices: "
+                         f"pass --nproc_per_node={count} or fewer (one rank per GPU)")
+    index = local if count > 1 else 0  # (CUDA_VISIBLE_DEVICES per rank: its GPU is the only one)
+    torch.cuda.set_device(index)
+    return f"cuda:{index}"
+
+
 class World:
-    def __init__(self, rank: int = 0, size: int = 1, device: str = "cpu") -> None:
+    def __init__(self, rank: int = 0, size: int = 1, device: str = "cpu", control=None) -> None:
         self.rank, self.size = rank, size
         self.device = torch.device(device)
+        # rank 0's commands travel on gloo (CPU tensors) even under NCCL: a follower waiting in an NCCL
+        # broadcast would hold its GPU's default stream, and with it the inference thread's forward passes
+        self.control = control
 
     @classmethod
     def from_env(cls, device: str) -> "World":
@@ -36,17 +54,12 @@ class World:
         size = int(os.environ.get("WORLD_SIZE", "1"))
         if size <= 1:
             return cls(0, 1, device)
+        device = rank_device(device)
+        timeout = timedelta(hours=6)  # (rank 0 may not step for a while)
         if not dist.is_initialized():
-            backend = "nccl" if torch.cuda.is_available() and device.startswith("cuda") else "gloo"
-            dist.init_process_group(backend, timeout=timedelta(hours=6))  # (rank 0 may not step for a while)
-        if dist.get_backend() == "nccl":
-            device = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
-            torch.cuda.set_device(device)
-        return cls(dist.get_rank(), dist.get_world_size(), device)
-
-    @property
-    def comm_device(self) -> torch.device:
-        return self.device if dist.is_initialized() and dist.get_backend() == "nccl" else torch.device("cpu")
+            dist.init_process_group("nccl" if device.startswith("cuda") else "gloo", timeout=timeout)
+        control = dist.new_group(backend="gloo", timeout=timeout) if dist.get_backend() != "gloo" else None
+        return cls(dist.get_rank(), dist.get_world_size(), device, control)
 
     def endpoints(self, port: int) -> list[str]:
         """Every rank's inference endpoint; ``tcp://*:PORT`` where it is rank 0's host (an actor puts
@@ -54,12 +67,12 @@ class World:
         me = f"{socket.gethostname()}|{port}"
         if self.size == 1:
             return [f"tcp://*:{port}"]
-        mine = torch.zeros(256, dtype=torch.uint8, device=self.comm_device)
+        mine = torch.zeros(256, dtype=torch.uint8)
         raw = me.encode()[:256]
         mine[:len(raw)] = torch.tensor(list(raw), dtype=torch.uint8)
         every = [torch.zeros_like(mine) for _ in range(self.size)]
-        dist.all_gather(every, mine)
-        names = [bytes(t.cpu().tolist()).rstrip(b"\0").decode() for t in every]
+        dist.all_gather(every, mine, group=self.control)
+        names = [bytes(t.tolist()).rstrip(b"\0").decode() for t in every]
         host0 = names[0].split("|")[0]
         return [f"tcp://{'*' if h == host0 else h}:{p}" for h, p in (n.split("|") for n in names)]
 
@@ -132,24 +145,23 @@ class Learner:
 
     def _command(self, op: int, rows: list[dict[str, Any]] | None = None) -> None:
         payload = b"" if rows is None else json.dumps(rows, ensure_ascii=False).encode()
-        head = torch.tensor([op, len(payload)], dtype=torch.int64, device=self.world.comm_device)
-        dist.broadcast(head, 0)
+        group = self.world.control
+        dist.broadcast(torch.tensor([op, len(payload)], dtype=torch.int64), 0, group=group)
         if payload:
-            data = torch.frombuffer(bytearray(payload), dtype=torch.uint8).to(self.world.comm_device)
-            dist.broadcast(data, 0)
+            dist.broadcast(torch.frombuffer(bytearray(payload), dtype=torch.uint8), 0, group=group)
 
     def follow(self) -> None:
         """Ranks > 0: take part in rank 0's steps until it says stop."""
         while True:
-            head = torch.zeros(2, dtype=torch.int64, device=self.world.comm_device)
-            dist.broadcast(head, 0)
+            head = torch.zeros(2, dtype=torch.int64)
+            dist.broadcast(head, 0, group=self.world.control)
             op, n = int(head[0]), int(head[1])
             if op == STOP:
                 return
-            data = torch.zeros(n, dtype=torch.uint8, device=self.world.comm_device)
+            data = torch.zeros(n, dtype=torch.uint8)
             if n:
-                dist.broadcast(data, 0)
-            rows = json.loads(bytes(data.cpu().numpy()).decode())
+                dist.broadcast(data, 0, group=self.world.control)
+            rows = json.loads(bytes(data.numpy()).decode())
             self._step(rows[self.world.rank::self.world.size])
             self.publish_now()
 

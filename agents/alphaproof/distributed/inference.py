@@ -91,6 +91,8 @@ class InferenceService:
     # ------------------------------------------------------------------ the thread
     def _serve(self) -> None:
         torch.set_num_threads(max(1, torch.get_num_threads()))
+        if self.net.device.type == "cuda":
+            torch.cuda.set_device(self.net.device)  # (a new thread's current GPU is cuda:0)
         queue: list[_Request] = []
         poller = zmq.Poller()
         poller.register(self.sock, zmq.POLLIN)

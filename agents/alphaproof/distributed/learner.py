@@ -38,7 +38,7 @@ from agents.alphaproof.distributed.coordinator import Coordinator, Result
 from agents.alphaproof.distributed.inference import InferenceService
 from agents.alphaproof.distributed.sockets import Net, parse_bind
 from agents.alphaproof.distributed.supervisor import Supervisor
-from agents.alphaproof.iteration import LOSSES, drop_rejected, solve_rate_text, start_label
+from agents.alphaproof.iteration import drop_rejected, solve_rate_text, start_label
 from leangym.session import VERIFY_CALLS
 
 @dataclass
