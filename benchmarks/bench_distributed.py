@@ -2,6 +2,7 @@
 
     python benchmarks/bench_distributed.py --out benchmarks/results/distributed.md --plot benchmarks/results/distributed.png
     python benchmarks/bench_distributed.py --only transport scaling --per-proc 16 --procs 1 2   # quicker
+    python benchmarks/bench_distributed.py --only scaling --device cuda    # the network on a GPU
 
 1. **transport** -- training rows per second through the real message format (JSON header +
    numpy columns) over a ZeroMQ PUSH/PULL pair on loopback, packed, sent, received, checked, decoded;
@@ -99,7 +100,7 @@ def bench_scaling(args, work: Path, url: str) -> dict:
     common = ["--server", url, "--sims", str(args.sims), "--lean-calls", str(args.lean_calls), "--num-tactics", "3",
               "--warmup-steps", str(args.warmup_steps), "--warmup-theorems", "300", "--eval-every", "0",
               "--iterations", str(args.iterations), "--seed", "0", "--threads", "1", "--max-tactic-tokens", "16",
-              "--read-timeout", "60"]
+              "--read-timeout", "60", "--device", args.device]
     runs = {}
     biggest = max(args.procs)
     plan = [("single", 0, args.per_proc)] + [(f"procs{n}", n, n * args.per_proc) for n in args.procs]
@@ -118,7 +119,7 @@ def bench_scaling(args, work: Path, url: str) -> dict:
 
 def bench_parity(args, work: Path) -> dict:
     flags = ["--actors", str(args.parity_actors), "--max-minutes", str(args.parity_minutes), "--iterations", "100000",
-             "--eval-every", "100000", "--eval-size", "40", "--seed", "0", "--threads", "1"]
+             "--eval-every", "100000", "--eval-size", "40", "--seed", "0", "--threads", "1", "--device", args.device]
     out = {}
     for procs in tqdm((2, 0), desc="parity runs"):
         progress, _ = train_run([*flags, "--actor-procs", str(procs)], work, f"parity{procs}")
@@ -131,7 +132,7 @@ def bench_parity(args, work: Path) -> dict:
 
 # ============================================================================ report
 def report(args, transport, scaling, parity) -> str:
-    lines = []
+    lines = [f"machine: {os.cpu_count()} cores; the network (inference service, learner) on {args.device}", ""]
     if transport:
         lines += ["## 1. Transport", "", "| rows | seconds | rows/s | bytes/row |", "|---|---|---|---|",
                   f"| {transport['rows']:,} | {transport['seconds']:.2f} | {transport['rows_per_s']:,.0f} | "
@@ -207,6 +208,7 @@ def main(argv=None) -> None:
     p.add_argument("--only", nargs="+", choices=("transport", "scaling", "parity"), default=("transport", "scaling",
                                                                                              "parity"))
     p.add_argument("--latency-ms", type=float, default=50.0)
+    p.add_argument("--device", default="cpu", help="the runs' --device (cuda: the network off the actors' cores)")
     p.add_argument("--transport-messages", type=int, default=400, help="messages of 500 rows")
     p.add_argument("--per-proc", type=int, default=16, help="searches per actor process")
     p.add_argument("--fill-searches", type=int, default=256, help="searches of the batch-fill run (0: none)")
