@@ -220,7 +220,11 @@ def test_each_torchrun_rank_takes_its_own_gpu_before_the_net_is_built(monkeypatc
     monkeypatch.setenv("LOCAL_RANK", "2")
     with pytest.raises(ValueError, match="--nproc_per_node=2"):
         rank_device("cuda")
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)  # (CUDA_VISIBLE_DEVICES: one GPU a rank)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    with pytest.raises(ValueError, match="one rank per GPU"):  # (two ranks on one GPU: NCCL refuses, later)
+        rank_device("cuda")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")  # (a GPU made visible to each rank alone)
     assert rank_device("cuda") == "cuda:0" and current[-1] == 0
 
 

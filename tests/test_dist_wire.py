@@ -13,7 +13,7 @@ import pytest
 import zmq
 
 from agents.alphaproof.distributed.coordinator import Coordinator
-from agents.alphaproof.distributed.inference import InferenceService, RemoteEvaluator
+from agents.alphaproof.distributed.inference import InferenceLost, InferenceService, RemoteEvaluator
 from agents.alphaproof.distributed.keys import make_keys
 from agents.alphaproof.distributed.sockets import Net, parse_bind, receive
 from agents.alphaproof.distributed.wire import (RESULT, TO_ACTOR, TO_STATUS, WireError, pack,
@@ -152,6 +152,25 @@ def test_inference_service_drops_malformed_requests_and_answers_the_rest():
         assert ev.versions == [0] and not bad.poll(200)  # the malformed requests got no answer
         ev.close()
         bad.close()
+    finally:
+        svc.stop()
+        znet.close()
+
+
+def test_an_inference_service_that_fails_stops_the_run_with_why_instead_of_timeouts():
+    class OutOfMemory(EchoNet):
+        def evaluate(self, states, k):
+            raise MemoryError("CUDA out of memory")
+
+    znet = Net()
+    svc = InferenceService(OutOfMemory(), znet, max_batch=8, max_wait_s=0.01).start()
+    try:
+        ev = RemoteEvaluator(znet, [f"tcp://127.0.0.1:{svc.port}"], timeout_s=2)
+        with pytest.raises(InferenceLost):
+            ev.evaluate(["⊢ p"], 1)
+        ev.close()
+        with pytest.raises(RuntimeError, match="inference service stopped: MemoryError: CUDA out of memory .*--infer-batch"):
+            svc.raise_if_failed()
     finally:
         svc.stop()
         znet.close()

@@ -97,7 +97,7 @@ class PolicyValueNet:
             raise ValueError(f"temperature must be > 0 (sampling; greedy() gives the argmax), got {temperature!r}")
         self.model = model.to(device)
         self.tok = tokenizer
-        self.device = torch.device(device)
+        self.device = self.model.wte.weight.device  # ("cuda" resolved: cuda:N, as threads' set_device needs)
         self.max_tactic_tokens = max_tactic_tokens
         self.temperature = temperature
         self.oversample = oversample

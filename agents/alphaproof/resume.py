@@ -35,7 +35,7 @@ from agents.alphaproof.train_args import DEFAULT_CHECKPOINT_DIR, DEFAULT_LOGDIR,
 # checkpoint's), and what only changes how the run goes on from here.
 _FIXED_BY_CHECKPOINT = ("model_size", "max_tactic_tokens")
 _NOT_SETTINGS = ("resume", "init", "overwrite", "progress", "iterations", "max_minutes", "logdir", "checkpoint_dir",
-                 "threads", "read_timeout", "device")  # (the net loads onto the device this run names)
+                 "threads", "read_timeout", "device")  # (the net loads onto this run's device: --device, else the saved one)
 # Flags that choose the held-out split: on resume the checkpoint's split is kept (see held_out_of).
 _SPLIT = ("seed", "eval_size", "theorems")
 # What a command line sets for itself only: a resumed run does not take these from its checkpoint.

@@ -32,10 +32,11 @@ def rank_device(device: str) -> str:
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or not device.startswith("cuda"):
         return device
     local, count = int(os.environ.get("LOCAL_RANK", "0")), torch.cuda.device_count()
-    if local >= count > 1:
-        raise ValueError(f"torchrun started local rank {local} on a machine with {count} CUDA devices: "
-                         f"pass --nproc_per_node={count} or fewer (one rank per GPU)")
-    index = local if count > 1 else 0  # (CUDA_VISIBLE_DEVICES per rank: its GPU is the only one)
+    one_each = count == 1 and "CUDA_VISIBLE_DEVICES" in os.environ  # (a GPU made visible to each rank alone)
+    if local >= count and not one_each:
+        raise ValueError(f"torchrun started local rank {local} on a machine with {count} CUDA device(s): "
+                         f"pass --nproc_per_node={count} or fewer (NCCL takes one rank per GPU)")
+    index = 0 if one_each else local
     torch.cuda.set_device(index)
     return f"cuda:{index}"
 
@@ -150,9 +151,10 @@ class Learner:
         if payload:
             dist.broadcast(torch.frombuffer(bytearray(payload), dtype=torch.uint8), 0, group=group)
 
-    def follow(self) -> None:
-        """Ranks > 0: take part in rank 0's steps until it says stop."""
+    def follow(self, check=lambda: None) -> None:
+        """Ranks > 0: take part in rank 0's steps until it says stop (``check()`` raising ends it)."""
         while True:
+            check()
             head = torch.zeros(2, dtype=torch.int64)
             dist.broadcast(head, 0, group=self.world.control)
             op, n = int(head[0]), int(head[1])

@@ -73,10 +73,17 @@ class InferenceService:
         # actor socket -> (when it was last answered, its usual time from an answer to its next request)
         self._seen: dict[bytes, tuple[float, float]] = {}
         self._thread = threading.Thread(target=self._serve, name="inference", daemon=True)
+        self.error: BaseException | None = None  # what stopped the thread (a forward pass out of GPU memory ...)
 
     def start(self) -> "InferenceService":
         self._thread.start()
         return self
+
+    def raise_if_failed(self) -> None:
+        """The run stops, saying why, when the service has (its actors would only time out, again and again)."""
+        if self.error is not None:
+            raise RuntimeError(f"the inference service stopped: {type(self.error).__name__}: {self.error} "
+                               "(for GPU memory: a smaller --infer-batch or --actors)") from self.error
 
     def publish(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         """New weights (copied by the caller), loaded before the next batch."""
@@ -90,9 +97,17 @@ class InferenceService:
 
     # ------------------------------------------------------------------ the thread
     def _serve(self) -> None:
+        try:
+            self._loop()
+        except BaseException as e:  # (the learner's loop raises it: see raise_if_failed)
+            log.error("the inference service stopped: %s: %s", type(e).__name__, e)
+            self.error = e
+
+    def _loop(self) -> None:
         torch.set_num_threads(max(1, torch.get_num_threads()))
-        if self.net.device.type == "cuda":
-            torch.cuda.set_device(self.net.device)  # (a new thread's current GPU is cuda:0)
+        device = getattr(self.net, "device", None)
+        if device is not None and device.type == "cuda":
+            torch.cuda.set_device(device)  # (a new thread's current GPU is cuda:0)
         queue: list[_Request] = []
         poller = zmq.Poller()
         poller.register(self.sock, zmq.POLLIN)

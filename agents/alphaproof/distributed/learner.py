@@ -117,7 +117,7 @@ def self_play(run: Run) -> None:
         endpoints = world.endpoints(svc.port)
         learner.publish = lambda version: svc.publish(learner.weights(), version)
         if world.rank != 0:
-            learner.follow()  # DDP steps as rank 0 says, until it says stop
+            learner.follow(svc.raise_if_failed)  # DDP steps as rank 0 says, until it says stop
             return
         config = {k: getattr(args, k) for k in SEARCH_SETTINGS}
         loop = Loop(run, learner, svc)
@@ -231,6 +231,7 @@ class Loop:
         due = self.steps_due() - self.steps_done
         for r in self.coord.poll(0 if learn and due > 0 else 50):
             self.absorb(r)
+        self.svc.raise_if_failed()
         if self.sup is not None:
             for event in self.sup.check():
                 print(f"[learner] {event}", file=sys.stderr, flush=True)
