@@ -19,4 +19,4 @@ def test_bench_distributed_transport_prints_rows_per_second_and_the_ratio_to_the
     row = re.search(r"\| 10,000 \| [\d.]+ \| ([\d,]+) \| (\d+) \|", proc.stdout)
     assert row and int(row[1].replace(",", "")) > 0 and int(row[2]) > 0, proc.stdout
     assert re.search(r"ratio to the goal \(100,000 rows/s\): [\d.]+x", proc.stdout)
-    assert out.read_text().startswith("## 1. Transport")
+    assert out.read_text().startswith("machine: ") and "\n## 1. Transport\n" in out.read_text()

@@ -162,7 +162,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_remote_actor_joins_and_rejoins_a_resumed_learner(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT])
+def test_remote_actor_joins_and_rejoins_a_resumed_learner(tmp_path, stop):
+    """Killed, or stopped with Ctrl-C (it tells the actor it may come back), the learner is resumed and the
+    remote actor, never restarted, joins it again."""
     port, ck = free_port(), tmp_path / "ck"
     flags = [*TINY, "--actor-procs", "0", "--bind", f"127.0.0.1:{port}", "--eval-every", "0",
              "--checkpoint-dir", str(ck)]
@@ -176,8 +179,11 @@ def test_remote_actor_joins_and_rejoins_a_resumed_learner(tmp_path):
             if (ck / "latest.pt").exists() and checkpoint.load(ck / "latest.pt")["progress"]["iteration"] >= 1:
                 break
             time.sleep(0.2)
-        learner.kill()
-        learner.wait()
+        learner.send_signal(stop)
+        learner.wait(timeout=60)
+        if stop == signal.SIGINT:
+            wait_for(alog, r"\[actor remote1\] the learner stopped; waiting for it to come back", actor)
+            assert "go on with --resume" in log1.read_text() and actor.poll() is None
         done = checkpoint.load(ck / "latest.pt")["progress"]["iteration"]
         log2 = tmp_path / "learner2.log"
         learner = start([*flags, "--resume", str(ck), "--iterations", str(done + 2)], log2)
@@ -194,7 +200,8 @@ def test_remote_actor_joins_and_rejoins_a_resumed_learner(tmp_path):
 
 def test_ddp_learner_with_two_gloo_ranks_under_torchrun(tmp_path):
     log = tmp_path / "ddp.log"
-    proc = start(["--standalone", "--nproc_per_node=2", "-m", "agents.alphaproof.train", *TINY, "--actor-procs", "1",
+    # (no --actor-procs: on a small machine torchrun's learner starts one actor itself, none would search else)
+    proc = start(["--standalone", "--nproc_per_node=2", "-m", "agents.alphaproof.train", *TINY,
                   "--iterations", "2", "--eval-every", "2", "--checkpoint-dir", str(tmp_path / "ck")], log,
                  module="torch.distributed.run", prefix=[sys.executable, "-m"])
     out = finish(proc, log)
@@ -226,6 +233,20 @@ def test_each_torchrun_rank_takes_its_own_gpu_before_the_net_is_built(monkeypatc
         rank_device("cuda")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")  # (a GPU made visible to each rank alone)
     assert rank_device("cuda") == "cuda:0" and current[-1] == 0
+
+
+def test_a_learner_no_actor_joins_ends_at_max_minutes_and_torchrun_needs_someone_to_search(tmp_path, monkeypatch):
+    log = tmp_path / "alone.log"
+    proc = start([*TINY, "--actor-procs", "0", "--bind", f"127.0.0.1:{free_port()}", "--max-minutes", "0.05",
+                  "--checkpoint-dir", str(tmp_path / "ck")], log)
+    finish(proc, log)
+    assert "no actor connected for --heartbeat-timeout 4 s: the run ends without its final evaluation" in log.read_text()
+    from agents.alphaproof.train_args import Args, check_args
+
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(ValueError, match="--actor-procs 0 under torchrun: no actor would search"):
+        check_args(Args(actor_procs=0))
+    check_args(Args(actor_procs=0, bind="127.0.0.1:0"))  # (remote actors will search)
 
 
 @pytest.mark.parametrize("fault", ["dies", "hangs"])

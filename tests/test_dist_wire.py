@@ -192,7 +192,28 @@ def _handshake_events(client: zmq.Socket, timeout_s: float = 20.0) -> set[int]:
     return seen
 
 
-def test_curve_refuses_a_client_without_the_authorized_key(tmp_path):
+def test_an_actor_with_other_keys_says_so_and_gives_up_with_exit_status_1(tmp_path):
+    make_keys(tmp_path / "keys")
+    make_keys(tmp_path / "other")
+    server = Net(str(tmp_path / "keys"), server=True)
+    coord = Coordinator(server, "127.0.0.1", 0, {}, ["tcp://*:1"], draw=lambda: None)
+    try:
+        actor = subprocess.Popen([sys.executable, "-m", "agents.alphaproof.actor", "--connect",
+                                  f"tcp://127.0.0.1:{coord.port}", "--keys", str(tmp_path / "other"),
+                                  "--join-timeout", "4", "--actors", "1"], stderr=subprocess.PIPE, text=True)
+        end = time.monotonic() + 120
+        while actor.poll() is None and time.monotonic() < end:
+            coord.poll(50)
+        err = actor.communicate(timeout=10)[1]
+        assert actor.returncode == 1, err
+        assert "refused this actor's security handshake: both need the same --keys" in err
+        assert "stopping: no learner answered" in err and not coord.actors
+    finally:
+        coord.close()
+        server.close()
+
+
+def test_curve_refuses_a_client_without_the_authorized_key(tmp_path, caplog):
     subprocess.run([sys.executable, "-m", "agents.alphaproof.keys", str(tmp_path / "keys")], check=True,
                    capture_output=True)
     make_keys(tmp_path / "other")
@@ -230,6 +251,7 @@ def test_curve_refuses_a_client_without_the_authorized_key(tmp_path):
                 assert got is not None and got[1].t == "welcome"
             sock.close()
         assert set(coord.actors) == {"x"}  # the intruder never reached the coordinator
+        assert "refused a connection whose client key is not in" in caplog.text  # (the learner says so)
     finally:
         coord.close()
         for n in (intruder, member, server):

@@ -30,7 +30,7 @@ def parse_args(argv: Sequence[str] | None = None) -> ActorOptions:
     p.add_argument("--infer-timeout", type=float, default=120.0,
                    help="seconds to wait for an inference answer before starting over (the learner is gone)")
     p.add_argument("--join-timeout", type=float, default=None,
-                   help="give up when no learner answers this many seconds (default: keep trying)")
+                   help="give up (exit status 1) when no learner answers this many seconds (default: keep trying)")
     ns = p.parse_args(argv)
     if ns.actors < 1:
         p.error("--actors must be at least 1")
@@ -48,7 +48,7 @@ def argparse_suppress() -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, format="[actor] %(message)s")
-    Actor(parse_args(argv)).run()
+    raise SystemExit(Actor(parse_args(argv)).run())
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ again after a wait (1 s, 2 s, 4 s ... 60 s) until the server is back or
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
 import sys
 import time
@@ -265,6 +266,9 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
     heldout = source.heldout(args.eval_size)
     # distributed: the actors search; this process's Lean (the warm start's replays) is the first --server
     own_lean = lean_of_learner(args) if distributed(args) else args
+    if args.actor_procs is None and not distributed(args):
+        print(f"--actor-procs: 0, as chosen for {os.cpu_count()} cores and {args.actors} searches: the searches "
+              "run in this process (--actor-procs N: in N actor processes)", file=sys.stderr)
     new_process = process_factory(own_lean, deadline)
     if args.init:
         net = PolicyValueNet.load(args.init, args.device, max_tactic_tokens=args.max_tactic_tokens)
@@ -413,7 +417,8 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM (leangym.cli): where to go on from, if anywhere
         if bar is not None:
             bar.close()  # ends the bar's line, so the message below gets its own
-        print(interrupted_message(saved_in, args.resume if resume_path else None, ckpt_dir), file=sys.stderr)
+        if distributed_rank() == 0:  # (a DDP follower saves nothing: rank 0 says where to go on from)
+            print(interrupted_message(saved_in, args.resume if resume_path else None, ckpt_dir), file=sys.stderr)
         raise
     finally:
         if writer:
@@ -424,15 +429,11 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
 
 def distributed_rank() -> int:
     """This process's rank under torchrun (0 without it)."""
-    import os
-
     return int(os.environ.get("RANK", "0")) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else 0
 
 
 def distributed(args: Args) -> bool:
     """Whether the run searches in actor processes (``--actor-procs``, ``--bind``, torchrun)."""
-    import os
-
     from agents.alphaproof.distributed.learner import auto_actor_procs
 
     procs = auto_actor_procs(args.actors) if args.actor_procs is None else args.actor_procs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -173,9 +174,10 @@ _HELP = {
     "keys": ("CurveZMQ keys directory made by `python -m agents.alphaproof.keys DIR`: only actors holding its "
              "client key can connect (default: none, plain TCP)"),
     "heartbeat": "seconds between an actor's heartbeats",
-    "heartbeat_timeout": "an actor silent this many seconds is dropped and its theorems go back to the queue",
+    "heartbeat_timeout": ("an actor silent this many seconds is dropped and its theorems go back to the queue; "
+                          "a final evaluation with no actor connected this long is given up"),
     "infer_batch": ("leaf states that start an inference forward pass at once, and the 'full' batch of the "
-                    "batch-fill statistic (default 0: --actors / learner ranks, one leaf per search)"),
+                    "batch-fill statistic (default: 0, --actors / learner ranks: one leaf per search)"),
     "infer_wait_ms": "longest wait of an evaluation request for others to share its forward pass (ms)",
 }
 _METAVAR = {"resume": "DIR", "init": "NET", "keys": "DIR", "bind": "HOST[:PORT]"}
@@ -244,6 +246,9 @@ def check_args(args: Args) -> None:
     cli_checks.at_least(1, oversample=args.oversample)
     if args.actor_procs is not None:
         cli_checks.at_least(0, actor_procs=args.actor_procs)
+    if args.actor_procs == 0 and args.bind is None and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise ValueError("--actor-procs 0 under torchrun: no actor would search; pass --actor-procs N (actors on "
+                         "this machine) or --bind HOST:PORT (actors started elsewhere with --connect)")
     cli_checks.positive(heartbeat=args.heartbeat, heartbeat_timeout=args.heartbeat_timeout,
                         infer_wait_ms=args.infer_wait_ms)
     cli_checks.at_least(0, infer_batch=args.infer_batch)

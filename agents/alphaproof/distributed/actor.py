@@ -55,7 +55,24 @@ class ActorOptions:
 
 
 class Stopping(Exception):
-    """The actor is to exit (the learner said stop, or its parent is gone)."""
+    """The actor is to exit (the learner said stop, or its parent is gone); ``failed``: with exit status 1."""
+
+    def __init__(self, why: str, failed: bool = False) -> None:
+        super().__init__(why)
+        self.failed = failed
+
+
+class LearnerLeft(Exception):
+    """The learner stopped without ending the run (Ctrl-C): a remote actor waits for its --resume."""
+
+
+def _stop(msg) -> Exception:
+    """What a ``stop`` message means here: exit, or (remote, not final) wait for the learner to come back."""
+    return Stopping(msg["why"]) if msg["final"] else LearnerLeft(msg["why"])
+
+
+HANDSHAKE_FAILED = zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | \
+    zmq.EVENT_HANDSHAKE_FAILED_AUTH  # (CurveZMQ keys that differ, or keys on one side only)
 
 
 def _start_stop(error: ServerError | None) -> str | None:
@@ -96,25 +113,36 @@ class Link:
 
     def join(self, alive: Callable[[], None]) -> dict[str, Any]:
         """Hello until a welcome comes (the learner may be starting, or gone for a while)."""
-        started, said = time.monotonic(), False
+        started, said, refused = time.monotonic(), False, False
         while True:
             sock = self._fresh()
-            sock.send_multipart(pack("hello", {"actor": self.id, "searches": self.opts.actors, "pid": os.getpid(),
-                                               "host": socket.gethostname()}))
-            deadline = time.monotonic() + 3.0
-            while time.monotonic() < deadline:
-                alive()
-                if sock.poll(200):
-                    got = receive(sock, TO_ACTOR)
-                    if got is None:
-                        continue
-                    msg = got[1]
-                    if msg.t == "welcome":
-                        return msg.header
-                    if msg.t == "stop":
-                        raise Stopping(msg["why"])
+            monitor = sock.get_monitor_socket(HANDSHAKE_FAILED)
+            try:
+                sock.send_multipart(pack("hello", {"actor": self.id, "searches": self.opts.actors,
+                                                   "pid": os.getpid(), "host": socket.gethostname()}))
+                deadline = time.monotonic() + 3.0
+                while time.monotonic() < deadline:
+                    alive()
+                    if monitor.poll(0) and not refused:
+                        refused = True
+                        print(f"[actor {self.id}] the learner at {self.opts.connect} refused this actor's "
+                              f"security handshake: both need the same --keys (this actor: "
+                              f"{self.opts.keys or 'none'})", file=sys.stderr, flush=True)
+                    if sock.poll(200):
+                        got = receive(sock, TO_ACTOR)
+                        if got is None:
+                            continue
+                        msg = got[1]
+                        if msg.t == "welcome":
+                            return msg.header
+                        if msg.t == "stop" and msg["final"]:
+                            raise Stopping(msg["why"])  # (not final: the learner is going; wait for the next)
+            finally:
+                sock.disable_monitor()
+                monitor.close(linger=0)
             if self.opts.join_timeout is not None and time.monotonic() - started > self.opts.join_timeout:
-                raise Stopping(f"no learner answered at {self.opts.connect} for {self.opts.join_timeout:g} s")
+                raise Stopping(f"no learner answered at {self.opts.connect} for {self.opts.join_timeout:g} s",
+                               failed=True)
             if not said:
                 print(f"[actor {self.id}] waiting for the learner at {self.opts.connect} ...", file=sys.stderr,
                       flush=True)
@@ -137,7 +165,7 @@ class Link:
             return None
         msg = got[1]
         if msg.t == "stop":
-            raise Stopping(msg["why"])
+            raise _stop(msg)
         if msg.t == "who":
             return "who"
         if msg.t == "work" and msg["req"] == self.waiting:
@@ -152,7 +180,7 @@ class Link:
         while self.sock is not None and self.sock.poll(0):
             got = receive(self.sock, TO_ACTOR)
             if got is not None and got[1].t == "stop":
-                raise Stopping(got[1]["why"])
+                raise _stop(got[1])
 
     def close(self) -> None:
         if self.sock is not None:
@@ -233,17 +261,25 @@ class Actor:
         if self.opts.parent is not None and os.getppid() != self.opts.parent:
             raise Stopping("the learner that started this actor is gone")
 
-    def run(self) -> None:
+    def run(self) -> int:
+        """Join, search, join again, until told to stop; the exit status (1: no learner within --join-timeout)."""
         try:
             while True:
                 welcome = self.link.join(self.alive)
                 print(f"[actor {self.id}] joined {self.opts.connect}: {self.opts.actors} searches", file=sys.stderr,
                       flush=True)
-                self.serve(welcome)  # returns when the learner is lost: join again
-                self.link.stop_pending()  # (unless it said stop while a search round waited on inference)
-                print(f"[actor {self.id}] lost the learner; joining again", file=sys.stderr, flush=True)
+                try:
+                    self.serve(welcome)  # returns when the learner is lost: join again
+                    self.link.stop_pending()  # (unless it said stop while a search round waited on inference)
+                    print(f"[actor {self.id}] lost the learner; joining again", file=sys.stderr, flush=True)
+                except LearnerLeft as e:
+                    if self.opts.parent is not None:  # (a local actor goes with its learner)
+                        raise Stopping(str(e)) from None
+                    print(f"[actor {self.id}] {e}; waiting for it to come back (a --resume of the run)",
+                          file=sys.stderr, flush=True)
         except Stopping as e:
             print(f"[actor {self.id}] stopping: {e}", file=sys.stderr, flush=True)
+            return 1 if e.failed else 0
         finally:
             self.link.close()
             self.znet.close()

@@ -110,6 +110,7 @@ class Coordinator:
         self.joins = 0
         self.dropped_messages = 0
         self.stopping: str | None = None  # set: every actor that asks is told to stop, with this reason
+        self.stopping_final = True
         self.wait_s = 0.0  # >0: hand out no training work for now (the learner is behind)
         self.version = 0  # the newest weight version (acknowledged to heartbeats)
         self.status_extra: Callable[[], dict[str, Any]] = dict
@@ -191,7 +192,7 @@ class Coordinator:
             return
         actor = self.actors.get(msg["actor"])
         if actor is None:
-            self._reply(ident, "stop", {"why": self.stopping}) if self.stopping else self._reply(ident, "who")
+            self._reply(ident, "stop", self._stop_message()) if self.stopping else self._reply(ident, "who")
             return
         actor.last_seen = now
         if msg.t == "beat":
@@ -200,7 +201,7 @@ class Coordinator:
             self._reply(ident, "ack", {"version": self.version})
         elif msg.t == "want":
             if self.stopping:
-                self._reply(ident, "stop", {"why": self.stopping})
+                self._reply(ident, "stop", self._stop_message())
                 return
             actor.ident = ident
             paused = actor.paused_until - now  # (its Lean server failed lately: ask again later)
@@ -215,7 +216,7 @@ class Coordinator:
 
     def _hello(self, ident: bytes, msg: Message, now: float) -> None:
         if self.stopping:
-            self._reply(ident, "stop", {"why": self.stopping})
+            self._reply(ident, "stop", self._stop_message())
             return
         old = self.actors.get(msg["actor"])
         if old is not None:  # it came back before its heartbeat timed out: what it held is lost
@@ -305,11 +306,15 @@ class Coordinator:
                 "searches_per_s": sum(r.get("searches_per_s", 0.0) for r in rates),
                 "lean_calls_per_s": sum(r.get("lean_calls_per_s", 0.0) for r in rates)}
 
-    def stop_all(self, why: str) -> None:
-        """Tell every actor to stop now (and any that asks later); what they hold is not awaited."""
-        self.stopping = why
+    def _stop_message(self) -> dict:
+        return {"why": self.stopping, "final": self.stopping_final}
+
+    def stop_all(self, why: str, final: bool = True) -> None:
+        """Tell every actor to stop now (and any that asks later); what they hold is not awaited.
+        ``final`` False (the learner was interrupted): remote actors wait for it to come back."""
+        self.stopping, self.stopping_final = why, final
         for a in list(self.actors.values()):
-            self._reply(a.ident, "stop", {"why": why})
+            self._reply(a.ident, "stop", {"why": why, "final": final})
         self.actors.clear()
 
     def close(self) -> None:

@@ -34,7 +34,7 @@ def make_keys(directory: str | os.PathLike, overwrite: bool = False) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> None:
     p = ArgumentParser(prog="python -m agents.alphaproof.keys", formatter_class=HelpFormatter,
-                       description=__doc__.split("\n\n")[1])
+                       description=__doc__.split("\n\n")[1].replace("``", ""))
     p.add_argument("dir", help="where to write the keys (made if missing)")
     p.add_argument("--overwrite", action="store_true", help="replace keys already there")
     ns = p.parse_args(argv)

@@ -109,6 +109,7 @@ def self_play(run: Run) -> None:
     host, port = parse_bind(args.bind or "127.0.0.1")
     znet = Net(args.keys, server=True)
     svc = sup = coord = None
+    finished = False  # (else: interrupted or failed, and remote actors wait for a --resume)
     learner = ddp.Learner(run.net, run.opt, world, args)
     try:
         infer_net = type(run.net).from_payload(run.net.to_payload(), args.device)
@@ -131,15 +132,18 @@ def self_play(run: Run) -> None:
               + (f" --keys {args.keys}" if args.keys else "") + f" (inference on {len(endpoints)} rank(s))",
               file=sys.stderr, flush=True)
         procs = auto_actor_procs(args.actors) if args.actor_procs is None else args.actor_procs
+        if procs == 0 and args.actor_procs is None and args.bind is None:
+            procs = 1  # (torchrun on a small machine: no remote actor is expected, so one local one searches)
         if procs > 0:
             servers = [u for u in (args.server or "").split(",") if u]
             sup = Supervisor(connect, actor_shares(args.actors, procs), servers, args.keys)
             sup.start()
         loop.sup = sup
         loop.main()
+        finished = True
     finally:
         if coord is not None:
-            coord.stop_all("the run is over")
+            coord.stop_all("the run is over" if finished else "the learner stopped", final=finished)
         if sup is not None:
             sup.stop()
         learner.stop()
@@ -215,8 +219,14 @@ class Loop:
             final = progress["iteration"]
             if not progress["evals"] or progress["evals"][-1]["iteration"] != final:
                 self.schedule_eval(final, exclusive=True)
+                alone_since = None  # (no actor connected since then: nobody may come to evaluate)
                 while self.rounds:
                     self.step_once(learn=False)
+                    alone_since = None if self.coord.actors else alone_since or time.monotonic()
+                    if alone_since is not None and time.monotonic() - alone_since > args.heartbeat_timeout:
+                        print(f"[learner] no actor connected for --heartbeat-timeout {args.heartbeat_timeout:g} s: "
+                              "the run ends without its final evaluation", file=sys.stderr, flush=True)
+                        self.rounds.clear()
             self.save()
         finally:
             bar.close()

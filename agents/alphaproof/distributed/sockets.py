@@ -47,6 +47,21 @@ class Keys:
         sock.curve_secretkey, sock.curve_publickey, sock.curve_serverkey = secret, public, server_public
 
 
+class _Refusals(logging.LoggerAdapter):
+    """pyzmq's authenticator says a refused client key at debug level: a warning here, once a key."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(logging.getLogger("agents.alphaproof.distributed.auth"), {})
+        self.directory, self.seen = directory, set()
+
+    def debug(self, msg, *args, **kwargs) -> None:
+        key = args[-1] if args else None  # ("%s (CURVE) domain=%s client_key=%s", "DENIED", domain, key)
+        if args[:1] == ("DENIED",) and key not in self.seen:
+            self.seen.add(key)
+            self.logger.warning("refused a connection whose client key is not in %s/authorized (an actor with "
+                                "other --keys)", self.directory)
+
+
 class Net:
     """One process's ZeroMQ context, with its CurveZMQ authenticator when ``keys`` is given."""
 
@@ -62,7 +77,7 @@ class Net:
             if not authorized.is_dir():
                 raise ValueError(f"--keys {self.keys.directory}: no authorized/ folder of client public keys; "
                                  f"make the keys with `python -m agents.alphaproof.keys {self.keys.directory}`")
-            self.auth = ThreadAuthenticator(self.ctx, log=logging.getLogger("agents.alphaproof.distributed.auth"))
+            self.auth = ThreadAuthenticator(self.ctx, log=_Refusals(self.keys.directory))
             self.auth.start()
             self.auth.configure_curve(domain="*", location=str(authorized))
 

@@ -208,7 +208,7 @@ TO_ACTOR = {
     "work": Schema({"req": "int", "tasks": "list", "wait": "float"}),
     "who": Schema(),  # the coordinator does not know this actor (a restarted learner): say hello again
     "ack": Schema({"version": "int"}),
-    "stop": Schema({"why": "str"}),
+    "stop": Schema({"why": "str", "final": "bool"}),  # final False: the learner stops now, a --resume may follow
 }
 TO_STATUS = {"status": Schema({"table": "dict"})}
 # actor -> coordinator (results PULL): one finished search, with its training rows
