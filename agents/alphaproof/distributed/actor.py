@@ -66,13 +66,19 @@ class LearnerLeft(Exception):
     """The learner stopped without ending the run (Ctrl-C): a remote actor waits for its --resume."""
 
 
+def _final(msg) -> bool:
+    return msg.header.get("final", True) is not False  # (anything but false: the run is over)
+
+
 def _stop(msg) -> Exception:
     """What a ``stop`` message means here: exit, or (remote, not final) wait for the learner to come back."""
-    return Stopping(msg["why"]) if msg["final"] else LearnerLeft(msg["why"])
+    return Stopping(msg["why"]) if _final(msg) else LearnerLeft(msg["why"])
 
 
-HANDSHAKE_FAILED = zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | \
-    zmq.EVENT_HANDSHAKE_FAILED_AUTH  # (CurveZMQ keys that differ, or keys on one side only)
+# CurveZMQ keys that differ (no detail, auth), or keys on one side only (protocol); with no keys here only
+# the last is about keys (a peer that closes every connection reads as "no detail" too)
+HANDSHAKE_FAILED = {True: zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+                    | zmq.EVENT_HANDSHAKE_FAILED_AUTH, False: zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL}
 
 
 def _start_stop(error: ServerError | None) -> str | None:
@@ -116,7 +122,7 @@ class Link:
         started, said, refused = time.monotonic(), False, False
         while True:
             sock = self._fresh()
-            monitor = sock.get_monitor_socket(HANDSHAKE_FAILED)
+            monitor = sock.get_monitor_socket(HANDSHAKE_FAILED[self.opts.keys is not None])
             try:
                 sock.send_multipart(pack("hello", {"actor": self.id, "searches": self.opts.actors,
                                                    "pid": os.getpid(), "host": socket.gethostname()}))
@@ -135,8 +141,8 @@ class Link:
                         msg = got[1]
                         if msg.t == "welcome":
                             return msg.header
-                        if msg.t == "stop" and msg["final"]:
-                            raise Stopping(msg["why"])  # (not final: the learner is going; wait for the next)
+                        if msg.t == "stop" and (_final(msg) or self.opts.parent is not None):
+                            raise Stopping(msg["why"])  # (not final, remote: the learner is going; wait for the next)
             finally:
                 sock.disable_monitor()
                 monitor.close(linger=0)

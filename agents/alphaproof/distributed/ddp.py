@@ -15,7 +15,6 @@ import json
 import os
 import socket
 import time
-import warnings
 from datetime import timedelta
 from typing import Any
 
@@ -108,7 +107,6 @@ class Learner:
             ids = [world.device.index] if world.device.type == "cuda" else None
             # (a shard of rows without a tactic leaves the policy head unused that step; most use it all)
             self.module = DDP(_Losses(net), device_ids=ids, find_unused_parameters=True)
-            warnings.filterwarnings("ignore", message="find_unused_parameters=True was specified in DDP")
         self.stopped = False
 
     def weights(self) -> dict[str, torch.Tensor]:

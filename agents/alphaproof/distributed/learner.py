@@ -222,7 +222,8 @@ class Loop:
                 alone_since = None  # (no actor connected since then: nobody may come to evaluate)
                 while self.rounds:
                     self.step_once(learn=False)
-                    alone_since = None if self.coord.actors else alone_since or time.monotonic()
+                    starting = self.sup is not None and self.sup.pids()  # (local actors on their way)
+                    alone_since = None if self.coord.actors or starting else alone_since or time.monotonic()
                     if alone_since is not None and time.monotonic() - alone_since > args.heartbeat_timeout:
                         print(f"[learner] no actor connected for --heartbeat-timeout {args.heartbeat_timeout:g} s: "
                               "the run ends without its final evaluation", file=sys.stderr, flush=True)

@@ -208,7 +208,8 @@ TO_ACTOR = {
     "work": Schema({"req": "int", "tasks": "list", "wait": "float"}),
     "who": Schema(),  # the coordinator does not know this actor (a restarted learner): say hello again
     "ack": Schema({"version": "int"}),
-    "stop": Schema({"why": "str", "final": "bool"}),  # final False: the learner stops now, a --resume may follow
+    # header "final": false (a learner interrupted, a --resume may follow); absent (older learners): true
+    "stop": Schema({"why": "str"}),
 }
 TO_STATUS = {"status": Schema({"table": "dict"})}
 # actor -> coordinator (results PULL): one finished search, with its training rows
