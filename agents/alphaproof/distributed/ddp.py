@@ -51,11 +51,11 @@ class World:
 
     @classmethod
     def from_env(cls, device: str) -> "World":
-        """torchrun's rank and world size (``RANK``, ``WORLD_SIZE``); 1 process without torchrun."""
+        """torchrun's rank and world size (``RANK``, ``WORLD_SIZE``); 1 process without torchrun.
+        ``device``: this rank's, as :func:`rank_device` chose it (before the net was built)."""
         size = int(os.environ.get("WORLD_SIZE", "1"))
         if size <= 1:
             return cls(0, 1, device)
-        device = rank_device(device)
         timeout = timedelta(hours=6)  # (rank 0 may not step for a while)
         if not dist.is_initialized():
             dist.init_process_group("nccl" if device.startswith("cuda") else "gloo", timeout=timeout)
