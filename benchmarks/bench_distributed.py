@@ -10,9 +10,10 @@
    LeanTree server at ``--latency-ms`` per Lean call: ``--per-proc`` searches in each of 1, 2, 4
    actor processes, and single-process mode (``--actor-procs 0``) with as many searches as 1 and as
    the largest; efficiency(N) = rate(N) / (N x rate(1));
-3. **fill** -- inference batch fill of a run of ``--fill-searches`` (256) searches over ``--fill-procs`` (4)
-   actor processes: mean over forward passes of min(1, states / ``--infer-batch``) (default ``--actors``:
-   a leaf of every search), with its mean forward batch and queue wait;
+3. **fill** -- inference batch fill of runs of ``--fill-searches`` (256) searches over ``--fill-procs`` (4)
+   actor processes, one per ``--fill-wait-ms`` (the runs' ``--infer-wait-ms``): mean over forward passes
+   of min(1, states / ``--infer-batch``) (default ``--actors``: a leaf of every search), with the mean
+   forward batch, queue wait and searches/s: what a longer wait for other actors buys and costs;
 4. **parity** -- held-out PropLogic solve rate after ``--parity-minutes`` of training with
    ``--actor-procs 2`` and with ``--actor-procs 0``, same seed, same machine, one after the other.
 
@@ -39,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from agents.alphaproof import checkpoint  # noqa: E402
 from agents.alphaproof.distributed.wire import RESULT, pack, rows_from_arrays, rows_to_arrays, unpack  # noqa: E402
+from agents.alphaproof.train_args import Args  # noqa: E402
 
 
 # ============================================================================ 1. transport
@@ -100,18 +102,20 @@ def bench_scaling(args, work: Path, url: str) -> dict:
     common = ["--server", url, "--sims", str(args.sims), "--lean-calls", str(args.lean_calls), "--num-tactics", "3",
               "--warmup-steps", str(args.warmup_steps), "--warmup-theorems", "300", "--eval-every", "0",
               "--iterations", str(args.iterations), "--seed", "0", "--threads", "1", "--max-tactic-tokens", "16",
-              "--read-timeout", "60", "--device", args.device]
+              "--read-timeout", "60", "--device", args.device, "--infer-wait-ms", str(args.infer_wait_ms)]
     runs = {}
     biggest = max(args.procs)
-    plan = [("single", 0, args.per_proc)] + [(f"procs{n}", n, n * args.per_proc) for n in args.procs]
+    plan = [("single", 0, args.per_proc, [])] + [(f"procs{n}", n, n * args.per_proc, []) for n in args.procs]
     if biggest > 1:
-        plan.insert(1, ("single_big", 0, biggest * args.per_proc))
-    if args.fill_searches:
-        plan.append(("fill", args.fill_procs, args.fill_searches))
-    for name, procs, actors in tqdm(plan, desc="scaling runs"):
-        progress, _ = train_run([*common, "--actors", str(actors), "--actor-procs", str(procs)], work, name)
+        plan.insert(1, ("single_big", 0, biggest * args.per_proc, []))
+    if args.fill_searches:  # (a later --infer-wait-ms overrides common's)
+        plan += [(f"fill{w:g}", args.fill_procs, args.fill_searches, ["--infer-wait-ms", str(w)])
+                 for w in args.fill_wait_ms]
+    for name, procs, actors, extra in tqdm(plan, desc="scaling runs"):
+        progress, _ = train_run([*common, "--actors", str(actors), "--actor-procs", str(procs), *extra], work, name)
         rec = progress["history"][-1]
         runs[name] = {"procs": procs, "actors": actors, "searches_per_s": searches_per_s(progress["history"], actors),
+                      "wait_ms": float(extra[1]) if extra else args.infer_wait_ms,
                       "fill": rec.get("dist_inference_fill"), "batch": rec.get("dist_inference_batch"),
                       "queue_wait_ms": rec.get("dist_inference_queue_wait_ms")}
     return runs
@@ -145,7 +149,7 @@ def report(args, transport, scaling, parity) -> str:
                   "| mode | actor procs | searches | searches/s | vs single-process (same searches) | "
                   "efficiency vs N x 1 proc |", "|---|---|---|---|---|---|"]
         for name, r in scaling.items():
-            if name == "fill":
+            if name.startswith("fill"):
                 continue
             same = next((s for s in scaling.values() if s["procs"] == 0 and s["actors"] == r["actors"]), None)
             vs = f"{r['searches_per_s'] / same['searches_per_s']:.2f}x" if same and r["procs"] else "-"
@@ -154,13 +158,18 @@ def report(args, transport, scaling, parity) -> str:
             lines.append(f"| {'single-process' if r['procs'] == 0 else 'distributed'} | {r['procs']} | {r['actors']} | "
                          f"{r['searches_per_s']:.1f} | {vs} | {eff} |")
         lines += ["", f"single-process mode with {single['actors']} searches: "
-                  f"{single['searches_per_s']:.1f} searches/s", ""]
-        big = scaling.get("fill")
-        if big and big["fill"] is not None:
+                  f"{single['searches_per_s']:.1f} searches/s; distributed runs with --infer-wait-ms "
+                  f"{args.infer_wait_ms:g}", ""]
+        fills = [r for n, r in scaling.items() if n.startswith("fill") and r["fill"] is not None]
+        if fills:
             lines += ["## 3. Inference batch fill", "",
-                      f"{big['actors']} searches over {big['procs']} actor processes: mean forward batch "
-                      f"{big['batch']:.0f} states (a full batch: {big['actors']}, one leaf per search), "
-                      f"fill **{big['fill']:.2f}**; mean queue wait {big['queue_wait_ms']:.1f} ms", ""]
+                      f"{fills[0]['actors']} searches over {fills[0]['procs']} actor processes (a full batch: "
+                      f"{fills[0]['actors']} states, one leaf per search):", "",
+                      "| --infer-wait-ms | mean forward batch | fill | mean queue wait | searches/s |",
+                      "|---|---|---|---|---|"]
+            lines += [f"| {r['wait_ms']:g} | {r['batch']:.0f} | **{r['fill']:.2f}** | {r['queue_wait_ms']:.1f} ms | "
+                      f"{r['searches_per_s']:.1f} |" for r in fills]
+            lines.append("")
     if parity:
         lines += ["## 4. Learning parity (PropLogic, %g minutes each, same seed)" % args.parity_minutes, "",
                   "| mode | iterations | held-out after warm start | held-out final |", "|---|---|---|---|"]
@@ -178,12 +187,13 @@ def plot(path: Path, scaling, parity) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = [p for p in (scaling, parity) if p]
+    fills = {n: r for n, r in (scaling or {}).items() if n.startswith("fill") and r["fill"] is not None}
+    panels = [p for p in (scaling, fills, parity) if p]
     fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.6), squeeze=False)
     ax_iter = iter(axes[0])
     if scaling:
         ax = next(ax_iter)
-        names = [n for n in scaling if n != "fill"]
+        names = [n for n in scaling if not n.startswith("fill")]
         ax.bar(range(len(names)), [scaling[n]["searches_per_s"] for n in names],
                color=["grey" if scaling[n]["procs"] == 0 else "tab:blue" for n in names])
         labels = [("single" if scaling[n]["procs"] == 0 else f"{scaling[n]['procs']} procs")
@@ -191,6 +201,16 @@ def plot(path: Path, scaling, parity) -> None:
         ax.set_xticks(range(len(names)), labels, fontsize=8)
         ax.set_ylabel("searches / s")
         ax.set_title("end-to-end throughput")
+    if fills:
+        ax = next(ax_iter)
+        runs = list(fills.values())
+        ax.bar(range(len(runs)), [r["fill"] for r in runs], color="tab:orange")
+        for i, r in enumerate(runs):
+            ax.annotate(f"{r['searches_per_s']:.1f} searches/s", (i, r["fill"]), ha="center", va="bottom", fontsize=8)
+        ax.set_xticks(range(len(runs)), [f"--infer-wait-ms {r['wait_ms']:g}" for r in runs], fontsize=8)
+        ax.set_ylim(0, 1.15)
+        ax.set_ylabel("inference batch fill")
+        ax.set_title(f"{runs[0]['actors']} searches over {runs[0]['procs']} procs")
     if parity:
         ax = next(ax_iter)
         modes = list(parity)
@@ -213,12 +233,15 @@ def main(argv=None) -> None:
     p.add_argument("--per-proc", type=int, default=16, help="searches per actor process")
     p.add_argument("--fill-searches", type=int, default=256, help="searches of the batch-fill run (0: none)")
     p.add_argument("--fill-procs", type=int, default=4)
+    p.add_argument("--fill-wait-ms", type=float, nargs="+", default=[Args().infer_wait_ms, 2000.0],
+                   help="--infer-wait-ms of the fill runs, one run each")
+    p.add_argument("--infer-wait-ms", type=float, default=Args().infer_wait_ms, help="the scaling runs' --infer-wait-ms")
     p.add_argument("--procs", type=int, nargs="+", default=[1, 2, 4])
     p.add_argument("--iterations", type=int, default=4)
     p.add_argument("--sims", type=int, default=16)
     p.add_argument("--lean-calls", type=int, default=48)
     p.add_argument("--warmup-steps", type=int, default=100)
-    p.add_argument("--parity-minutes", type=float, default=4.0)
+    p.add_argument("--parity-minutes", type=float, default=10.0)
     p.add_argument("--parity-actors", type=int, default=16)
     p.add_argument("--out", type=Path, default=None, help="also write the report (markdown) here")
     p.add_argument("--plot", type=Path, default=None)

@@ -6,7 +6,7 @@
 #
 #   bash scripts/device_check.sh [OUT_DIR]            # on the GPU machine (OUT_DIR: /tmp/device-check)
 #   BENCH=0 bash scripts/device_check.sh OUT_DIR      # the checks alone (about 2 minutes on a GPU node)
-#   BENCH=only bash scripts/device_check.sh OUT_DIR   # the benchmark alone (at most 4 minutes)
+#   BENCH=only bash scripts/device_check.sh OUT_DIR   # the benchmark alone (at most 5 minutes)
 #   DEVICE=cpu BENCH=0 bash scripts/device_check.sh   # the same steps on CPU (gloo): checks the script
 #
 # Each step's log is OUT_DIR/<step>.log; a failed step is reported and the next one still runs; a step
@@ -65,7 +65,7 @@ if [ "$BENCH" != only ]; then
     step prove-on-cpu 60 bash -c prove_on_cpu
 fi
 if [ "$BENCH" != 0 ]; then
-    step bench 240 python benchmarks/bench_distributed.py --only scaling --device "$DEVICE" --per-proc 64 \
+    step bench 300 python benchmarks/bench_distributed.py --only scaling --device "$DEVICE" --per-proc 64 \
         --procs 1 2 4 --fill-searches 256 --fill-procs 4 --iterations 3 --sims 8 --lean-calls 24 \
         --warmup-steps 50 --out "$OUT/distributed_$DEVICE.md"
     [ -f "$OUT/distributed_$DEVICE.md" ] && cat "$OUT/distributed_$DEVICE.md"

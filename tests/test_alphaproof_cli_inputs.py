@@ -169,6 +169,8 @@ ACCEPTED_AT_THE_EDGE = [
     ("sft_mix", 0.0, -0.1),  # RL batches without reference-proof rows
     ("time_per_theorem", None, 0.0),  # no time limit per theorem (0 s could find nothing)
     ("max_minutes", None, 0.0),  # no time limit for the run
+    ("infer_wait_ms", 0.0, -1.0),  # inference answers what waits at once, no deadline
+    ("infer_batch", 0, -1),  # the full batch: one leaf per search
 ]
 
 

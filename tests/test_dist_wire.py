@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -157,6 +158,42 @@ def test_inference_service_drops_malformed_requests_and_answers_the_rest():
         znet.close()
 
 
+def test_requests_that_come_during_a_forward_pass_share_the_next_one_without_a_deadline():
+    class GatedNet(EchoNet):  # the first forward pass holds until the test lets it go
+        def __init__(self):
+            super().__init__()
+            self.entered, self.go = threading.Event(), threading.Event()
+
+        def evaluate(self, states, k):
+            self.entered.set()
+            self.go.wait(30)
+            return super().evaluate(states, k)
+
+    znet, net = Net(), GatedNet()
+    svc = InferenceService(net, znet, max_batch=64, max_wait_s=0.0).start()  # --infer-wait-ms 0
+    evs = [RemoteEvaluator(znet, [f"tcp://127.0.0.1:{svc.port}"], timeout_s=30) for _ in range(3)]
+    answers = {}
+    ask = (lambda i, states: answers.setdefault(i, evs[i].evaluate(states, 1)))
+    try:
+        first = threading.Thread(target=ask, args=(0, ["⊢ p"]))
+        first.start()
+        assert net.entered.wait(30)  # actor 0 alone: answered at once, no deadline to wait for
+        later = [threading.Thread(target=ask, args=(i, ["⊢ q", "⊢ r"])) for i in (1, 2)]
+        for t in later:
+            t.start()
+        time.sleep(0.5)  # (both requests reach the service's socket while its forward pass runs)
+        net.go.set()
+        for t in [first, *later]:
+            t.join(30)
+        assert net.batches == [1, 4] and sorted(len(a) for a in answers.values()) == [1, 2, 2]
+    finally:
+        net.go.set()
+        for ev in evs:
+            ev.close()
+        svc.stop()
+        znet.close()
+
+
 def test_an_inference_service_that_fails_stops_the_run_with_why_instead_of_timeouts():
     class OutOfMemory(EchoNet):
         def evaluate(self, states, k):
@@ -230,8 +267,6 @@ def test_curve_refuses_a_client_without_the_authorized_key(tmp_path, caplog):
         for znet, ok in ((intruder, False), (member, True)):
             sock = znet.socket(zmq.DEALER, server=False)
             events = []
-            import threading
-
             t = threading.Thread(target=lambda: events.append(_handshake_events(sock)))
             t.start()
             time.sleep(0.2)  # (the monitor is attached before the connection starts)

@@ -76,7 +76,7 @@ class Args:
     heartbeat: float = 1.0  # seconds between an actor's heartbeats
     heartbeat_timeout: float = 10.0  # an actor silent this long is dropped; its theorems are requeued
     infer_batch: int = 0  # states that start an inference forward pass at once (0: --actors / ranks)
-    infer_wait_ms: float = 200.0  # the longest an evaluation request waits for others to share its batch
+    infer_wait_ms: float = 5.0  # the longest an evaluation request waits for others to share its batch
 
 
 _CHOICES = {"env": ("PropLogic-v0", "LeanProof-v0"), "model_size": tuple(SIZES)}
@@ -178,7 +178,8 @@ _HELP = {
                           "a final evaluation with no actor connected this long is given up"),
     "infer_batch": ("leaf states that start an inference forward pass at once, and the 'full' batch of the "
                     "batch-fill statistic (default: 0, --actors / learner ranks: one leaf per search)"),
-    "infer_wait_ms": "longest wait of an evaluation request for others to share its forward pass (ms)",
+    "infer_wait_ms": ("longest wait of an evaluation request for others to share its forward pass (ms; 0: none); "
+                      "longer waits fill bigger batches but hold actors back (2000 keeps them in step)"),
 }
 _METAVAR = {"resume": "DIR", "init": "NET", "keys": "DIR", "bind": "HOST[:PORT]"}
 
@@ -249,9 +250,9 @@ def check_args(args: Args) -> None:
     if args.actor_procs == 0 and args.bind is None and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise ValueError("--actor-procs 0 under torchrun: no actor would search; pass --actor-procs N (actors on "
                          "this machine) or --bind HOST:PORT (actors started elsewhere with --connect)")
-    cli_checks.positive(heartbeat=args.heartbeat, heartbeat_timeout=args.heartbeat_timeout,
-                        infer_wait_ms=args.infer_wait_ms)
+    cli_checks.positive(heartbeat=args.heartbeat, heartbeat_timeout=args.heartbeat_timeout)
     cli_checks.at_least(0, infer_batch=args.infer_batch)
+    cli_checks.non_negative(infer_wait_ms=args.infer_wait_ms)
     if args.bind is not None:
         parse_bind(args.bind)
     if args.keys is not None and not Path(args.keys).is_dir():

@@ -7,10 +7,13 @@ service (a thread of that rank) gathers requests until ``max_batch`` states wait
 expected back soon has one waiting (answered lately, within twice its usual time
 between an answer and its next request), or the oldest has waited ``max_wait_s``;
 then runs ONE ``net.evaluate`` over all that wait and answers each with its slice
-and the weight version used. Waiting for every live actor keeps the actors in
-step (all of them get their answers at once, do their Lean calls side by side,
-and ask again together), so one forward pass serves all of them. The learner publishes new weights
-with :meth:`InferenceService.publish`; they are loaded between batches.
+and the weight version used. Requests that come during a forward pass share the
+next one, so batches grow with the load. The wait is short by default (5 ms): at
+50 ms per Lean call, waiting longer for other actors cost more search time than
+the bigger batch saved (benchmarks/results/distributed.md); a long one (2000 ms)
+keeps the actors in step, for full batches where the forward pass is what is short.
+The learner publishes new weights with :meth:`InferenceService.publish`; they are
+loaded between batches.
 """
 from __future__ import annotations
 
@@ -62,7 +65,7 @@ class _Request:
 class InferenceService:
     """A thread serving ``net`` on a ROUTER socket (bound at construction; ``port`` tells where)."""
 
-    def __init__(self, net, znet: Net, host: str = "127.0.0.1", max_batch: int = 256, max_wait_s: float = 0.02,
+    def __init__(self, net, znet: Net, host: str = "127.0.0.1", max_batch: int = 256, max_wait_s: float = 0.005,
                  port: int = 0) -> None:
         self.net, self.max_batch, self.max_wait_s = net, max(1, max_batch), max_wait_s
         self.sock, self.port = znet.bind(zmq.ROUTER, host, port)
