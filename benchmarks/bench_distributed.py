@@ -92,6 +92,11 @@ def train_run(flags: list[str], work: Path, name: str) -> tuple[dict, str]:
     return checkpoint.load(ck / "latest.pt")["progress"], proc.stdout
 
 
+def fill_runs(scaling: dict | None) -> list[dict]:
+    """The batch-fill runs of ``bench_scaling``'s result (one per --fill-wait-ms) that report a fill."""
+    return [r for n, r in (scaling or {}).items() if n.startswith("fill") and r["fill"] is not None]
+
+
 def searches_per_s(history: list[dict], actors: int) -> float:
     """Searches per second over the iterations after the first (each iteration is ``actors`` searches)."""
     later = history[1:] or history
@@ -102,20 +107,21 @@ def bench_scaling(args, work: Path, url: str) -> dict:
     common = ["--server", url, "--sims", str(args.sims), "--lean-calls", str(args.lean_calls), "--num-tactics", "3",
               "--warmup-steps", str(args.warmup_steps), "--warmup-theorems", "300", "--eval-every", "0",
               "--iterations", str(args.iterations), "--seed", "0", "--threads", "1", "--max-tactic-tokens", "16",
-              "--read-timeout", "60", "--device", args.device, "--infer-wait-ms", str(args.infer_wait_ms)]
+              "--read-timeout", "60", "--device", args.device]
     runs = {}
     biggest = max(args.procs)
-    plan = [("single", 0, args.per_proc, [])] + [(f"procs{n}", n, n * args.per_proc, []) for n in args.procs]
+    wait = args.infer_wait_ms
+    plan = [("single", 0, args.per_proc, wait)] + [(f"procs{n}", n, n * args.per_proc, wait) for n in args.procs]
     if biggest > 1:
-        plan.insert(1, ("single_big", 0, biggest * args.per_proc, []))
-    if args.fill_searches:  # (a later --infer-wait-ms overrides common's)
-        plan += [(f"fill{w:g}", args.fill_procs, args.fill_searches, ["--infer-wait-ms", str(w)])
-                 for w in args.fill_wait_ms]
-    for name, procs, actors, extra in tqdm(plan, desc="scaling runs"):
-        progress, _ = train_run([*common, "--actors", str(actors), "--actor-procs", str(procs), *extra], work, name)
+        plan.insert(1, ("single_big", 0, biggest * args.per_proc, wait))
+    if args.fill_searches:
+        plan += [(f"fill{w:g}", args.fill_procs, args.fill_searches, w) for w in args.fill_wait_ms]
+    for name, procs, actors, wait_ms in tqdm(plan, desc="scaling runs"):
+        progress, _ = train_run([*common, "--actors", str(actors), "--actor-procs", str(procs),
+                                 "--infer-wait-ms", str(wait_ms)], work, name)
         rec = progress["history"][-1]
         runs[name] = {"procs": procs, "actors": actors, "searches_per_s": searches_per_s(progress["history"], actors),
-                      "wait_ms": float(extra[1]) if extra else args.infer_wait_ms,
+                      "wait_ms": wait_ms,
                       "fill": rec.get("dist_inference_fill"), "batch": rec.get("dist_inference_batch"),
                       "queue_wait_ms": rec.get("dist_inference_queue_wait_ms")}
     return runs
@@ -160,7 +166,7 @@ def report(args, transport, scaling, parity) -> str:
         lines += ["", f"single-process mode with {single['actors']} searches: "
                   f"{single['searches_per_s']:.1f} searches/s; distributed runs with --infer-wait-ms "
                   f"{args.infer_wait_ms:g}", ""]
-        fills = [r for n, r in scaling.items() if n.startswith("fill") and r["fill"] is not None]
+        fills = fill_runs(scaling)
         if fills:
             lines += ["## 3. Inference batch fill", "",
                       f"{fills[0]['actors']} searches over {fills[0]['procs']} actor processes (a full batch: "
@@ -187,7 +193,7 @@ def plot(path: Path, scaling, parity) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fills = {n: r for n, r in (scaling or {}).items() if n.startswith("fill") and r["fill"] is not None}
+    fills = fill_runs(scaling)
     panels = [p for p in (scaling, fills, parity) if p]
     fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.6), squeeze=False)
     ax_iter = iter(axes[0])
@@ -203,7 +209,7 @@ def plot(path: Path, scaling, parity) -> None:
         ax.set_title("end-to-end throughput")
     if fills:
         ax = next(ax_iter)
-        runs = list(fills.values())
+        runs = fills
         ax.bar(range(len(runs)), [r["fill"] for r in runs], color="tab:orange")
         for i, r in enumerate(runs):
             ax.annotate(f"{r['searches_per_s']:.1f} searches/s", (i, r["fill"]), ha="center", va="bottom", fontsize=8)

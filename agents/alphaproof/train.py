@@ -434,10 +434,9 @@ def distributed_rank() -> int:
 
 def distributed(args: Args) -> bool:
     """Whether the run searches in actor processes (``--actor-procs``, ``--bind``, torchrun)."""
-    from agents.alphaproof.distributed.learner import auto_actor_procs
+    from agents.alphaproof.distributed.learner import local_actor_procs
 
-    procs = auto_actor_procs(args.actors) if args.actor_procs is None else args.actor_procs
-    return procs > 0 or args.bind is not None or int(os.environ.get("WORLD_SIZE", "1")) > 1
+    return local_actor_procs(args) > 0 or args.bind is not None or int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
 def lean_of_learner(args: Args) -> Args:

@@ -314,7 +314,7 @@ class Coordinator:
         ``final`` False (the learner was interrupted): remote actors wait for it to come back."""
         self.stopping, self.stopping_final = why, final
         for a in list(self.actors.values()):
-            self._reply(a.ident, "stop", {"why": why, "final": final})
+            self._reply(a.ident, "stop", self._stop_message())
         self.actors.clear()
 
     def close(self) -> None:

@@ -39,6 +39,7 @@ from agents.alphaproof.distributed.inference import InferenceService
 from agents.alphaproof.distributed.sockets import Net, parse_bind
 from agents.alphaproof.distributed.supervisor import Supervisor
 from agents.alphaproof.iteration import drop_rejected, solve_rate_text, start_label
+from agents.alphaproof.train_args import Args
 from leangym.session import VERIFY_CALLS
 
 @dataclass
@@ -103,6 +104,15 @@ def auto_actor_procs(actors: int) -> int:
     return 0 if cores <= 2 else max(0, min(cores - 1, actors // 8))
 
 
+def local_actor_procs(args: Args) -> int:
+    """The actor processes this learner starts: ``--actor-procs``, else automatic; under torchrun without
+    ``--bind`` at least one (no remote actor is expected, so on a small machine nobody would search)."""
+    if args.actor_procs is not None:
+        return args.actor_procs
+    torchrun = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    return max(1 if torchrun and args.bind is None else 0, auto_actor_procs(args.actors))
+
+
 def self_play(run: Run) -> None:
     args = run.args
     world = ddp.World.from_env(args.device)
@@ -131,9 +141,7 @@ def self_play(run: Run) -> None:
         print(f"[learner] actors connect with: python -m agents.alphaproof.actor --connect {shown}"
               + (f" --keys {args.keys}" if args.keys else "") + f" (inference on {len(endpoints)} rank(s))",
               file=sys.stderr, flush=True)
-        procs = auto_actor_procs(args.actors) if args.actor_procs is None else args.actor_procs
-        if procs == 0 and args.actor_procs is None and args.bind is None:
-            procs = 1  # (torchrun on a small machine: no remote actor is expected, so one local one searches)
+        procs = local_actor_procs(args)
         if procs > 0:
             servers = [u for u in (args.server or "").split(",") if u]
             sup = Supervisor(connect, actor_shares(args.actors, procs), servers, args.keys)
