@@ -77,3 +77,26 @@ def test_a_named_checkpoint_dir_still_refuses_another_runs_checkpoint(tmp_path, 
     code, _, err = _cli(train_mod.main, argv, capsys)
     assert code == 2 and "--overwrite" in err and "each run gets a folder of its own" in err, err
     assert _cli(train_mod.main, [*argv, "--overwrite"], capsys)[0] == 0
+
+
+def test_a_run_started_with_relative_paths_resumes_from_another_directory(tmp_path, monkeypatch, capsys):
+    import json
+
+    from leangym.datasets.proplogic import generate
+
+    first, elsewhere = tmp_path / "first", tmp_path / "elsewhere"
+    first.mkdir(), elsewhere.mkdir()
+    rows = [{"name": t.name, "formal_statement": t.theorem.formal_statement, "header": t.theorem.header}
+            for t in generate(6, 0, (1, 2))]
+    (first / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    monkeypatch.chdir(first)
+    code, _, err = _cli(train_mod.main, [*TINY, "--iterations", "1", "--theorems", "t.jsonl"], capsys)
+    assert code == 0, err
+    saved = checkpoint.load(first / "checkpoints" / "alphaproof" / "latest" / "latest.pt")["args"]
+    assert saved["theorems"] == str(first / "t.jsonl")  # absolute: a resumed run finds it from anywhere
+    monkeypatch.chdir(elsewhere)
+    code, _, err = _cli(train_mod.main, [*TINY, "--iterations", "2", "--resume", str(first / "checkpoints" /
+                                                                                        "alphaproof")], capsys)
+    assert code == 0, err
+    assert "--theorems is" not in err  # nothing changed: the same file
+    assert _iteration(first / "checkpoints" / "alphaproof" / "latest") == 2

@@ -8,6 +8,7 @@ clean. ``None`` is "not given" (no limit) and is never refused.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from typing import Any
@@ -97,3 +98,12 @@ def input_file(label: str, path: str | None, what: str) -> None:
         raise ValueError(f"{label} {path}: cannot be read ({e.strerror or e}); pass {what}") from None
 
 
+
+
+def absolute_paths(args: Any, *names: str) -> Any:
+    """The dataclass ``args`` with the local files or directories its fields ``names`` give made absolute:
+    the checkpoint keeps them, and ``--resume`` from another directory must find the same ones
+    (what is not a local path, ``minif2f`` or a URL, stays as given)."""
+    found = {name: str(Path(value).resolve()) for name in names
+             if (value := getattr(args, name)) and Path(value).exists()}
+    return dataclasses.replace(args, **found)

@@ -217,7 +217,7 @@ def build_parser(only_given: bool = False) -> argparse.ArgumentParser:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
-    return Args(**vars(build_parser().parse_args(argv)))
+    return cli_checks.absolute_paths(Args(**vars(build_parser().parse_args(argv))), "theorems", "keys", "init")
 
 
 def explicit_fields(argv: Sequence[str] | None = None) -> frozenset[str]:

@@ -44,7 +44,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from agents.alphaproof import checkpoint, train as ap_train
+from agents.alphaproof import checkpoint, cli_checks, train as ap_train
 from agents.alphaproof.actors import evaluate, process_factory, run_searches, search_config
 from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.resume import (checkpoint_dir_of, drop_if_unused, link_latest_in, logdir_of,
@@ -125,7 +125,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
             kind = float if f.name == "max_minutes" else {int: int, float: float}.get(type(f.default), str)
             more = {"nargs": "?", "const": "latest", "metavar": "DIR"} if f.name == "resume" else {}
             p.add_argument(flag, type=kind, default=f.default, help=_help(f.name), **more)
-    args = Args(**vars(p.parse_args(argv)))
+    args = cli_checks.absolute_paths(Args(**vars(p.parse_args(argv))), "theorems")
     for name in ("seeds", "rounds", "candidates", "attempts", "max_steps", "sims", "lean_calls", "batch_size"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
