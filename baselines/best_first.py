@@ -21,7 +21,7 @@ Evaluations are batched over ``batch`` queue heads at a time (a little less
 strict than one-at-a-time best-first, several times fewer forward passes).
 
     python -m scripts.benchmark --agent baselines.best_first:BestFirstProver \\
-        --agent-kwargs '{"checkpoint": "checkpoints/alphaproof/latest.pt"}' --dataset proplogic-heldout --sim
+        --agent-kwargs '{"checkpoint": "checkpoints/alphaproof/latest"}' --dataset proplogic-heldout --sim
 """
 from __future__ import annotations
 

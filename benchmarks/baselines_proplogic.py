@@ -1,7 +1,7 @@
 """Every baseline on the PropLogic held-out set, through the benchmark harness, at one Lean-call budget.
 
     python -m benchmarks.baselines_proplogic                       # the committed table (~5 min, 2 cores)
-    python -m benchmarks.baselines_proplogic --alphaproof-checkpoint checkpoints/alphaproof/latest.pt
+    python -m benchmarks.baselines_proplogic --alphaproof-checkpoint checkpoints/alphaproof/latest
 
 Rows: random, hammer, best-first search with an untrained tiny policy net,
 MaskablePPO over the tactic menu with an untrained policy (what the menu and

@@ -57,7 +57,8 @@ def bench_transport(messages: int = 400, rows_per_message: int = 500) -> dict[st
     push.connect(f"tcp://127.0.0.1:{port}")
     header = {"actor": "bench", "task": 1, "status": "searched", "verified": True, "verdict": True,
               "rate_verdict": True, "stop_reason": "solved", "simulations": 8, "lean_calls": 20, "wall_s": 1.0,
-              "version": 3, "n_rows": len(rows), "error": None}
+              "version": 3, "n_rows": len(rows), "error": None,
+              "proof": "intro hp\nexact ⟨h₂ (h₁ hp), trivial⟩"}
 
     def send():
         for i in range(messages):

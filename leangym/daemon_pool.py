@@ -1,7 +1,8 @@
 """A thread pool for calls that wait on a server, which never holds up Ctrl-C or exit.
 
 :class:`DaemonPool` runs ``map(fn, items)`` on daemon threads: results in input
-order, the first exception re-raised once the calls still running have ended.
+order, the first exception re-raised once the calls still running have ended
+(``submit`` starts one call and hands back its future).
 
 Why not a ``ThreadPoolExecutor``: the interpreter joins an executor's threads at
 exit, even after ``shutdown(wait=False)``, so one thread waiting on a hung
@@ -99,6 +100,15 @@ class DaemonPool:
             for f in futures:  # after an interrupt: what has not started never will
                 f.cancel()
             self._unfinished += [f for f in futures if not f.done()]  # ... and what has is still running
+
+    def submit(self, fn: Callable[[Any], Any], item: Any) -> Future:
+        """``fn(item)`` on one of the threads; the caller checks the future (``done()``) when it likes."""
+        with self._lock:
+            if not self._close.alive:
+                raise RuntimeError("this DaemonPool is closed")
+            future: Future = Future()
+            self._jobs.put((future, fn, item))
+        return future
 
     def settle(self) -> None:
         """Wait for the calls that an interrupted :meth:`map` left running (each ends within its own timeout).

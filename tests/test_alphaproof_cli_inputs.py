@@ -260,3 +260,12 @@ def test_progress_bar_shows_a_dash_for_an_iteration_without_verdicts(tmp_path, c
     code, _, err = _cli(train_mod.main, argv, capsys)
     assert code == 0, err
     assert "solved=-" in err and "nan" not in err
+
+
+@pytest.mark.parametrize("tool", ["actor", "status"])
+@pytest.mark.parametrize("connect", ["127.0.0.1:5555", "tcp://127.0.0.1", "tcp://host:port"])
+def test_actor_and_status_refuse_a_connect_that_is_not_tcp_host_port(tool, connect, capsys):
+    import importlib
+
+    main = importlib.import_module(f"agents.alphaproof.{tool}").main
+    _refused(main, ["--connect", connect], capsys, "--connect", "expected tcp://HOST:PORT")

@@ -64,6 +64,8 @@ def test_resume_with_no_run_yet_says_so_and_a_failed_start_leaves_no_folder(tmp_
     monkeypatch.chdir(tmp_path)
     code, _, err = _cli(train_mod.main, [*TINY, "--resume"], capsys)
     assert code == 2 and "--resume latest: no checkpoint there" in err, err
+    code, _, err = _cli(prove_mod.main, ["--checkpoint", "latest", "--theorem", TRIVIAL], capsys)
+    assert code == 2 and f"no run in {tmp_path / 'checkpoints' / 'alphaproof'} has saved" in err, err
     code, _, err = _cli(train_mod.main, [*TINY, "--theorems", str(tmp_path / "missing.jsonl")], capsys)
     assert code == 2 and "missing.jsonl" in err, err
     assert not (tmp_path / "checkpoints" / "alphaproof").exists() or \

@@ -29,7 +29,7 @@ ROWS = [{"state": "p q : Prop\n⊢ p ∧ q", "tactic": "constructor", "steps_to_
 def result_frames(**overrides):
     header = {"actor": "a", "task": 1, "status": "searched", "verified": True, "verdict": True,
               "rate_verdict": True, "stop_reason": "solved", "simulations": 3, "lean_calls": 4, "wall_s": 0.5,
-              "version": 2, "n_rows": len(ROWS), "error": None, **overrides}
+              "version": 2, "n_rows": len(ROWS), "error": None, "proof": "constructor <;> assumption", **overrides}
     return pack("result", header, rows_to_arrays(ROWS))
 
 

@@ -11,6 +11,7 @@ import logging
 from typing import Sequence
 
 from agents.alphaproof.distributed.actor import Actor, ActorOptions
+from agents.alphaproof.distributed.sockets import tcp_endpoint
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 
 
@@ -18,7 +19,7 @@ def parse_args(argv: Sequence[str] | None = None) -> ActorOptions:
     p = ArgumentParser(prog="python -m agents.alphaproof.actor", formatter_class=HelpFormatter,
                        description="An actor of a distributed AlphaProof training run: proof searches on this "
                                    "machine, the network on the learner.")
-    p.add_argument("--connect", required=True, metavar="tcp://HOST:PORT",
+    p.add_argument("--connect", required=True, type=tcp_endpoint, metavar="tcp://HOST:PORT",
                    help="the learner's address (it prints it at start)")
     p.add_argument("--actors", type=int, default=16, help="concurrent proof searches in this process")
     p.add_argument("--server", default=None, metavar="URL[,URL...]",
@@ -34,8 +35,6 @@ def parse_args(argv: Sequence[str] | None = None) -> ActorOptions:
     ns = p.parse_args(argv)
     if ns.actors < 1:
         p.error("--actors must be at least 1")
-    if not ns.connect.startswith("tcp://"):
-        p.error(f"--connect {ns.connect!r}: expected tcp://HOST:PORT (the learner prints it)")
     return ActorOptions(connect=ns.connect, actors=ns.actors, server=ns.server, keys=ns.keys, name=ns.name,
                         parent=ns.parent, infer_timeout=ns.infer_timeout, join_timeout=ns.join_timeout)
 

@@ -3,7 +3,8 @@
 The trainer hands :func:`run_searches` a list of theorems; it opens a session per
 theorem on a fresh process (a lease of the LeanTree server, or the in-process
 simulator), searches them all in one batched actor, gives the processes back,
-and reports what happened, failures included: it never raises for a server
+re-checks every proof found on a fresh process (``proof_gate.confirm``), and
+reports what happened, failures included: it never raises for a server
 failure. What the trainer then needs to tell apart:
 
 * a theorem that could not start (a failing server): no verdict;
@@ -30,6 +31,7 @@ import numpy as np
 import torch
 
 from agents.alphaproof.policy import PolicyValueNet
+from agents.alphaproof.proof_gate import confirm
 from agents.alphaproof.prove import default_sims, prove_config
 from agents.alphaproof.search import SERVER_STOPS, SearchConfig, SearchResult, gives_verdict, run_batched_search
 from agents.alphaproof.theorem_source import Task
@@ -266,6 +268,7 @@ def run_searches(tasks: Sequence[Task], net: PolicyValueNet, new_process, args: 
         raise
     finally:
         close_sessions(sessions, quick=unwinding)
+    results = confirm([t.theorem for t in kept], results, new_process, errors)  # the one gate a proof passes
     out = BatchOutcome(kept, sessions, results, errors, rejected, len(tasks) - len(kept), crashed, evaluator)
     if crashed and retry_alone and len(kept) > 1:
         alone = [run_searches([t], net, new_process, args, retry_alone=False, deadline=deadline, config=config)

@@ -119,6 +119,9 @@ def checkpoint_file(spec: str, name: str = "--checkpoint") -> str:
     takes it); a missing or unreadable one is a ValueError saying what to pass (not a bare ``[Errno 21]``).
     ``name``: how the error names the value (the flag; ``checkpoint`` for the prover's keyword argument)."""
     if spec == "latest" and not Path(spec).exists():
+        if checkpoint.latest(DEFAULT_CHECKPOINT_DIR) is None:  # (a relative folder: say where it looked)
+            raise ValueError(f"{name} latest: no run in {Path(DEFAULT_CHECKPOINT_DIR).resolve()} has saved a "
+                             f"checkpoint yet (run train there first, or pass {CHECKPOINTS})")
         spec = DEFAULT_CHECKPOINT_DIR
     if Path(spec).is_dir():
         found = checkpoint.latest(spec)

@@ -349,7 +349,7 @@ def _run(args: Args, explicit: Collection[str] | None, given: Args, resume_path:
             from agents.alphaproof.distributed.learner import Run, self_play
 
             self_play(Run(args, net, opt, replay, curriculum, rng, progress, source, heldout, sft_rows, deadline,
-                          save, log, minutes, average))
+                          save, log, minutes, average, new_process))
             # (a DDP follower never steps an average: its net is the learner, kept in step by DDP)
             return {**progress, "net": average.net if distributed_rank() == 0 else net,
                     "checkpoint_dir": args.checkpoint_dir}

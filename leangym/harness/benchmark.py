@@ -126,7 +126,7 @@ def _parser_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=positive_int, default=None, help="only the first N theorems (file order)")
     p.add_argument("--server", default=None, help=f"LeanTree server URL (default: ${SERVER_ENV_VAR}, else --sim)")
     p.add_argument("--sim", action="store_true", help="start an in-process simulated server on 127.0.0.1")
-    p.add_argument("--sim-factorized", action="store_true", help="--sim, with the newer server generation (one branch per goal)")
+    p.add_argument("--sim-factorized", action="store_true", help="--sim, as server generation 2 (one branch per goal)")
     p.add_argument("--attempts", type=positive_int, default=1, help="attempts per theorem (for pass@k)")
     p.add_argument("--budget-calls", type=non_negative_int, default=100, help="Lean calls per attempt (0: unlimited)")
     p.add_argument("--budget-seconds", type=positive_float, default=None, help="wall seconds per attempt")
@@ -161,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--split", default=None, help="default: the run's --split")
     r.add_argument("--server", default=None, help=f"LeanTree server URL (default: ${SERVER_ENV_VAR}, else --sim)")
     r.add_argument("--sim", action="store_true", help="start an in-process simulated server on 127.0.0.1")
-    r.add_argument("--sim-factorized", action="store_true", help="--sim, the newer server generation")
+    r.add_argument("--sim-factorized", action="store_true", help="--sim, as server generation 2 (one branch per goal)")
     r.add_argument("--lease-timeout", type=positive_float, default=120.0,
                    help="seconds to wait for a free Lean process")
     r.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -417,7 +417,8 @@ class Actor:
             version = slot.version if slot.oldest is None else slot.oldest
             self.send(results, slot.task, "searched", version=version, rows=rows, verified=r.verified,
                       verdict=gives_verdict(r), rate_verdict=gives_verdict(r) and not r.server_failures,
-                      stop_reason=r.stop_reason, simulations=r.simulations, lean_calls=r.lean_calls, wall_s=r.wall_s)
+                      stop_reason=r.stop_reason, simulations=r.simulations, lean_calls=r.lean_calls, wall_s=r.wall_s,
+                      proof=r.proof if r.verified else None)  # (the learner re-checks it: proof_gate)
         self.slots = [s for s in self.slots if s not in done]
         self.stats["active"] = len(self.slots)
 
@@ -445,11 +446,12 @@ class Actor:
 
     def send(self, results: zmq.Socket, task: dict, status: str, *, rows=(), version: int = 0, verified=False,
              verdict=False, rate_verdict=False, stop_reason=None, simulations=0, lean_calls=0, wall_s=0.0,
-             error=None) -> None:
+             error=None, proof=None) -> None:
         header = {"actor": self.id, "task": task["id"], "status": status, "verified": bool(verified),
                   "verdict": bool(verdict), "rate_verdict": bool(rate_verdict), "stop_reason": stop_reason,
                   "simulations": int(simulations), "lean_calls": int(lean_calls), "wall_s": float(wall_s),
-                  "version": int(version), "n_rows": len(rows), "error": None if error is None else str(error)[:500]}
+                  "version": int(version), "n_rows": len(rows), "error": None if error is None else str(error)[:500],
+                  "proof": proof}
         try:
             results.send_multipart(pack("result", header, rows_to_arrays(list(rows))))
         except zmq.Again:  # the learner is not taking results: it will requeue this theorem

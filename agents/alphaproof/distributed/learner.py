@@ -4,8 +4,9 @@ Rank 0 is learner + coordinator + inference service; searches run in actor
 processes (local ones it starts, remote ones that connect). The loop never
 waits for collection:
 
-1. **collect** -- finished searches stream in (:class:`Coordinator`); their
-   verdicts go to the curriculum, their rows to the replay buffer;
+1. **collect** -- finished searches stream in (:class:`Coordinator`); a proof
+   an actor reports counts once re-checked on the learner's own Lean
+   (``proof_gate``); verdicts go to the curriculum, rows to the replay buffer;
 2. **learn** -- one gradient step whenever the step budget allows: ``--learn-steps``
    steps per ``--actors`` finished searches, as in-process (a bounded replay
    ratio: no overfitting a trickle of rows; when learning falls two iterations
@@ -25,6 +26,7 @@ import os
 import socket
 import sys
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -39,6 +41,7 @@ from agents.alphaproof.distributed.inference import InferenceService
 from agents.alphaproof.distributed.sockets import Net, parse_bind
 from agents.alphaproof.distributed.supervisor import Supervisor
 from agents.alphaproof.iteration import drop_rejected, solve_rate_text, start_label
+from agents.alphaproof.proof_gate import Gate
 from agents.alphaproof.train_args import Args
 from leangym.session import VERIFY_CALLS
 
@@ -61,6 +64,7 @@ class Run:
     log: Callable[[str, dict[str, float], int], None]
     minutes: Callable[[], float]
     average: Any  # averaging.WeightAverage: the saved net, a step after each iteration (the actors evaluate the learner's)
+    new_process: Callable[[], Any]  # the learner's own Lean: every proof an actor reports is re-checked on it
 
 
 @dataclass
@@ -178,6 +182,9 @@ class Loop:
         self.rows_in = 0
         self.rows_sampled = 0
         self.started = time.monotonic()
+        self.gate = Gate(run.new_process)
+        self.checking: list[tuple[Result, Future]] = []  # actors' proofs being re-checked, in arrival order
+        self.unconfirmed = 0  # proofs that did not hold on the learner's process
         self.counted: dict[str, int] = {}  # progress["distributed"] at the last save, and this run's counts then
         self.counted_at: dict[str, int] = {}
 
@@ -239,6 +246,7 @@ class Loop:
             self.save()
         finally:
             bar.close()
+            self.gate.close()
 
     def out_of_time(self) -> bool:
         return self.run.deadline is not None and time.monotonic() >= self.run.deadline
@@ -249,6 +257,11 @@ class Loop:
             self.steps_done = self.steps_due()
         due = self.steps_due() - self.steps_done
         for r in self.coord.poll(0 if learn and due > 0 else 50):
+            if r.msg["status"] == "searched" and r.msg["verified"]:  # a claim: it counts once re-checked here
+                self.checking.append((r, self.gate.submit(r.job.task.theorem, r.msg["proof"])))
+            else:
+                self.absorb(r)
+        for r in self.rechecked():
             self.absorb(r)
         self.svc.raise_if_failed()
         if self.sup is not None:
@@ -275,6 +288,24 @@ class Loop:
         self.steps_done += 1
 
     # ------------------------------------------------------------------ results
+    def rechecked(self) -> list[Result]:
+        """The results whose proofs the gate has re-checked, in arrival order, with ``verified`` its verdict:
+        a proof that does not hold is unsolved, without rows; one it could not check has no verdict."""
+        done = []
+        while self.checking and self.checking[0][1].done():
+            r, future = self.checking.pop(0)
+            check = future.result()
+            if not check.holds:
+                r.msg.header.update(verified=False, **({"verdict": False, "rate_verdict": False}
+                                                       if check.server_failure else {}))
+                r.rows = []  # (trust nothing from this tree)
+                if not check.server_failure:
+                    self.unconfirmed += 1
+                    print(f"[learner] {r.job.task.theorem.name}: the proof actor {r.actor} found did not hold when "
+                          f"re-checked on the learner's Lean (not counted): {check.error}", file=sys.stderr, flush=True)
+            done.append(r)
+        return done
+
     def absorb(self, r: Result) -> None:
         run, msg, job = self.run, r.msg, r.job
         status = msg["status"]
@@ -354,7 +385,7 @@ class Loop:
         dist = {**self.coord.totals(), "rows_per_s": w.rows / wall, "learn_steps": float(len(w.losses)),
                 "replay_ratio": self.rows_sampled / max(1, self.rows_in),
                 "weight_version_lag": float(np.mean(w.lag)) if w.lag else 0.0,
-                "requeued_theorems": float(self.coord.requeued),
+                "requeued_theorems": float(self.coord.requeued), "unconfirmed_proofs": float(self.unconfirmed),
                 "actor_restarts": float(self.sup.restarts if self.sup else 0),
                 "inference_batch": inf["batch_mean"], "inference_fill": inf["fill"],
                 "inference_queue_wait_ms": inf["queue_wait_ms"], "weight_version": float(self.learner.version)}

@@ -8,6 +8,7 @@ server's public key; without them it cannot connect, send rows or read weights.
 """
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import threading
@@ -138,6 +139,14 @@ def parse_bind(text: str) -> tuple[str, int]:
     if not host or not port.isdigit() or int(port) > 65535:
         raise ValueError(f"--bind {text!r}: expected HOST or HOST:PORT (e.g. 0.0.0.0:5555)")
     return host, int(port)
+
+
+def tcp_endpoint(text: str) -> str:
+    """``--connect tcp://HOST:PORT`` as given (an argparse ``type``: anything else is one error line)."""
+    host, _, port = text[len("tcp://"):].rpartition(":")
+    if not text.startswith("tcp://") or not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected tcp://HOST:PORT (the learner prints it)")
+    return text
 
 
 def pid_alive(pid: int) -> bool:

@@ -215,7 +215,8 @@ TO_STATUS = {"status": Schema({"table": "dict"})}
 # actor -> coordinator (results PULL): one finished search, with its training rows
 RESULT = {"result": Schema({"actor": "str", "task": "int", "status": "str", "verified": "bool", "verdict": "bool",
                             "rate_verdict": "bool", "stop_reason": "str?", "simulations": "int", "lean_calls": "int",
-                            "wall_s": "float", "version": "int", "n_rows": "int", "error": "str?"}, ROW_ARRAYS)}
+                            "wall_s": "float", "version": "int", "n_rows": "int", "error": "str?",
+                            "proof": "str?"}, ROW_ARRAYS)}  # proof: the text the learner re-checks (proof_gate)
 # actor -> inference ROUTER, and back
 EVAL_REQUEST = {"eval": Schema({"id": "int", "n": "int"}, {**str_schema("state"), "k": "i4"})}
 EVAL_REPLY = {"evals": Schema({"id": "int", "n": "int", "version": "int"},
