@@ -150,7 +150,7 @@ def test_prove_refuses_budgets_that_cannot_work(flag, value, net_file, capsys):
     ("--warmup-theorems", "-1"), ("--eval-every", "-1"), ("--min-unsolved-visits", "-1"), ("--threads", "-1"),
     ("--lr", "0"), ("--warmup-lr", "-1"), ("--time-per-theorem", "0"), ("--read-timeout", "0"),
     ("--max-minutes", "0"), ("--max-minutes", "-1"), ("--sft-mix", "1.5"), ("--sft-mix", "-0.1"), ("--seed", "-1"),
-    ("--actors", "0"), ("--sims", "0"), ("--eval-size", "0"),
+    ("--actors", "0"), ("--sims", "0"), ("--eval-size", "0"), ("--heartbeat-timeout", "1.5"),
 ])
 def test_train_refuses_values_that_cannot_work_before_writing(flag, value, tmp_path, capsys):
     _refused(train_mod.main, _train_argv(tmp_path, flag, value), capsys, flag)
@@ -269,3 +269,13 @@ def test_actor_and_status_refuse_a_connect_that_is_not_tcp_host_port(tool, conne
 
     main = importlib.import_module(f"agents.alphaproof.{tool}").main
     _refused(main, ["--connect", connect], capsys, "--connect", "expected tcp://HOST:PORT")
+
+
+def test_train_refuses_keys_the_learner_cannot_use_before_the_warm_start(tmp_path, capsys):
+    from agents.alphaproof.distributed.keys import make_keys
+
+    keys = tmp_path / "keys"
+    make_keys(keys)
+    (keys / "server.key_secret").unlink()  # (an actor's copy of the folder, say)
+    _refused(train_mod.main, _train_argv(tmp_path, "--keys", str(keys)), capsys, "--keys", "server.key_secret")
+    _nothing_written(tmp_path, "keys")

@@ -282,3 +282,23 @@ def test_a_failed_lean_server_costs_only_its_actors_searches(tmp_path, sim_serve
     assert sum(h["new_rows"] for h in after) > 0  # the good server's actor went on producing rows
     assert all(h["failed_starts"] == 0 for h in progress["history"])  # a server failure is no result
     assert progress["evals"][-1]["evaluated"] >= 1
+
+
+def test_a_remote_actor_whose_lean_server_is_not_up_yet_waits_for_it(tmp_path, sim_server):
+    """Real Lean + Mathlib takes minutes to start: an actor started beside it joins again until it answers."""
+    port, lean_port = free_port(), free_port()
+    log, alog = tmp_path / "learner.log", tmp_path / "actor.log"
+    learner = start([*TINY, "--actor-procs", "0", "--bind", f"127.0.0.1:{port}", "--eval-every", "0",
+                     "--iterations", "2", "--checkpoint-dir", ""], log)
+    actor = start(["--connect", f"tcp://127.0.0.1:{port}", "--actors", "4", "--name", "early",
+                   "--server", f"http://127.0.0.1:{lean_port}"], alog, module="agents.alphaproof.actor")
+    try:
+        wait_for(alog, r"No LeanTree server answers.*; joining again in \d+ s", actor)
+        sim_server(port=lean_port, max_processes=8)  # the server comes up: the same actor goes on
+        finish(learner, log)
+        actor.wait(timeout=60)
+        assert actor.returncode == 0 and "stopping: the run is over" in alog.read_text()
+    finally:
+        for p in (learner, actor):
+            if p.poll() is None:
+                p.kill()

@@ -47,6 +47,10 @@ def test_rows_round_trip_through_the_wire_format():
     ([b"LGAP1", pickle.dumps({"t": "result"})], "not UTF-8 JSON"),  # pickle bytes are never loaded
     ([b"LGAP1", b'{"t": "shutdown", "arrays": []}'], "unexpected message type"),
     ([b"LGAP1", b'{"t": "result", "arrays": []}'], "field 'actor'"),
+    ([b"LGAP1", b"[" * 100_000 + b"]" * 100_000], "nested too deeply"),  # (json.loads: RecursionError)
+    ([b"LGAP1", b'{"t": "beat", "stats": {"searches": NaN}}'], "not a number"),
+    ([b"LGAP1", b'{"t": "beat", "stats": {"searches": 1e400}}'], "not finite"),
+    ([b"LGAP1", b'{"t": "beat", "stats": {"searches": 1' + b"0" * 400 + b'}}'], "out of range"),
 ])
 def test_malformed_frames_are_refused_with_a_reason(frames, why):
     with pytest.raises(WireError, match=why):
@@ -71,10 +75,17 @@ def test_malformed_fields_and_arrays_are_refused():
         rows_from_arrays(unpack(good, RESULT), 2)
 
 
-def test_parse_bind():
+def test_parse_bind_and_a_port_that_is_taken():
     assert parse_bind("127.0.0.1") == ("127.0.0.1", 0) and parse_bind("0.0.0.0:5555") == ("0.0.0.0", 5555)
     with pytest.raises(ValueError, match="HOST:PORT"):
         parse_bind("host:port")
+    znet = Net()
+    try:
+        _, port = znet.bind(zmq.PULL, "127.0.0.1", 0)
+        with pytest.raises(ValueError, match=f"--bind 127.0.0.1:{port}: .*another process's"):
+            znet.bind(zmq.PULL, "127.0.0.1", port)
+    finally:
+        znet.close()
 
 
 def _ask_status(znet: Net, endpoint: str, coord: Coordinator) -> dict:
@@ -98,17 +109,22 @@ def test_coordinator_drops_malformed_messages_and_keeps_serving():
         bad = znet.connect(zmq.DEALER, endpoint)
         for frames in ([b"garbage"], [b"LGAP1", b"{not json"], [b"LGAP1", pickle.dumps(object)],
                        pack("hello", {"actor": 7, "searches": 1, "pid": 1, "host": "h"}),  # actor must be a string
-                       [b"LGAP1", b'{"t": "want", "actor": "x", "n": 1, "req": 1, "arrays": [["a", "u1", 9]]}']):
+                       [b"LGAP1", b'{"t": "want", "actor": "x", "n": 1, "req": 1, "arrays": [["a", "u1", 9]]}'],
+                       [b"LGAP1", b"[" * 100_000 + b"]" * 100_000],  # what json.loads cannot take: dropped too
+                       [b"LGAP1", b'{"t": "beat", "actor": "x", "tasks": [], "stats": {"searches": 1' + b"0" * 400
+                        + b"}, \"arrays\": []}"]):
             bad.send_multipart(frames)
         push = znet.connect(zmq.PUSH, f"tcp://127.0.0.1:{coord.results_port}")
         push.send_multipart([b"LGAP1", b'{"t": "result"}'])
+        push.send_multipart([b"LGAP1", b"[" * 100_000 + b"]" * 100_000])
         push.send_multipart(result_frames(task=99))  # well formed, but for a task nobody holds: ignored
+        push.send_multipart(result_frames(simulations=10 ** 30))  # a count no float holds exactly
         table = None
         for _ in range(50):
             table = _ask_status(znet, endpoint, coord)
-            if table["dropped_messages"] >= 6:
+            if table["dropped_messages"] >= 10:
                 break
-        assert table["dropped_messages"] == 6 and table["actors"] == []
+        assert table["dropped_messages"] == 10 and table["actors"] == []
         # a well-formed actor is still welcomed
         good = znet.connect(zmq.DEALER, endpoint)
         good.send_multipart(pack("hello", {"actor": "a1", "searches": 2, "pid": 1, "host": "h"}))

@@ -11,7 +11,7 @@ import logging
 from typing import Sequence
 
 from agents.alphaproof.distributed.actor import Actor, ActorOptions
-from agents.alphaproof.distributed.sockets import tcp_endpoint
+from agents.alphaproof.distributed.sockets import client_keys, tcp_endpoint
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 
 
@@ -25,7 +25,8 @@ def parse_args(argv: Sequence[str] | None = None) -> ActorOptions:
     p.add_argument("--server", default=None, metavar="URL[,URL...]",
                    help="LeanTree server(s) to lease Lean processes from, round robin (default: the "
                         "simulator, in this process)")
-    p.add_argument("--keys", default=None, metavar="DIR", help="CurveZMQ keys (client.key_secret, server.key)")
+    p.add_argument("--keys", type=client_keys, default=None, metavar="DIR",
+                   help="CurveZMQ keys (client.key_secret, server.key)")
     p.add_argument("--name", default=None, help="this actor's name in the learner's tables (default: HOST-PID)")
     p.add_argument("--parent", type=int, default=None, help=argparse_suppress())
     p.add_argument("--infer-timeout", type=float, default=120.0,

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import zmq
 
-from agents.alphaproof.distributed.sockets import Net, receive, tcp_endpoint
+from agents.alphaproof.distributed.sockets import Net, client_keys, receive, tcp_endpoint
 from agents.alphaproof.distributed.wire import TO_STATUS, pack
 from leangym.cli import ArgumentParser, HelpFormatter, run_cli
 
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        description="A live table of a distributed AlphaProof training run.")
     p.add_argument("--connect", required=True, type=tcp_endpoint, metavar="tcp://HOST:PORT",
                    help="the learner's address")
-    p.add_argument("--keys", default=None, metavar="DIR", help="CurveZMQ keys (as the actors')")
+    p.add_argument("--keys", type=client_keys, default=None, metavar="DIR", help="CurveZMQ keys (as the actors')")
     p.add_argument("--every", type=float, default=2.0, help="seconds between refreshes")
     p.add_argument("--once", action="store_true", help="print one table and exit")
     p.add_argument("--json", action="store_true", help="with --once: the raw numbers as JSON")

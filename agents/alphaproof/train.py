@@ -436,7 +436,7 @@ def distributed(args: Args) -> bool:
     """Whether the run searches in actor processes (``--actor-procs``, ``--bind``, torchrun)."""
     from agents.alphaproof.distributed.learner import local_actor_procs
 
-    return local_actor_procs(args) > 0 or args.bind is not None or int(os.environ.get("WORLD_SIZE", "1")) > 1
+    return local_actor_procs(args) > 0 or bool(args.bind) or int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
 def lean_of_learner(args: Args) -> Args:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from agents.alphaproof import cli_checks
-from agents.alphaproof.distributed.sockets import parse_bind
+from agents.alphaproof.distributed.sockets import Keys, parse_bind
 from agents.alphaproof.model import SIZES
 from leangym.datasets import check_spec
 from leangym.cli import ArgumentParser, HelpFormatter
@@ -170,9 +170,10 @@ _HELP = {
                     "automatic, one per core but one with at least 8 searches each, 0 on 2 cores or fewer)"),
     "bind": ("HOST[:PORT] where the learner listens for actors (port 0 or none: a free one, printed); "
              "0.0.0.0:5555 lets actors on other machines join (use --keys there); given, the run is distributed "
-             "even with --actor-procs 0 (remote actors only) (default: 127.0.0.1, a free port)"),
+             "even with --actor-procs 0 (remote actors only); '': none (a --resume of a --bind run that goes on "
+             "in one process) (default: 127.0.0.1, a free port)"),
     "keys": ("CurveZMQ keys directory made by `python -m agents.alphaproof.keys DIR`: only actors holding its "
-             "client key can connect (default: none, plain TCP)"),
+             "client key can connect; '': none (default: none, plain TCP)"),
     "heartbeat": "seconds between an actor's heartbeats",
     "heartbeat_timeout": ("an actor silent this many seconds is dropped and its theorems go back to the queue; "
                           "a final evaluation with no actor connected this long is given up"),
@@ -247,17 +248,22 @@ def check_args(args: Args) -> None:
     cli_checks.at_least(1, oversample=args.oversample)
     if args.actor_procs is not None:
         cli_checks.at_least(0, actor_procs=args.actor_procs)
-    if args.actor_procs == 0 and args.bind is None and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+    if args.actor_procs == 0 and not args.bind and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise ValueError("--actor-procs 0 under torchrun: no actor would search; pass --actor-procs N (actors on "
                          "this machine) or --bind HOST:PORT (actors started elsewhere with --connect)")
     cli_checks.positive(heartbeat=args.heartbeat, heartbeat_timeout=args.heartbeat_timeout)
+    if args.heartbeat_timeout < 2 * args.heartbeat:  # (else live actors are dropped between two beats)
+        raise ValueError(f"--heartbeat-timeout ({args.heartbeat_timeout:g} s) must be at least twice --heartbeat "
+                         f"({args.heartbeat:g} s)")
     cli_checks.at_least(0, infer_batch=args.infer_batch)
     cli_checks.non_negative(infer_wait_ms=args.infer_wait_ms)
-    if args.bind is not None:
+    if args.bind:
         parse_bind(args.bind)
-    if args.keys is not None and not Path(args.keys).is_dir():
+    if args.keys and not Path(args.keys).is_dir():
         raise ValueError(f"--keys {args.keys}: no such directory; make the keys with "
                          f"`python -m agents.alphaproof.keys {args.keys}`")
+    if args.keys:
+        Keys(Path(args.keys)).check(server=True)  # (before the warm start, not after it)
     cli_checks.seed(args.seed)
     if args.init is not None:
         if args.resume:

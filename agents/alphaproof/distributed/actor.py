@@ -269,6 +269,7 @@ class Actor:
 
     def run(self) -> int:
         """Join, search, join again, until told to stop; the exit status (1: no learner within --join-timeout)."""
+        no_lean = 0  # joins in a row that found no Lean server (it may still be starting: Mathlib takes minutes)
         try:
             while True:
                 welcome = self.link.join(self.alive)
@@ -283,12 +284,26 @@ class Actor:
                         raise Stopping(str(e)) from None
                     print(f"[actor {self.id}] {e}; waiting for it to come back (a --resume of the run)",
                           file=sys.stderr, flush=True)
+                except ServerUnavailable as e:  # (before any search: it held no theorem)
+                    no_lean += 1
+                    wait = min(30.0, 2.0 ** no_lean)
+                    print(f"[actor {self.id}] {str(e).splitlines()[0]}; joining again in {wait:g} s", file=sys.stderr,
+                          flush=True)
+                    self._sleep(wait)
+                    continue
+                no_lean = 0
         except Stopping as e:
             print(f"[actor {self.id}] stopping: {e}", file=sys.stderr, flush=True)
             return 1 if e.failed else 0
         finally:
             self.link.close()
             self.znet.close()
+
+    def _sleep(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.alive()
+            time.sleep(min(0.2, max(0.0, end - time.monotonic())))
 
     def _args(self, config: dict[str, Any], server: str | None, share: int) -> Args:
         settings = {k: config[k] for k in SEARCH_SETTINGS if k in config}
@@ -320,7 +335,7 @@ class Actor:
         self.beat = Heartbeat(self.znet, self.opts.connect, self.id, float(welcome["heartbeat_s"]),
                               lambda: [s.task["id"] for s in list(self.slots)] + [t["id"] for t in list(self.queued)],
                               self.stats,
-                              lost_after=max(10.0, 5 * float(welcome["heartbeat_s"])))
+                              lost_after=_lost_after(welcome))
         evaluator = RemoteEvaluator(self.znet, endpoints, self.opts.infer_timeout,
                                     should_stop=lambda: self.beat.lost or _parent_gone(self.opts.parent))
         try:
@@ -456,6 +471,14 @@ class Actor:
             results.send_multipart(pack("result", header, rows_to_arrays(list(rows))))
         except zmq.Again:  # the learner is not taking results: it will requeue this theorem
             log.warning("a result for task %s could not be sent in 30 s; dropped", task["id"])
+
+
+def _lost_after(welcome: dict[str, Any]) -> float:
+    """Seconds without an acknowledgement before the learner counts as gone: its --heartbeat-timeout (a long
+    learning step or checkpoint save holds acknowledgements back as long), at least 5 heartbeats."""
+    timeout = welcome.get("heartbeat_timeout_s")
+    floor = 5 * float(welcome["heartbeat_s"])
+    return max(floor, float(timeout)) if isinstance(timeout, (int, float)) and timeout > 0 else max(10.0, floor)
 
 
 def _parent_gone(parent: int | None) -> bool:

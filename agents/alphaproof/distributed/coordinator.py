@@ -176,6 +176,8 @@ class Coordinator:
             self.work.send_multipart([ident, *pack(t, header)], flags=zmq.NOBLOCK)
         except zmq.ZMQError:
             pass  # the actor is gone
+        except ValueError as e:  # (a value JSON cannot carry: a bug, but not one to stop the run for)
+            log.warning("could not answer %r: %s", t, e)
 
     def _on_work(self) -> None:
         got = receive(self.work, TO_COORDINATOR, routed=True)
@@ -226,7 +228,8 @@ class Coordinator:
         self.joins += 1
         log.info("actor %s joined (%d searches, %s)", msg["actor"], msg["searches"], msg["host"])
         self._reply(ident, "welcome", {"config": self.config, "inference": self.inference,
-                                       "results": self.results_port, "heartbeat_s": self.heartbeat_s})
+                                       "results": self.results_port, "heartbeat_s": self.heartbeat_s,
+                                       "heartbeat_timeout_s": self.heartbeat_timeout})
 
     def _reconcile(self, actor: ActorInfo, listed: list[Any], now: float) -> None:
         """Tasks the actor no longer lists, and whose result has not come for a while, are requeued."""
@@ -318,5 +321,5 @@ class Coordinator:
         self.actors.clear()
 
     def close(self) -> None:
-        self.work.close(linger=0)
+        self.work.close(linger=1000)  # (stop_all's messages still queued go out, within a second)
         self.results.close(linger=0)

@@ -114,7 +114,7 @@ def local_actor_procs(args: Args) -> int:
     if args.actor_procs is not None:
         return args.actor_procs
     torchrun = int(os.environ.get("WORLD_SIZE", "1")) > 1
-    return max(1 if torchrun and args.bind is None else 0, auto_actor_procs(args.actors))
+    return max(1 if torchrun and not args.bind else 0, auto_actor_procs(args.actors))
 
 
 def self_play(run: Run) -> None:
@@ -139,7 +139,11 @@ def self_play(run: Run) -> None:
         coord = Coordinator(znet, host, port, config, endpoints, loop.draw, args.heartbeat, args.heartbeat_timeout)
         loop.coord = coord
         coord.status_extra = loop.status
-        wildcard = host in ("0.0.0.0", "*", "::")
+        wildcard = host in ("0.0.0.0", "*", "[::]")
+        if host not in ("127.0.0.1", "localhost", "[::1]") and not args.keys:
+            print(f"[learner] warning: --bind {host} without --keys: anyone who reaches this machine can join, "
+                  "take theorems and send results (python -m agents.alphaproof.keys DIR, then --keys DIR on "
+                  "both sides)", file=sys.stderr, flush=True)
         connect = f"tcp://{'127.0.0.1' if wildcard else host}:{coord.port}"
         shown = f"tcp://{socket.gethostname() if wildcard else host}:{coord.port}"
         print(f"[learner] actors connect with: python -m agents.alphaproof.actor --connect {shown}"

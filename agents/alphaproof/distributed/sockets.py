@@ -19,9 +19,12 @@ from typing import Mapping
 import zmq
 import zmq.auth
 
-from agents.alphaproof.distributed.wire import Message, Schema, WireError, unpack
+from agents.alphaproof.distributed.wire import Message, Schema, unpack
 
 log = logging.getLogger("agents.alphaproof.distributed")
+
+
+MAX_FRAME = 64 << 20  # bytes a frame sent to the learner may hold (a result of 500 rows is ~100 KB)
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,18 @@ class Keys:
                              f"`python -m agents.alphaproof.keys {self.directory}` (the learner needs "
                              "server.key_secret and authorized/; an actor needs client.key_secret and server.key)")
         return zmq.auth.load_certificate(str(path))
+
+    def check(self, server: bool) -> None:
+        """ValueError naming what is missing, before a run starts: the learner needs ``server.key_secret`` and
+        ``authorized/``; an actor, ``client.key_secret`` and ``server.key``."""
+        if server:
+            self._cert("server", secret=True)
+            if not (self.directory / "authorized").is_dir():
+                raise ValueError(f"--keys {self.directory}: no authorized/ folder of client public keys; make the "
+                                 f"keys with `python -m agents.alphaproof.keys {self.directory}`")
+        else:
+            self._cert("client", secret=True)
+            self._cert("server", secret=False)
 
     def secure_server(self, sock: zmq.Socket) -> None:
         public, secret = self._cert("server", secret=True)
@@ -74,10 +89,8 @@ class Net:
         if self.keys and server:
             from zmq.auth.thread import ThreadAuthenticator
 
+            self.keys.check(server=True)
             authorized = self.keys.directory / "authorized"
-            if not authorized.is_dir():
-                raise ValueError(f"--keys {self.keys.directory}: no authorized/ folder of client public keys; "
-                                 f"make the keys with `python -m agents.alphaproof.keys {self.keys.directory}`")
             self.auth = ThreadAuthenticator(self.ctx, log=_Refusals(self.keys.directory))
             self.auth.start()
             self.auth.configure_curve(domain="*", location=str(authorized))
@@ -85,10 +98,18 @@ class Net:
     def bind(self, kind: int, host: str = "127.0.0.1", port: int = 0) -> tuple[zmq.Socket, int]:
         """A server socket on ``host:port`` (0: a free port); returns it and its port."""
         sock = self.socket(kind, server=True)
-        if port:
-            sock.bind(f"tcp://{host}:{port}")
-        else:
-            port = sock.bind_to_random_port(f"tcp://{host}")
+        sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME)  # a peer that sends more is disconnected, not buffered
+        sock.setsockopt(zmq.IPV6, int(host.startswith("[")))  # ([::], [::1]: IPv6 hosts are bracketed)
+        try:
+            if port:
+                sock.bind(f"tcp://{host}:{port}")
+            else:
+                port = sock.bind_to_random_port(f"tcp://{host}")
+        except zmq.ZMQError as e:
+            sock.close(linger=0)
+            raise ValueError(f"--bind {host}:{port or '(a free port)'}: {e}: the port may be another process's "
+                             "(choose another, or give no port: a free one), or the host none of this machine's "
+                             "addresses (0.0.0.0: all of them)") from None
         return sock, port
 
     def connect(self, kind: int, endpoint: str, identity: bytes | None = None) -> zmq.Socket:
@@ -122,8 +143,8 @@ def receive(sock: zmq.Socket, expect: Mapping[str, Schema], routed: bool = False
         ident, frames = frames[0].bytes, frames[1:]
     try:
         return ident, unpack([f.buffer for f in frames], expect)
-    except WireError as e:
-        log.warning("dropped a malformed message%s: %s", f" from {ident!r}" if ident else "", e)
+    except Exception as e:  # noqa: BLE001 -- WireError, or whatever else unpack met: never a crash
+        log.warning("dropped a malformed message%s: %s", f" from {ident!r}" if ident else "", str(e)[:300])
         return None
 
 
@@ -146,6 +167,15 @@ def tcp_endpoint(text: str) -> str:
     host, _, port = text[len("tcp://"):].rpartition(":")
     if not text.startswith("tcp://") or not host or not port.isdigit():
         raise argparse.ArgumentTypeError(f"{text!r}: expected tcp://HOST:PORT (the learner prints it)")
+    return text
+
+
+def client_keys(text: str) -> str:
+    """``--keys DIR`` of an actor or ``status`` (an argparse ``type``): its client keys, checked before it joins."""
+    try:
+        Keys(Path(text)).check(server=False)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--keys {text}: ")) from None
     return text
 
 

@@ -64,9 +64,11 @@ def unpack(frames: Sequence[bytes | memoryview], expect: Mapping[str, "Schema"])
     if len(raw) > MAX_HEADER:
         raise WireError(f"header of {len(raw)} bytes (at most {MAX_HEADER})")
     try:
-        header = json.loads(raw.decode("utf-8"))
+        header = json.loads(raw.decode("utf-8"), parse_int=_int, parse_float=_float, parse_constant=_constant)
     except (UnicodeDecodeError, ValueError) as e:
-        raise WireError(f"header is not UTF-8 JSON: {e}") from None
+        raise WireError(f"header is not UTF-8 JSON: {str(e)[:200]}") from None
+    except RecursionError:
+        raise WireError("header nested too deeply") from None
     if not isinstance(header, dict) or not isinstance(header.get("t"), str):
         raise WireError("header is not a JSON object with a string 't'")
     t = header["t"]
@@ -88,6 +90,28 @@ def unpack(frames: Sequence[bytes | memoryview], expect: Mapping[str, "Schema"])
     msg = Message(t, header, arrays)
     expect[t].check(msg)
     return msg
+
+
+# Numbers a header may hold: what a float carries exactly, and finite (json.loads takes NaN, 1e400, 10**400)
+_MAX_INT = 1 << 53
+
+
+def _int(text: str) -> int:
+    v = int(text)
+    if abs(v) >= _MAX_INT:
+        raise ValueError(f"integer {text[:24]}... out of range (|n| < 2**53)")
+    return v
+
+
+def _float(text: str) -> float:
+    v = float(text)
+    if not math.isfinite(v):
+        raise ValueError(f"number {text[:24]} is not finite")
+    return v
+
+
+def _constant(text: str) -> float:
+    raise ValueError(f"{text} is not a number")
 
 
 # ============================================================================ schemas
@@ -204,6 +228,7 @@ TO_COORDINATOR = {
 }
 # coordinator -> actor
 TO_ACTOR = {
+    # (heartbeat_timeout_s, newer learners': how long the actor waits for an acknowledgement)
     "welcome": Schema({"config": "dict", "inference": "list", "results": "int", "heartbeat_s": "float"}),
     "work": Schema({"req": "int", "tasks": "list", "wait": "float"}),
     "who": Schema(),  # the coordinator does not know this actor (a restarted learner): say hello again
