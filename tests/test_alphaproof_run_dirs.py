@@ -102,3 +102,13 @@ def test_a_run_started_with_relative_paths_resumes_from_another_directory(tmp_pa
     assert code == 0, err
     assert "--theorems is" not in err  # nothing changed: the same file
     assert _iteration(first / "checkpoints" / "alphaproof" / "latest") == 2
+
+
+def test_a_named_set_stays_a_name_even_beside_a_folder_of_that_name(tmp_path, monkeypatch):
+    from agents.alphaproof.train_args import parse_args
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "minif2f").mkdir()
+    (tmp_path / "mine.jsonl").write_text("")
+    assert parse_args(["--theorems", "minif2f"]).theorems == "minif2f"  # the loader's set, not ./minif2f
+    assert parse_args(["--theorems", "mine.jsonl"]).theorems == str(tmp_path / "mine.jsonl")

@@ -12,7 +12,7 @@ import zmq
 
 from agents.alphaproof.curriculum import Curriculum
 from agents.alphaproof.distributed.coordinator import Coordinator
-from agents.alphaproof.distributed.learner import Loop, Run
+from agents.alphaproof.distributed.learner import EvalRound, Loop, Run
 from agents.alphaproof.distributed.sockets import Net, receive
 from agents.alphaproof.distributed.wire import TO_ACTOR, pack, rows_to_arrays
 from agents.alphaproof.iteration import rows_from_result
@@ -53,7 +53,7 @@ def test_in_process_a_claimed_proof_counts_only_if_it_holds_on_a_fresh_process()
 
 
 def _loop(tasks: list[Task]) -> Loop:
-    args = Args(actors=4, eval_every=0, progress=False)
+    args = Args(actors=4, eval_every=0, progress=False, eval_lean_calls=8)
     run = Run(args, None, None, ReplayBuffer(100), Curriculum([0]), random.Random(0),
               {"iteration": 0, "evals": [], "history": []}, None, [], [], None, lambda: None,
               lambda *a: None, lambda: 0.0, None, open_backend(None))
@@ -62,35 +62,74 @@ def _loop(tasks: list[Task]) -> Loop:
     return loop
 
 
+def _take_jobs(loop: Loop, znet: Net, n: int) -> list[int]:
+    """An actor says hello and takes ``n`` jobs (real sockets); their ids."""
+    actor = znet.connect(zmq.DEALER, f"tcp://127.0.0.1:{loop.coord.port}")
+    actor.send_multipart(pack("hello", {"actor": "a", "searches": n, "pid": 1, "host": "h"}))
+    actor.send_multipart(pack("want", {"actor": "a", "n": n, "req": 1}))
+    jobs: list[int] = []
+    for _ in range(300):
+        loop.coord.poll(10)
+        while actor.poll(0):
+            msg = receive(actor, TO_ACTOR)[1]
+            jobs += [t["id"] for t in msg["tasks"]] if msg.t == "work" else []
+        if len(jobs) == n:
+            return jobs
+    raise AssertionError(f"got {len(jobs)} of {n} jobs")
+
+
+def _claim(znet: Net, loop: Loop, claims: list[tuple[int, str, str]]) -> None:
+    """Anybody who reaches the results port may send results: (job, status, proof), each claiming a proof."""
+    push = znet.connect(zmq.PUSH, f"tcp://127.0.0.1:{loop.coord.results_port}")
+    for job, status, proof in claims:
+        header = {"actor": "a", "task": job, "status": status, "verified": True, "verdict": True,
+                  "rate_verdict": True, "stop_reason": "solved", "simulations": 1, "lean_calls": 3,
+                  "wall_s": 0.1, "version": 0, "n_rows": len(ROWS), "error": None, "proof": proof}
+        push.send_multipart(pack("result", header, rows_to_arrays(ROWS)))
+
+
+def _until(loop: Loop, done) -> None:
+    deadline = time.monotonic() + 30
+    while not done() and time.monotonic() < deadline:
+        loop.step_once(learn=False)
+
+
 def test_a_result_forged_on_the_results_socket_earns_nothing_at_the_learner():
-    loop = _loop([Task(THM, key="t", level=0) for _ in range(2)])
-    coord, znet = loop.coord, Net()
+    loop, znet = _loop([Task(THM, key="t", level=0) for _ in range(2)]), Net()
     try:
-        actor = znet.connect(zmq.DEALER, f"tcp://127.0.0.1:{coord.port}")
-        actor.send_multipart(pack("hello", {"actor": "a", "searches": 2, "pid": 1, "host": "h"}))
-        actor.send_multipart(pack("want", {"actor": "a", "n": 2, "req": 1}))
-        jobs = []
-        for _ in range(300):
-            coord.poll(10)
-            while actor.poll(0):
-                msg = receive(actor, TO_ACTOR)[1]
-                jobs += [t["id"] for t in msg["tasks"]] if msg.t == "work" else []
-            if len(jobs) == 2:
-                break
-        assert len(jobs) == 2
-        # anybody who reaches the results port may claim a proof: one true, one not
-        push = znet.connect(zmq.PUSH, f"tcp://127.0.0.1:{coord.results_port}")
-        for job, proof in zip(jobs, (TRUE_PROOF, FALSE_PROOF)):
-            header = {"actor": "a", "task": job, "status": "searched", "verified": True, "verdict": True,
-                      "rate_verdict": True, "stop_reason": "solved", "simulations": 1, "lean_calls": 3,
-                      "wall_s": 0.1, "version": 0, "n_rows": len(ROWS), "error": None, "proof": proof}
-            push.send_multipart(pack("result", header, rows_to_arrays(ROWS)))
-        deadline = time.monotonic() + 30
-        while loop.window.searches < 2 and time.monotonic() < deadline:
-            loop.step_once(learn=False)
-        assert loop.window.judged == [1, 0]  # the true proof counted, the false one is an unsolved search
+        jobs = _take_jobs(loop, znet, 2)
+        _claim(znet, loop, [(jobs[0], "searched", TRUE_PROOF), (jobs[1], "searched", FALSE_PROOF)])
+        _until(loop, lambda: loop.window.searches >= 2)
+        assert sorted(loop.window.judged) == [0, 1]  # the true proof counted, the false one is an unsolved search
         assert loop.unconfirmed == 1 and len(loop.run.replay) == len(ROWS)  # none of the false one's rows
     finally:
         loop.coord.close()
         loop.gate.close()
         znet.close()
+
+
+def test_a_held_out_round_counts_only_proofs_that_hold_whatever_status_a_result_claims():
+    loop, znet = _loop([]), Net()
+    try:
+        held = loop.coord.add_eval([Task(THM, key=f"h{i}", level=0) for i in range(3)], 0)
+        loop.rounds[0] = EvalRound(0, {j.id for j in held}, exclusive=True)
+        jobs = _take_jobs(loop, znet, 3)
+        _claim(znet, loop, [(jobs[0], "searched", TRUE_PROOF), (jobs[1], "crashed", TRUE_PROOF),
+                            (jobs[2], "searched", FALSE_PROOF)])
+        _until(loop, lambda: not loop.rounds)
+        (ev,) = loop.run.progress["evals"]
+        assert ev["evaluated"] == 3 and ev["solve_rate"] == 1 / 3  # a crashed search proves nothing
+    finally:
+        loop.coord.close()
+        loop.gate.close()
+        znet.close()
+
+
+def test_a_result_from_an_older_actor_without_a_proof_field_is_read_not_dropped():
+    from agents.alphaproof.distributed.wire import RESULT, unpack
+
+    header = {"actor": "a", "task": 1, "status": "searched", "verified": True, "verdict": True, "rate_verdict": True,
+              "stop_reason": "solved", "simulations": 1, "lean_calls": 3, "wall_s": 0.1, "version": 0,
+              "n_rows": len(ROWS), "error": None}
+    msg = unpack([bytes(f) for f in pack("result", header, rows_to_arrays(ROWS))], RESULT)
+    assert msg.header.get("proof") is None  # (no proof to re-check: the learner counts it as unsolved)

@@ -105,5 +105,11 @@ def absolute_paths(args: Any, *names: str) -> Any:
     the checkpoint keeps them, and ``--resume`` from another directory must find the same ones
     (what is not a local path, ``minif2f`` or a URL, stays as given)."""
     found = {name: str(Path(value).resolve()) for name in names
-             if (value := getattr(args, name)) and Path(value).exists()}
+             if (value := getattr(args, name)) and Path(value).exists() and not _named_set(value)}
     return dataclasses.replace(args, **found)
+
+
+def _named_set(value: str) -> bool:
+    """``minif2f``, ``proplogic-heldout:100``, a URL: names the loaders know, not paths (a folder of that name
+    in the working directory does not make them one)."""
+    return "://" in value or value.split(":", 1)[0] in ("minif2f", "proplogic-heldout")

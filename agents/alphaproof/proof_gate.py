@@ -10,6 +10,7 @@ reward and the harness's "proved" are checked. In-process runs pass every batch 
 from __future__ import annotations
 
 import dataclasses
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -20,6 +21,7 @@ from leangym.soundness import SoundnessPolicy, verify
 from leangym.theorem import Theorem
 
 GATE_THREADS = 8  # re-checks at once on a server (each waits on a lease and three calls)
+RECHECK_ATTEMPTS = 3  # tries of a re-check the server failed
 
 
 @dataclass(frozen=True)
@@ -29,8 +31,19 @@ class Recheck:
     server_failure: bool = False  # the check could not run: no verdict on the proof
 
 
-def recheck(theorem: Theorem, proof: str | None, new_process: Callable[[], LeanProcess]) -> Recheck:
-    """Check ``proof`` as the whole proof of ``theorem`` on a fresh process from ``new_process()``."""
+def recheck(theorem: Theorem, proof: str | None, new_process: Callable[[], LeanProcess],
+            attempts: int = RECHECK_ATTEMPTS) -> Recheck:
+    """Check ``proof`` as the whole proof of ``theorem`` on a fresh process from ``new_process()``; server
+    trouble is tried again (1, 2 ... s apart), as it would otherwise cost solved searches only."""
+    for attempt in range(attempts):
+        check = _recheck_once(theorem, proof, new_process)
+        if not check.server_failure or attempt + 1 == attempts:
+            return check
+        time.sleep(2.0 ** attempt)
+    raise AssertionError("unreachable")
+
+
+def _recheck_once(theorem: Theorem, proof: str | None, new_process: Callable[[], LeanProcess]) -> Recheck:
     if not isinstance(proof, str) or not proof.strip():
         return Recheck(False, "the result carries no proof text to check")
     try:
@@ -53,7 +66,8 @@ def confirm(theorems: Sequence[Theorem], results: Sequence, new_process: Callabl
             errors: list[str] | None = None) -> list:
     """``results`` (search results, None for a crashed search) with ``verified`` decided here: a verified
     proof that does not hold again is unsolved (its tree gives no rows); one the server would not let
-    us re-check has no verdict (stop reason ``server_unavailable``). ``errors`` collects what failed."""
+    us re-check, after :data:`RECHECK_ATTEMPTS` tries, has no verdict (stop reason ``server_unavailable``).
+    ``errors`` collects what failed."""
     todo = [i for i, r in enumerate(results) if r is not None and r.verified]
     if not todo:
         return list(results)

@@ -46,6 +46,7 @@ import torch
 
 from agents.alphaproof import checkpoint, cli_checks, train as ap_train
 from agents.alphaproof.actors import evaluate, process_factory, run_searches, search_config
+from agents.alphaproof.proof_gate import confirm
 from agents.alphaproof.replay import ReplayBuffer
 from agents.alphaproof.resume import (checkpoint_dir_of, drop_if_unused, link_latest_in, logdir_of,
                                       refuse_to_overwrite, resume_file, say_where_the_run_goes_on)
@@ -315,7 +316,8 @@ def _run(args: Args, given: Args, resume_path: Path | None) -> dict[str, Any]:
                     b = record["band_balance"]
                     balance = b if balance is None else 0.7 * balance + 0.3 * b
                     aim = next_aim(aim, b)
-                results += [s for r in rounds for s in r.searches]
+                for r in rounds:  # (their rows count only once each proof holds on a fresh process)
+                    results += confirm([r.conjecture] * len(r.searches), r.searches, new_process)
                 for r in rounds:
                     if r.reward > 0:  # STP: imitate the conjectures the band rule rewarded
                         conj_replay.add([conjecturer.row(r.seed_text, r.signature)])

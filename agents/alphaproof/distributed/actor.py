@@ -325,10 +325,10 @@ class Actor:
         config = welcome["config"]
         host = host_of(self.opts.connect)
         endpoints = [e.replace("tcp://*:", f"tcp://{host}:") for e in welcome["inference"] if isinstance(e, str)]
+        new_process, remote = self._process_factory(config)  # (first: it may find no server, and raise)
         results = self.znet.connect(zmq.PUSH, f"tcp://{host}:{welcome['results']}")
         results.setsockopt(zmq.SNDHWM, 1000)
         results.setsockopt(zmq.SNDTIMEO, 30_000)
-        new_process, remote = self._process_factory(config)
         args = self._args(config, self.opts.server, self.opts.actors)
         cfg = {False: search_config(args), True: eval_search_config(args)}  # by task["eval"]
         pool = DaemonPool(self.opts.actors, name="actor-lean") if remote else _Inline()
@@ -478,7 +478,7 @@ def _lost_after(welcome: dict[str, Any]) -> float:
     learning step or checkpoint save holds acknowledgements back as long), at least 5 heartbeats."""
     timeout = welcome.get("heartbeat_timeout_s")
     floor = 5 * float(welcome["heartbeat_s"])
-    return max(floor, float(timeout)) if isinstance(timeout, (int, float)) and timeout > 0 else max(10.0, floor)
+    return max(10.0, floor, float(timeout) if isinstance(timeout, (int, float)) else 0.0)
 
 
 def _parent_gone(parent: int | None) -> bool:

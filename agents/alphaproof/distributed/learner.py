@@ -189,6 +189,7 @@ class Loop:
         self.gate = Gate(run.new_process)
         self.checking: list[tuple[Result, Future]] = []  # actors' proofs being re-checked, in arrival order
         self.unconfirmed = 0  # proofs that did not hold on the learner's process
+        self.recheck_failures = 0  # re-checks the learner's Lean could not run (their theorems searched again)
         self.counted: dict[str, int] = {}  # progress["distributed"] at the last save, and this run's counts then
         self.counted_at: dict[str, int] = {}
 
@@ -261,8 +262,10 @@ class Loop:
             self.steps_done = self.steps_due()
         due = self.steps_due() - self.steps_done
         for r in self.coord.poll(0 if learn and due > 0 else 50):
-            if r.msg["status"] == "searched" and r.msg["verified"]:  # a claim: it counts once re-checked here
-                self.checking.append((r, self.gate.submit(r.job.task.theorem, r.msg["proof"])))
+            if r.msg["status"] != "searched":
+                r.msg.header["verified"] = False  # (only a search can prove: a crashed one is unsolved)
+            if r.msg["verified"]:  # a claim: it counts once re-checked here
+                self.checking.append((r, self.gate.submit(r.job.task.theorem, r.msg.header.get("proof"))))
             else:
                 self.absorb(r)
         for r in self.rechecked():
@@ -293,21 +296,30 @@ class Loop:
 
     # ------------------------------------------------------------------ results
     def rechecked(self) -> list[Result]:
-        """The results whose proofs the gate has re-checked, in arrival order, with ``verified`` its verdict:
-        a proof that does not hold is unsolved, without rows; one it could not check has no verdict."""
-        done = []
-        while self.checking and self.checking[0][1].done():
-            r, future = self.checking.pop(0)
+        """The results whose proofs the gate has re-checked, with ``verified`` its verdict: a proof that does
+        not hold is unsolved, without rows; one the learner's Lean could not check is searched again
+        (dropping only solved searches would lower the solve rates)."""
+        done, waiting = [], []
+        for r, future in self.checking:
+            if not future.done():
+                waiting.append((r, future))
+                continue
             check = future.result()
+            if check.server_failure:
+                self.coord.requeue([r.job], fault=False)
+                self.recheck_failures += 1
+                if self.recheck_failures % 100 == 1:
+                    print(f"[learner] the learner's Lean could not re-check a proof ({check.error}); its theorem "
+                          f"is searched again ({self.recheck_failures} so far)", file=sys.stderr, flush=True)
+                continue
             if not check.holds:
-                r.msg.header.update(verified=False, **({"verdict": False, "rate_verdict": False}
-                                                       if check.server_failure else {}))
+                r.msg.header["verified"] = False
                 r.rows = []  # (trust nothing from this tree)
-                if not check.server_failure:
-                    self.unconfirmed += 1
-                    print(f"[learner] {r.job.task.theorem.name}: the proof actor {r.actor} found did not hold when "
-                          f"re-checked on the learner's Lean (not counted): {check.error}", file=sys.stderr, flush=True)
+                self.unconfirmed += 1
+                print(f"[learner] {r.job.task.theorem.name}: the proof actor {r.actor} found did not hold when "
+                      f"re-checked on the learner's Lean (not counted): {check.error}", file=sys.stderr, flush=True)
             done.append(r)
+        self.checking = waiting
         return done
 
     def absorb(self, r: Result) -> None:

@@ -114,6 +114,7 @@ class Net:
 
     def connect(self, kind: int, endpoint: str, identity: bytes | None = None) -> zmq.Socket:
         sock = self.socket(kind, server=False)
+        sock.setsockopt(zmq.IPV6, int(host_of(endpoint).startswith("[")))
         if identity is not None:
             sock.setsockopt(zmq.IDENTITY, identity)
         sock.connect(endpoint)

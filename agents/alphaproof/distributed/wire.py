@@ -129,7 +129,7 @@ class Schema:
         for name, kind in self.fields.items():
             nullable = kind.endswith("?")
             v = msg.header.get(name)
-            if v is None and nullable and name in msg.header:
+            if v is None and nullable:  # (null, or missing: a field an older peer did not send)
                 continue
             want = _KINDS[kind.rstrip("?")]
             if isinstance(v, bool) and kind.rstrip("?") != "bool" or not isinstance(v, want):
