@@ -58,7 +58,8 @@ def _loop(tasks: list[Task]) -> Loop:
               {"iteration": 0, "evals": [], "history": []}, None, [], [], None, lambda: None,
               lambda *a: None, lambda: 0.0, None, open_backend(None))
     loop = Loop(run, SimpleNamespace(version=0), SimpleNamespace(raise_if_failed=lambda: None))
-    loop.coord = Coordinator(Net(), "127.0.0.1", 0, {}, ["tcp://*:1"], lambda: tasks.pop() if tasks else None)
+    loop.coord = Coordinator(Net(), "127.0.0.1", 0, {}, ["tcp://*:1"], lambda: tasks.pop() if tasks else None,
+                             heartbeat_timeout=600)  # (this test's actor sends no heartbeats)
     return loop
 
 
@@ -78,14 +79,16 @@ def _take_jobs(loop: Loop, znet: Net, n: int) -> list[int]:
     raise AssertionError(f"got {len(jobs)} of {n} jobs")
 
 
-def _claim(znet: Net, loop: Loop, claims: list[tuple[int, str, str]]) -> None:
-    """Anybody who reaches the results port may send results: (job, status, proof), each claiming a proof."""
+def _claim(znet: Net, loop: Loop, claims: list[tuple[int, str, str]]) -> zmq.Socket:
+    """Anybody who reaches the results port may send results: (job, status, proof), each claiming a proof.
+    Returns the socket: the caller keeps it open until they arrive (it drops what it has not sent when closed)."""
     push = znet.connect(zmq.PUSH, f"tcp://127.0.0.1:{loop.coord.results_port}")
     for job, status, proof in claims:
         header = {"actor": "a", "task": job, "status": status, "verified": True, "verdict": True,
                   "rate_verdict": True, "stop_reason": "solved", "simulations": 1, "lean_calls": 3,
                   "wall_s": 0.1, "version": 0, "n_rows": len(ROWS), "error": None, "proof": proof}
         push.send_multipart(pack("result", header, rows_to_arrays(ROWS)))
+    return push
 
 
 def _until(loop: Loop, done) -> None:
@@ -98,8 +101,9 @@ def test_a_result_forged_on_the_results_socket_earns_nothing_at_the_learner():
     loop, znet = _loop([Task(THM, key="t", level=0) for _ in range(2)]), Net()
     try:
         jobs = _take_jobs(loop, znet, 2)
-        _claim(znet, loop, [(jobs[0], "searched", TRUE_PROOF), (jobs[1], "searched", FALSE_PROOF)])
+        push = _claim(znet, loop, [(jobs[0], "searched", TRUE_PROOF), (jobs[1], "searched", FALSE_PROOF)])
         _until(loop, lambda: loop.window.searches >= 2)
+        push.close()
         assert sorted(loop.window.judged) == [0, 1]  # the true proof counted, the false one is an unsolved search
         assert loop.unconfirmed == 1 and len(loop.run.replay) == len(ROWS)  # none of the false one's rows
     finally:
@@ -114,9 +118,10 @@ def test_a_held_out_round_counts_only_proofs_that_hold_whatever_status_a_result_
         held = loop.coord.add_eval([Task(THM, key=f"h{i}", level=0) for i in range(3)], 0)
         loop.rounds[0] = EvalRound(0, {j.id for j in held}, exclusive=True)
         jobs = _take_jobs(loop, znet, 3)
-        _claim(znet, loop, [(jobs[0], "searched", TRUE_PROOF), (jobs[1], "crashed", TRUE_PROOF),
-                            (jobs[2], "searched", FALSE_PROOF)])
+        push = _claim(znet, loop, [(jobs[0], "searched", TRUE_PROOF), (jobs[1], "crashed", TRUE_PROOF),
+                                   (jobs[2], "searched", FALSE_PROOF)])
         _until(loop, lambda: not loop.rounds)
+        push.close()
         (ev,) = loop.run.progress["evals"]
         assert ev["evaluated"] == 3 and ev["solve_rate"] == 1 / 3  # a crashed search proves nothing
     finally:
