@@ -34,6 +34,15 @@ def allowed(menu: Menu, rejected: set[int]) -> np.ndarray:
     return mask
 
 
+def menu_index(action: Any, size: int) -> int:
+    """An action of ``Discrete(size)`` as an int; anything else is refused here, not at a later mask."""
+    arr = np.asarray(action)
+    if arr.size != 1 or arr.dtype.kind not in "iu" or not 0 <= int(arr.reshape(-1)[0]) < size:
+        raise ValueError(f"action {action!r} is not in Discrete({size}): pass an integer index 0..{size - 1} "
+                         "into the tactic menu (info['candidates'] lists the tactics)")
+    return int(arr.reshape(-1)[0])
+
+
 class TacticMenuEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def __init__(self, env: gym.Env, n_slots: int = 8, target_len: int = 64, hyp_len: int = 48,
                  mask_rejected: bool = True) -> None:
@@ -61,7 +70,7 @@ class TacticMenuEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return self._observe(info), info
 
     def step(self, action: Any):
-        a = int(action)
+        a = menu_index(action, self.menu_spec.size)
         tactic = self.menu_spec.tactic(self._menu, a)
         _, reward, terminated, truncated, info = self.env.step(tactic)
         info["tactic"] = tactic

@@ -88,6 +88,23 @@ def test_rejected_actions_are_masked_until_the_state_changes() -> None:
     assert (env.action_masks() | np.eye(len(first), dtype=bool)[exact_h1] == first).all()
 
 
+def test_an_action_outside_the_menu_is_refused_at_step() -> None:
+    """999, -1, "3" or 3.7 once became the tactic `fail` and broke the next action_masks(): now an error."""
+    env = make_env(seed=0)
+    env.reset(seed=0)
+    n = env.action_space.n
+    for bad in (n, 999, -1, "3", 3.7, True, np.array([1, 2])):
+        with pytest.raises(ValueError, match=rf"not in Discrete\({n}\)"):
+            env.step(bad)
+    assert env.action_masks().shape == (n,)
+    for good, index in ((np.int64(2), 2), (np.array(1), 1), (np.array([1]), 1)):  # SB3's forms of one index
+        env.reset(seed=0)
+        expected = env.get_wrapper_attr("menu_spec").tactic(env.get_wrapper_attr("_menu"), index)
+        _, _, _, _, info = env.step(good)
+        assert info["tactic"] == expected
+    env.close()
+
+
 def test_short_training_then_the_prover_returns_verified_or_none(tmp_path, monkeypatch) -> None:
     path = tmp_path / "ppo.zip"
     scratch = tmp_path / "tmp"

@@ -92,6 +92,17 @@ def test_invalid_statement_is_a_penalised_move(statement):
     finish(e)
 
 
+def test_a_statement_over_max_statement_chars_is_refused_before_lean(monkeypatch):
+    e = make(max_statement_chars=64)
+    monkeypatch.setattr(e.prover_env, "reset", lambda **kw: pytest.fail("sent to Lean"))
+    e.step("theorem c (p : Prop) (h : p) : " + " ∧ ".join(["p"] * 40) + " := by sorry")
+    info = e.infos["conjecturer"]
+    assert info["outcome"] == "invalid" and "max_statement_chars=64" in info["error"]
+    assert e._cumulative_rewards["conjecturer"] == -1.0
+    finish(e)
+    assert e.action_space("prover") == e.prover_env.action_space  # the prover's limit is LeanProof-v0's
+
+
 def test_duplicate_up_to_names_and_whitespace():
     e = make()
     e.step("theorem other   (a b : Prop)\n (hx : a) : a ∨ b := by sorry")  # the seed, renamed

@@ -229,9 +229,14 @@ def test_max_steps_and_budget_truncate(sim_server):
     *_, truncated, info = env.step("exact foo")
     assert truncated and info["truncated_by"] == "max_steps"
     env.close()
-    env = make(srv, budget=Budget(max_lean_calls=1))
+    env = make(srv, budget=Budget(max_lean_calls=2))
     env.reset(seed=0)
-    env.step("exact foo")
+    assert env.step("exact foo")[3] is False
+    *_, terminated, truncated, info = env.step("exact foo")  # the step that spends the last call ends it
+    assert truncated and not terminated and info["truncated_by"] == "budget" and info["outcome"] == "rejected"
+    env.close()
+    env = make(srv, budget=Budget(max_seconds=0.0))  # a time budget is found spent when a step would run
+    env.reset(seed=0)
     *_, terminated, truncated, info = env.step("exact bar")
     assert truncated and not terminated and info["outcome"] == "budget" and "budget" in info["error"]
     env.close()

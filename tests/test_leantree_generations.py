@@ -182,6 +182,19 @@ def test_a_lease_idle_past_the_limit_is_not_used_again_generation_3(sim_server):
     assert srv.server.request_count == sent and lease.lost  # neither the tactic nor a return went out
 
 
+def test_a_leases_idle_clock_starts_when_its_request_is_sent_generation_3(sim_server):
+    """A server may count a lease idle from a request's arrival: a request longer than the limit leaves
+    the lease past it when its answer comes, and nothing more is sent on it."""
+    srv = sim_server(generation=3, max_processes=2, latency_ms=400)
+    client = LeanTreeClient(srv.url, lease_idle_limit_s=0.3)
+    lease = client.lease()
+    root = lease.start_proof(AND)  # 400 ms
+    sent = srv.server.request_count
+    r = lease.apply_tactic(root, "constructor")
+    assert r.outcome is Outcome.SERVER_FAILURE and r.cause == "LeaseLost" and "lease_idle_limit_s" in r.error
+    assert srv.server.request_count == sent
+
+
 def test_a_kept_lease_reclaimed_between_episodes_is_replaced_at_reset(sim_server):
     srv = sim_server(generation=3, max_processes=2, lease_idle_timeout=0.3)
     env = gym.make("LeanProof-v0", theorem=AND, server=srv.url)

@@ -61,7 +61,7 @@ Design notes
   Parallel work uses several leases (a vector env, a batched search).
 * ``apply_tactic`` (the non-wrapping endpoint of generations 1-2; failures are HTTP 500) maps an
   HTTP error whose text is one of Lean's documented rejection texts
-  (``REPL returned error messages``, ``Step verification error``, ``Could not
+  (``REPL returned error``, ``Step verification error``, ``Could not
   apply tactic in REPL``, ``... timed out``) to ``REJECTED``/``TIMEOUT``, and
   every other failure (unknown process, dead REPL, unreachable, malformed) to
   ``SERVER_FAILURE``. It never raises either. Generation 3 has no such endpoint.
@@ -93,6 +93,7 @@ from leangym.backends.types import (
     Outcome,
     ProofState,
     GENERATIONS,
+    LEAN_VERDICT_PREFIXES,
     ServerError,
     ServerIdentity,
     ServerTimeout,
@@ -122,13 +123,6 @@ _HUNG_RECENTLY_S = 600.0  # after a read timeout, a lease request first checks t
 DEFAULT_LEASE_IDLE_LIMIT_S = 570.0
 
 
-# Texts with which Lean (not the server) rejects a tactic; see the protocol doc, "Errors".
-_LEAN_REJECTION_PREFIXES = (
-    "REPL returned error messages",
-    "Step verification error",
-    "Could not apply tactic in REPL",
-    TIMEOUT_TEXT,
-)
 
 
 class LeanTreeClient(LeanTreeWire):
@@ -285,7 +279,9 @@ class LeanTreeClient(LeanTreeWire):
                                 time.perf_counter() - t0)
         if not self._generation_sure:
             self._observe_generation(body)
-        return parse_tactic_reply(int(pid), tactic, body, time.perf_counter() - t0)
+        # (generations 1-2, on the proof routes, answer every exception of this call as HTTP 200 text)
+        return parse_tactic_reply(int(pid), tactic, body, time.perf_counter() - t0,
+                                  wraps_failures=self._api != "branch")
 
     def _tactic_request(self, pid: int, sid: int, payload: dict) -> Any:
         """``try_apply_tactic`` on the routes of this server's generation (``proof`` or ``branch``). A route
@@ -322,7 +318,7 @@ class LeanTreeClient(LeanTreeWire):
             if e.status >= 500:
                 if e.error.startswith(TIMEOUT_TEXT):
                     outcome = Outcome.TIMEOUT
-                elif e.error.startswith(_LEAN_REJECTION_PREFIXES):
+                elif e.error.startswith(LEAN_VERDICT_PREFIXES):
                     outcome = Outcome.REJECTED
             err = str(e) if outcome is Outcome.SERVER_FAILURE else e.error
             return TacticResult(tactic, outcome, (), err, time.perf_counter() - t0)

@@ -152,15 +152,16 @@ class LeanTreeWire:
             raise _Malformed(f"LeanTree server at {self.url} sent malformed JSON for {path}: "
                               f"{content[:200]!r}") from None
 
-    @staticmethod
-    def _lease_lost(path: str, status: int, err: str) -> str | None:
+    def _lease_lost(self, path: str, status: int, err: str) -> str | None:
         """Why an error answer on ``path`` means the lease is gone (see the module docstring), or None."""
         m = _PROCESS_PATH.match(path)
         if m is None:
             return None  # /status, /process/get
         if status in (404, 500) and process_gone(err, int(m.group(1))):
             return f"{err}: the server no longer has this process (returned, reclaimed, recycled or restarted)"
-        if status == 503 and not path.endswith("/return"):
+        # a 503 recycles the process on generation 3 only; from generations 1-2 (or a proxy before them)
+        # it is a failure of this call, and the lease is still to be returned
+        if status == 503 and not path.endswith("/return") and self._api != "proof":
             return f"{err}: past its deadline, the server recycled the process; it no longer has this lease"
         return None
 

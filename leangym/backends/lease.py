@@ -176,9 +176,10 @@ class HttpLease:
             raise ValueError(f"this proof state was made by Lean process {state.process_id}, not by this lease's "
                              f"process {self.process_id}; a state is only valid on the lease that made it")
 
-    def _used(self, result: TacticResult) -> TacticResult:
-        """Note a tactic's answer: the lease was used now, or the server no longer has it."""
-        self._state["used"] = time.monotonic()
+    def _used(self, sent: float, result: TacticResult) -> TacticResult:
+        """Note a tactic's answer: the lease was used at ``sent`` (a server's idle clock starts when a
+        request arrives), or the server no longer has it."""
+        self._state["used"] = sent
         if result.cause == "LeaseLost":
             self._lose(result.error or "lost")
         return result
@@ -188,13 +189,14 @@ class HttpLease:
         if why := self._unusable():
             raise (LeaseLost if self.lost else ServerError)(why)
         with self._busy:
+            sent = time.monotonic()
             try:
                 return fn(self.process_id, *args)
             except LeaseLost as e:
                 self._lose(str(e))
                 raise
             finally:
-                self._state["used"] = time.monotonic()
+                self._state["used"] = sent
 
     def start_proof(self, theorem_with_sorry: str) -> ProofState:
         return self._call(self.client.proof_from_sorry, theorem_with_sorry)
@@ -204,7 +206,8 @@ class HttpLease:
         if why := self._unusable():
             return TacticResult(tactic, Outcome.SERVER_FAILURE, (), why, cause="LeaseLost" if self.lost else None)
         with self._busy:
-            return self._used(self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms))
+            sent = time.monotonic()
+            return self._used(sent, self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms))
 
     def apply_tactics(self, state: ProofState, tactics: Sequence[str], timeout_ms: int = 1000) -> list[TacticResult]:
         """Apply each tactic to ``state`` (states are immutable), one request after another; results in input order.
@@ -220,7 +223,8 @@ class HttpLease:
             return [TacticResult(t, Outcome.SERVER_FAILURE, (), why, cause=cause) for t in tactics]
         with self._busy:
             for tactic in tactics:
-                r = self._used(self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms))
+                sent = time.monotonic()
+                r = self._used(sent, self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms))
                 results.append(r)
                 if r.cause in ("ServerTimeout", "LeaseLost"):
                     break

@@ -222,6 +222,10 @@ def parse_start(process_id: int, payload: Any) -> ProofState:
 
 
 TIMEOUT_TEXT = "Tactic application timed out."
+# Texts with which Lean (not the server) rejects a tactic; see the protocol doc, "Errors" ("REPL returned
+# error" covers LeanTree's `REPL returned error messages: [...]` and `REPL returned error: Lean error: ...`)
+LEAN_VERDICT_PREFIXES = ("REPL returned error", "Step verification error", "Could not apply tactic in REPL",
+                         TIMEOUT_TEXT)
 _PROCESS_GONE = re.compile(r"Process (\d+) not found")
 
 
@@ -233,8 +237,11 @@ def process_gone(error: str, process_id: int) -> bool:
     return m is not None and int(m.group(1)) == process_id
 
 
-def parse_tactic_reply(process_id: int, tactic: str, payload: Any, elapsed_s: float = 0.0) -> TacticResult:
-    """``/try_apply_tactic`` reply (any server generation) -> :class:`TacticResult`."""
+def parse_tactic_reply(process_id: int, tactic: str, payload: Any, elapsed_s: float = 0.0,
+                       wraps_failures: bool = False) -> TacticResult:
+    """``/try_apply_tactic`` reply (any server generation) -> :class:`TacticResult`. ``wraps_failures``: the
+    server answers its own failures there as HTTP 200 ``{"error": ...}`` too (generations 1-2), so only
+    Lean's texts (:data:`LEAN_VERDICT_PREFIXES`) are a verdict; any other text is the server failing."""
     try:
         _require(isinstance(payload, Mapping), "a JSON object", payload)
         if "error" in payload:
@@ -242,6 +249,9 @@ def parse_tactic_reply(process_id: int, tactic: str, payload: Any, elapsed_s: fl
             if process_gone(err, process_id):  # not Lean's verdict: the server lost the lease
                 return TacticResult(tactic, Outcome.SERVER_FAILURE, (), f"the server no longer has this lease: {err}",
                                     elapsed_s, "LeaseLost")
+            if wraps_failures and not err.startswith(LEAN_VERDICT_PREFIXES):  # (a dead REPL, "Server not started")
+                return TacticResult(tactic, Outcome.SERVER_FAILURE, (), f"the server failed, not Lean: {err}",
+                                    elapsed_s)
             outcome = Outcome.TIMEOUT if err.startswith(TIMEOUT_TEXT) else Outcome.REJECTED
             lean = reported_lean_errors(err) if outcome is Outcome.REJECTED else None
             if lean is not None:  # `REPL returned error messages: [{...}]`: Lean's own messages, as Lean says them

@@ -181,7 +181,7 @@ class ConjectureProveEnv(AECEnv):
         self.possible_agents = list(AGENTS)
         self.observation_spaces = {a: LeanText(max_text_length, min_length=0) for a in AGENTS}
         self.action_spaces = {"conjecturer": LeanText(max_statement_chars, min_length=0, charset=TACTIC_SAMPLE_CHARSET),
-                              "prover": LeanText(4096, min_length=0, charset=TACTIC_SAMPLE_CHARSET)}
+                              "prover": self.prover_env.action_space}
         self.known: set[str] = {conjecture_key(t) for t, _ in self.seeds}  # what a duplicate repeats
         self.np_random, _ = seeding.np_random(None)
         self.rounds = 0
@@ -265,6 +265,10 @@ class ConjectureProveEnv(AECEnv):
     # ------------------------------------------------------------------ the conjecture
     def _conjecture(self, text: str) -> None:
         r = self._round
+        limit = self.action_spaces["conjecturer"].max_length
+        if len(text) > limit:  # refused before Lean would spend its time elaborating it
+            return self._refuse("invalid", f"the statement has {len(text)} characters, more than max_statement_chars="
+                                           f"{limit}")
         try:
             conjecture = Theorem(text, name=f"conjecture_{self.rounds}", header=r["seed"].header)
         except (TheoremError, ValueError) as e:

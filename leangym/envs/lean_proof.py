@@ -38,7 +38,8 @@ Outcomes of ``step``, by ``info["outcome"]``:
   has: reclaimed when idle, recycled, restarted; also during the re-check) and ``"budget"`` (the session ``budget`` is spent):
   ``truncated=True`` with ``info["error"]``. A server failure never raises
   from ``step``; the next ``reset`` leases a fresh process. ``max_steps``
-  truncates too (``info["truncated_by"] = "max_steps"``). The registry's
+  truncates too (``info["truncated_by"] = "max_steps"``), as does the step that
+  spends the budget's last Lean call (``"budget"``). The registry's
   ``TimeLimit`` (``max_episode_steps``, 64) is Gymnasium's wrapper and adds
   nothing to ``info``: pass ``max_steps=`` of at most that many steps to have
   every step-limit truncation say so.
@@ -413,6 +414,8 @@ class LeanProofEnv(gym.Env[str, str]):
                 if walk.done:
                     outcome, terminated, truncated, bonus = self._finish(extra)
                     reward += bonus
+        if not (terminated or truncated) and self._session.remaining_calls() == 0:  # no next step could run
+            truncated, extra["truncated_by"] = True, "budget"
         if not (terminated or truncated) and self.max_steps is not None and self._steps >= self.max_steps:
             truncated, extra["truncated_by"] = True, "max_steps"
         self._done = terminated or truncated

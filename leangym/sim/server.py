@@ -235,7 +235,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jitter-ms", type=number(), default=0.0,
                    help="extra uniform random latency in [0, JITTER] on the same endpoints (ms)")
     p.add_argument("--error-rate", type=number(0.0, 1.0), default=0.0,
-                   help="probability that a Lean endpoint answers HTTP 500 with an `exception` pickle field")
+                   help="probability that a Lean endpoint fails: HTTP 500 with an `exception` pickle field "
+                        "(generations 1-2 answer try_apply_tactic's as HTTP 200 {\"error\": text}, as LeanTree does)")
     p.add_argument("--drop-rate", type=number(0.0, 1.0), default=0.0,
                    help="probability that a Lean endpoint closes the connection without answering")
     p.add_argument("--crash-after", type=integer(0), default=None, metavar="N",

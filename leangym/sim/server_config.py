@@ -32,7 +32,8 @@ class SimServerConfig:
     warmup_s: float = 0.0
     latency_ms: float = 0.0  # added to every Lean endpoint (command, proof_from_sorry, *_apply_tactic)
     jitter_ms: float = 0.0  # uniform extra latency in [0, jitter_ms]
-    error_rate: float = 0.0  # probability that a Lean endpoint answers HTTP 500 (with an `exception` pickle)
+    error_rate: float = 0.0  # probability that a Lean endpoint fails: HTTP 500 with an `exception` pickle
+    # (generations 1-2 answer try_apply_tactic's failures as HTTP 200 {"error": text}, as LeanTree does)
     drop_rate: float = 0.0  # probability that a Lean endpoint closes the connection without answering
     crash_after: int | None = None  # answer this many requests, then stop answering (close every socket)
     seed: int | None = None  # seed of the fault/latency RNG

@@ -23,7 +23,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-from leangym.sim.server_config import VERSION, Answer, Drop, ProcessNotFound, SimFault
+from leangym.sim.server_config import VERSION, Answer, Drop, ProcessNotFound
 from leangym.sim.server_pool import SimLeanServer
 from leangym.sim.server_request import MAX_REQUEST_BODY, BodyBudget, Refused, body_length, parse_fields, path_id
 
@@ -300,9 +300,9 @@ class _Handler(BaseHTTPRequestHandler):
             code, payload = 500, _error_body(f"Missing field {e.args[0]!r} in request body", e)
         except Exception as e:  # noqa: BLE001 - every failure becomes a 500, like the real server
             code, payload = 500, _error_body(str(e), e)
-            if getattr(route, "wraps_errors", False) and not isinstance(e, SimFault):
-                # generations 1-2 catch every exception of try_apply_tactic and answer it as HTTP 200 (an
-                # injected fault stands for a failure outside that handler: it stays a 500)
+            if getattr(route, "wraps_errors", False):
+                # generations 1-2 catch every exception of try_apply_tactic, a dead REPL's too (an injected
+                # fault), and answer it as HTTP 200: only its text tells it from Lean's verdict
                 code, payload = 200, {"error": str(e)}
         else:
             code, payload = 200, result
