@@ -103,6 +103,12 @@ def test_a_statement_over_max_statement_chars_is_refused_before_lean(monkeypatch
     assert e.action_space("prover") == e.prover_env.action_space  # the prover's limit is LeanProof-v0's
 
 
+@pytest.mark.parametrize("band", [(0.5, 0.1), (0.2, 0.2), (-0.1, 0.5), (0.0, 1.5), (0.1,)])
+def test_a_band_no_pass_rate_fits_is_refused(band):
+    with pytest.raises(ValueError, match="band must be"):
+        ConjectureProveEnv(theorem=[SEED], band=band)
+
+
 def test_duplicate_up_to_names_and_whitespace():
     e = make()
     e.step("theorem other   (a b : Prop)\n (hx : a) : a ∨ b := by sorry")  # the seed, renamed

@@ -75,6 +75,14 @@ def test_reset_observation_and_info(sim_server):
     env.close()
 
 
+@pytest.mark.parametrize("bad", [{"max_steps": 0}, {"tactic_timeout_ms": -5}, {"tactic_timeout_ms": 0},
+                                 {"max_text_length": 10}])
+def test_a_setting_that_cannot_work_is_refused_at_construction(bad):
+    name = next(iter(bad))
+    with pytest.raises(ValueError, match=f"{name} must be at least"):
+        LeanProofEnv(AND, process_factory=lambda: None, **bad)
+
+
 def test_observation_space_holds_real_lean_text_and_long_text_is_cut():
     env = LeanProofEnv(AND, process_factory=lambda: None, max_text_length=64)
     space = env.observation_space
@@ -238,7 +246,7 @@ def test_max_steps_and_budget_truncate(sim_server):
     env = make(srv, budget=Budget(max_seconds=0.0))  # a time budget is found spent when a step would run
     env.reset(seed=0)
     *_, terminated, truncated, info = env.step("exact bar")
-    assert truncated and not terminated and info["outcome"] == "budget" and "budget" in info["error"]
+    assert truncated and not terminated and info["outcome"] == info["truncated_by"] == "budget" and "budget" in info["error"]
     env.close()
 
 

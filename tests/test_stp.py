@@ -219,6 +219,9 @@ def test_cli_help_and_bad_flags():
     assert corpus_rows(Args(conjecturer_corpus=3, theorems="seeds.jsonl")) == []  # a file's seeds: their language
     with pytest.raises(SystemExit):
         parse_args(["--conjecturer-corpus", "-1"])
+    for hi in ("0", "1.5"):  # a pass rate: no round could be paid
+        with pytest.raises(SystemExit):
+            parse_args(["--band-hi", hi])
     out = subprocess.run([sys.executable, "-m", "agents.stp.train", "--help"], cwd=REPO, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0 and "--no-conjectures" in out.stdout

@@ -130,6 +130,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     for name in ("seeds", "rounds", "candidates", "attempts", "max_steps", "sims", "lean_calls", "batch_size"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if not 0 < args.band_hi <= 1:  # (a pass rate: else no round could ever be paid)
+        p.error("--band-hi must be in (0, 1]")
     if args.aim and args.adapt:
         p.error("--aim and --adapt both pick the candidate to play: give one of them")
     if args.conjecturer_corpus < 0:  # (else the generator's "n must be >= 0", after the prover's warm start)

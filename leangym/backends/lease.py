@@ -131,7 +131,8 @@ class HttpLease:
         self._busy = threading.Lock()
         now = time.monotonic()
         # "lost": why the server no longer has this process (then nothing is sent on it, see the module doc);
-        # "used": when its last request ended (a generation-3 server reclaims leases idle for lease_timeout)
+        # "used": when its last request was sent (a generation-3 server reclaims leases idle for lease_timeout;
+        # counting from the send, not the answer, errs on the side of never using a reclaimed id)
         self._state: dict[str, Any] = {"closed": False, "timeout": None, "since": now, "used": now, "lost": None}
         # The finalizer must not reference self: it holds the client, the pid and a shared dict.
         self._finalizer = weakref.finalize(self, _give_back, client, self.process_id, self._state)

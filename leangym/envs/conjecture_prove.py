@@ -165,6 +165,8 @@ class ConjectureProveEnv(AECEnv):
                       else _default_seeds(num_seeds, 0, seed_difficulty))
         if not self.seeds:
             raise ValueError("no seed theorem: pass theorem=... (a statement, rows, a theorem set)")
+        if not (len(tuple(band)) == 2 and 0.0 <= band[0] < band[1] <= 1.0):
+            raise ValueError(f"band must be (low, high) with 0 <= low < high <= 1 (pass rates), got {band}")
         self.attempts, self.max_steps = int(attempts), int(max_steps)
         self.band, self.reward_in_band, self.reward_refused = tuple(band), reward_in_band, reward_refused
         self._conjecturer_reward = conjecturer_reward

@@ -71,7 +71,7 @@ from leangym.backends.types import (
 from leangym.backends.select import open_backend
 from leangym.envs.server_lease import (DEFAULT_SERVER, SERVER_ENV_VAR, ServerLeaser, default_server_url,
                                       open_session)
-from leangym.envs.spaces import LEAN_CHARSET, TACTIC_SAMPLE_CHARSET, LeanText, clip_text
+from leangym.envs.spaces import LEAN_CHARSET, TACTIC_SAMPLE_CHARSET, TRUNCATION_MARKER, LeanText, clip_text
 from leangym.envs.theorem_spec import TheoremSpec, resolve_theorems, theorem_index
 from leangym.proof import LinearWalk, ProofTree, assemble
 from leangym.session import Budget, BudgetExhausted, MeteredProcess, ProofSession, RawAccessRefused, process_record
@@ -173,6 +173,12 @@ class LeanProofEnv(gym.Env[str, str]):
         self.server_url = None if process_factory is not None else (server or default_server_url())
         self._process_factory = process_factory or open_backend(
             self.server_url, lease_timeout_s=lease_timeout_s, read_timeout_s=read_timeout_s, warmup_wait_s=warmup_wait_s)
+        if max_steps is not None and int(max_steps) < 1:
+            raise ValueError(f"max_steps must be at least 1 (None: no limit), got {max_steps}")
+        if int(tactic_timeout_ms) < 1:
+            raise ValueError(f"tactic_timeout_ms must be at least 1 (Lean's time per tactic), got {tactic_timeout_ms}")
+        if int(max_text_length) < len(TRUNCATION_MARKER) + 16:  # (room for some goal text beside the marker)
+            raise ValueError(f"max_text_length must be at least {len(TRUNCATION_MARKER) + 16}, got {max_text_length}")
         self.max_steps = max_steps
         self.tactic_timeout_ms = int(tactic_timeout_ms)
         self._reward_proved, self._reward_rejected = float(reward_proved), float(reward_rejected)
@@ -396,7 +402,7 @@ class LeanProofEnv(gym.Env[str, str]):
         try:
             result = self._session.step_walk(walk, tactic)  # env -> session -> Lean process
         except BudgetExhausted as e:
-            outcome, truncated, extra["error"] = "budget", True, str(e)
+            outcome, truncated, extra["error"], extra["truncated_by"] = "budget", True, str(e), "budget"
         else:
             extra["tactic"] = result.tactic  # as sent: normalised (see soundness.normalise_tactic)
             outcome = result.outcome.value
