@@ -18,12 +18,16 @@ proof starts are refused (:class:`RawAccessRefused`). Unfiltered access is an ex
 ``ProofSession(..., allow_raw=True)`` then :meth:`ProofSession.raw_process`, and its use makes the
 session unverifiable (``verify`` says no) and marks the process (:func:`process_record`), so that
 whoever holds it (the env) gives it back rather than rewarding anything checked there.
-The session's ``theorem`` and ``policy`` are read-only and handed out as copies.
+The session's ``theorem``, ``policy``, ``budget`` and ``stats`` are read-only and handed out as copies.
+:meth:`ProofSession.end` refuses every later call (the benchmark ends an abandoned attempt's session,
+then gives its process back).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
+import threading
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -77,8 +81,8 @@ def _record_for(process: Any) -> ProcessRecord | None:
 
 @dataclass(frozen=True)
 class SessionStats:
-    """What a session spent and met. Read-only to its holder (frozen): the budget and the benchmark's
-    records are these counters, so a prover must not be able to set them; the session counts."""
+    """What a session spent and met. The budget and the benchmark's records are these counters, so a
+    prover must not be able to set them: the session counts on its own copy and hands out snapshots."""
 
     lean_calls: int = 0
     rejected: int = 0  # by Lean or by the soundness policy
@@ -128,9 +132,11 @@ class ProofSession:
         self._policy = copy.copy(policy) if policy is not None else SoundnessPolicy()
         # read-only (properties): what the budget and the records rest on is not the prover's to set
         self._timeout_ms = timeout_ms
-        self._budget = budget or Budget()
+        self._budget = dataclasses.replace(budget) if budget is not None else Budget()  # (the caller's stays theirs)
         self._stats = SessionStats()
         self._started_at = time.monotonic()
+        self._gate = threading.Condition()  # guards the two below: end() waits for the call under way
+        self._in_flight, self._ended = 0, None
         self._allow_raw, self._raw_used = bool(allow_raw), False
         record = self._record = _record_for(process)
         # isolated: nothing but this session has started a proof on this process object (its own checks
@@ -141,6 +147,12 @@ class ProofSession:
         # under a name of its own (Theorem.start_source): a second start of `t` on a process that kept
         # the first (LeanTree's keep what they ran) would be "already declared"
         self.root: ProofState = process.start_proof(self._theorem.start_source())
+
+    def __getstate__(self) -> dict[str, Any]:  # (copies and pickles of an env hold its session; a lock does not copy)
+        return {k: v for k, v in self.__dict__.items() if k != "_gate"} | {"_in_flight": 0}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _gate=threading.Condition())
 
     @property
     def theorem(self) -> Theorem:
@@ -154,11 +166,13 @@ class ProofSession:
 
     @property
     def budget(self) -> Budget:
-        return self._budget
+        """The budget (a copy: the session holds to its own, whatever a holder does to this one)."""
+        return dataclasses.replace(self._budget)
 
     @property
     def stats(self) -> SessionStats:
-        return self._stats
+        """What the session has spent so far (a snapshot: the session counts on its own copy)."""
+        return dataclasses.replace(self._stats, latencies_s=list(self._stats.latencies_s))
 
     @property
     def timeout_ms(self) -> int:
@@ -172,8 +186,8 @@ class ProofSession:
 
     # ------------------------------------------------------------------ budget
     def remaining_calls(self) -> int | None:
-        cap = self.budget.max_lean_calls
-        return None if cap is None else max(0, cap - self.stats.lean_calls)
+        cap = self._budget.max_lean_calls
+        return None if cap is None else max(0, cap - self._stats.lean_calls)
 
     def affordable(self, tactics: Sequence[str]) -> list[str]:
         """The first of ``tactics`` the Lean-call budget still pays for (:meth:`apply_many` is
@@ -185,8 +199,8 @@ class ProofSession:
     def _charge(self, n: int) -> None:
         left = self.remaining_calls()
         if left is not None and left < n:
-            raise BudgetExhausted(f"Lean-call budget of {self.budget.max_lean_calls} spent")
-        cap = self.budget.max_seconds
+            raise BudgetExhausted(f"Lean-call budget of {self._budget.max_lean_calls} spent")
+        cap = self._budget.max_seconds
         if cap is not None and time.monotonic() - self._started_at > cap:
             raise BudgetExhausted(f"time budget of {cap:.1f}s spent")
         self._stats._add(lean_calls=n)
@@ -221,16 +235,17 @@ class ProofSession:
             else:
                 results[i] = TacticResult(tactic, Outcome.REJECTED, (), why)
                 self._stats._add(policy_rejected=1)
-        self._charge(len(to_send))
-        if to_send:
-            sent = [tactics[i] for i in to_send]
-            replies = (self._lean.apply_tactics(state, sent, self.timeout_ms) if len(sent) > 1
-                       else [self._lean.apply_tactic(state, sent[0], self.timeout_ms)])
-            for i, reply in zip(to_send, replies):
-                results[i] = reply
-                self.stats.latencies_s.append(reply.elapsed_s)
+        with self._lean_call():
+            self._charge(len(to_send))
+            if to_send:
+                sent = [tactics[i] for i in to_send]
+                replies = (self._lean.apply_tactics(state, sent, self.timeout_ms) if len(sent) > 1
+                           else [self._lean.apply_tactic(state, sent[0], self.timeout_ms)])
+                for i, reply in zip(to_send, replies):
+                    results[i] = reply
+                    self._stats.latencies_s.append(reply.elapsed_s)
         for r in results:
-            self.stats.record(r)
+            self._stats.record(r)
         return results  # type: ignore[return-value]
 
     def step_walk(self, walk: LinearWalk, tactic: str) -> TacticResult:
@@ -253,12 +268,33 @@ class ProofSession:
         does the check see nothing an earlier episode, check or command put there (a trainer that
         opens each session on a fresh process, as agents.alphaproof does, gets isolated verdicts).
         """
-        self._charge(VERIFY_CALLS)
-        if self._raw_used or (self._record is not None and self._record.raw):
-            return Verification(False, "", error="leangym: raw_process() was used on this process (unfiltered Lean "
-                                "access): its checks are no verdict; check the proof on a fresh process",
-                                isolated=False)
-        return dataclasses.replace(self._check(proof), isolated=self._first_on_process)
+        with self._lean_call():
+            self._charge(VERIFY_CALLS)
+            if self._raw_used or (self._record is not None and self._record.raw):
+                return Verification(False, "", error="leangym: raw_process() was used on this process (unfiltered "
+                                    "Lean access): its checks are no verdict; check the proof on a fresh process",
+                                    isolated=False)
+            return dataclasses.replace(self._check(proof), isolated=self._first_on_process)
+
+    def end(self, why: str, timeout: float | None = None) -> bool:
+        """No Lean call after this: each raises :class:`BudgetExhausted` (``why``). Waits (``timeout``: at most
+        that long) for a call under way; True once none is, when the process may go to someone else."""
+        with self._gate:
+            self._ended = self._ended or why
+            return self._gate.wait_for(lambda: self._in_flight == 0, timeout)
+
+    @contextlib.contextmanager
+    def _lean_call(self):
+        with self._gate:
+            if self._ended:
+                raise BudgetExhausted(f"this session was ended: {self._ended}")
+            self._in_flight += 1
+        try:
+            yield
+        finally:
+            with self._gate:
+                self._in_flight -= 1
+                self._gate.notify_all()
 
     def raw_process(self) -> LeanProcess:
         """The unfiltered Lean process: an explicit opt-in (``ProofSession(..., allow_raw=True)``) for

@@ -24,7 +24,7 @@ from leangym.backends.types import (
 )
 from leangym.cli import run_cli
 from leangym.prover import AgentSpecError, PolicyProver
-from leangym.session import Budget
+from leangym.session import Budget, BudgetExhausted
 from leangym.theorem import Theorem
 from leangym.harness.records import AttemptResult
 from leangym.harness.run import RunConfig, Task, run_attempt, run_tasks
@@ -263,19 +263,24 @@ def test_an_answer_after_the_time_budget_does_not_count() -> None:
     assert in_time.status == "proved" and not in_time.budget_exhausted
 
 
-def test_a_hung_prover_is_abandoned_and_its_process_goes_back_only_when_it_returns() -> None:
+def test_a_hung_prover_is_abandoned_and_its_process_goes_back_though_it_never_returns() -> None:
     release = threading.Event()
     provers: list["Hangs"] = []
 
     class Hangs:
         def __init__(self) -> None:
-            self.hang = not provers  # the first prover built hangs in its first call
+            self.hang = not provers  # the first prover built hangs in its first call (in Python, not in Lean)
             self.processes: list[int] = []
+            self.later: BaseException | None = None
 
         def prove(self, theorem, session, budget):
             self.processes.append(session.process.process_id)
             if self.hang:
                 release.wait(2 * HANG_GUARD_S)
+                try:  # woken after it was abandoned: its session takes no more Lean calls
+                    session.apply(session.root, "exact h")
+                except BaseException as e:  # noqa: BLE001
+                    self.later = e
             return None
 
     def make() -> Hangs:
@@ -303,37 +308,48 @@ def test_a_hung_prover_is_abandoned_and_its_process_goes_back_only_when_it_retur
         assert provers[0].processes == [zombie.process_id]
         assert provers[1].processes == [leases.procs[1].process_id] * 2
         assert leases.procs[1].closed
-        # ... and the abandoned call still holds its process: not back in the pool while it may use it
-        assert not zombie.closed
+        # ... and the abandoned call, with no Lean call under way, no longer holds its process
+        assert zombie.closed_event.wait(HANG_GUARD_S), "the abandoned process never went back"
     finally:
         release.set()
-    assert zombie.closed_event.wait(HANG_GUARD_S), "the abandoned process never went back"
+    deadline = time.monotonic() + HANG_GUARD_S
+    while provers[0].later is None and time.monotonic() < deadline:  # (the woken prover's call)
+        time.sleep(0.01)
+    assert isinstance(provers[0].later, BudgetExhausted) and "abandoned" in str(provers[0].later)
 
 
 def test_no_free_process_while_the_agents_hung_calls_hold_them_is_the_agents_failure() -> None:
-    # A pool of one: the abandoned call keeps it, so the next lease fails. That is the agent's doing,
-    # not a server fault (as an infra error it would be retried forever and stop the run as "the
-    # server kept failing").
+    # A pool of one: the abandoned call is stuck in a Lean call, which keeps the process, so the next
+    # lease fails. That is the agent's doing, not a server fault (as an infra error it would be retried
+    # forever and stop the run as "the server kept failing"). Once the call is answered it goes back.
     release = threading.Event()
+
+    class StuckLean(FakeLean):
+        def apply_tactic(self, state, tactic, timeout_ms=1000):
+            release.wait(2 * HANG_GUARD_S)  # (a Lean call that takes its time)
+            return super().apply_tactic(state, tactic, timeout_ms)
 
     class Hangs:
         def prove(self, theorem, session, budget):
-            release.wait(2 * HANG_GUARD_S)
+            session.apply(session.root, "simp")
 
     class PoolOfOne(Leases):
         def __call__(self) -> FakeLean:
             if any(not p.closed for p in self.procs):
                 raise ServerError("no process free")
-            return super().__call__()
+            self.procs.append(StuckLean())
+            return self.procs[-1]
 
     out: list[AttemptResult] = []
+    pool = PoolOfOne()
     try:
-        guarded(lambda: run_tasks(tasks(3), Hangs, PoolOfOne(), RunConfig(Budget(5, 0.2), grace_s=0.2),
-                                  out.append))
+        guarded(lambda: run_tasks(tasks(3), Hangs, pool, RunConfig(Budget(5, 0.2), grace_s=0.2), out.append))
+        assert [r.status for r in out] == ["failed"] * 3
+        assert "abandoned" in out[1].error and "no Lean process free" in out[1].error
+        assert not pool.procs[0].closed  # its Lean call is still under way
     finally:
         release.set()
-    assert [r.status for r in out] == ["failed"] * 3
-    assert "abandoned" in out[1].error and "no Lean process free" in out[1].error
+    assert pool.procs[0].closed_event.wait(HANG_GUARD_S), "the process did not go back once its call was answered"
 
 
 @pytest.mark.parametrize("budget, watched", [(Budget(5), False), (Budget(5, 60.0), True)],
@@ -455,3 +471,34 @@ def test_a_policys_indented_tactic_is_recorded_as_sent() -> None:
     task = Task(Theorem("theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"), 0)
     result = run_attempt(PolicyProver(lambda obs, info: next(tactics, None)), LocalProcess(), task, Budget(5))
     assert result.status == "proved", result.verify_error
+
+
+def test_a_prover_cannot_lift_its_budget_or_reset_its_counters() -> None:
+    """Frozen dataclasses still yield to object.__setattr__: the prover gets copies of the budget and the
+    counters, and the session holds to its own."""
+
+    class Tampers:
+        def prove(self, theorem, session, budget):
+            object.__setattr__(budget, "max_lean_calls", None)
+            object.__setattr__(session.budget, "max_lean_calls", None)
+            for _ in range(20):
+                object.__setattr__(session.stats, "lean_calls", 0)
+                session.apply(session.root, "simp")
+
+    r = run_attempt(Tampers(), FakeLean(), tasks(1)[0], Budget(5))
+    assert r.budget_exhausted and r.lean_calls == 5 and len(r.latencies_ms) == 5
+
+
+def test_an_exception_that_cannot_be_printed_is_a_failed_attempt() -> None:
+    class Unprintable(Exception):
+        def __str__(self):
+            raise ValueError("no str for you")
+
+    class Raises:
+        def prove(self, theorem, session, budget):
+            raise Unprintable()
+
+    out: list[AttemptResult] = []
+    assert guarded(lambda: run_tasks(tasks(2), Raises, Leases(), RunConfig(Budget(5)), out.append))
+    assert [r.status for r in out] == ["error", "error"]
+    assert "Unprintable" in out[0].error and "could not be read" in out[0].error

@@ -129,7 +129,8 @@ def _parser_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sim-factorized", action="store_true", help="--sim, as server generation 2 (one branch per goal)")
     p.add_argument("--attempts", type=positive_int, default=1, help="attempts per theorem (for pass@k)")
     p.add_argument("--budget-calls", type=non_negative_int, default=100, help="Lean calls per attempt (0: unlimited)")
-    p.add_argument("--budget-seconds", type=positive_float, default=None, help="wall seconds per attempt")
+    p.add_argument("--budget-seconds", type=positive_float, default=None, help="wall seconds per attempt (thinking included); without it an agent "
+                   "that never returns is waited for, so set it for agents you do not trust")
     p.add_argument("--timeout-ms", type=positive_int, default=1000, help="Lean timeout per tactic")
     p.add_argument("--workers", type=positive_int, default=1, help="parallel attempts (one leased process each)")
     p.add_argument("--seed", type=int, default=0, help="run seed (each attempt gets a seed derived from it)")
@@ -304,7 +305,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         # one run at a time per --out (two would write every attempt twice): a hidden lock file beside it
         stack.enter_context(exclusive(args.out.parent / f".{args.out.name}.lock", f"--out {args.out}", "--out"))
         # with a time budget, an abandoned attempt (an agent that never returned) keeps its
-        # process until it does: spare ones let the workers go on meanwhile
+        # process until its Lean call under way is answered: spare ones let the workers go on meanwhile
         spare = args.workers if args.budget_seconds else 0
         try:
             client, server = connect(args, stack, max(1, args.workers) + spare)

@@ -15,9 +15,10 @@ fresh process and a resumed run tries the attempt again.
 
 The time budget binds the prover, not only its Lean calls: a late answer does
 not count, and a prover still busy a grace period later is abandoned to its
-daemon thread (Python cannot stop one) with its prover and process. The worker
-builds and leases new ones; the old process goes back only when the call ends
-(earlier, another worker could lease it while the call still drives it).
+daemon thread (Python cannot stop one) with its prover. Its session is ended
+(every later Lean call raises), and its process goes back once the Lean call
+under way, if any, is answered: never while the call drives it, and never held
+for good by an agent that hangs. The worker builds and leases new ones.
 """
 from __future__ import annotations
 
@@ -56,8 +57,17 @@ def attempt_seed(run_seed: int, theorem: str, attempt: int) -> int:
     return int.from_bytes(digest[:4], "big")
 
 
-def _describe(e: BaseException) -> str:
-    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+def _describe(e: BaseException, traceback_lines: int = 0) -> str:
+    """``Type: message`` (and the last ``traceback_lines`` of its traceback); never raises, whatever an
+    agent's exception does in ``__str__``."""
+    try:
+        text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        if traceback_lines:
+            tb = traceback.format_exception(type(e), e, e.__traceback__)
+            text += "\n" + "".join(tb[-traceback_lines:])
+        return text
+    except Exception as inner:  # noqa: BLE001 - an agent's exception must not take the run down
+        return f"{type(e).__name__} (its message could not be read: {type(inner).__name__})"
 
 
 @dataclass
@@ -96,14 +106,15 @@ def _call_prover(prover: Prover, session: ProofSession, budget: Budget, seed: in
 def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget, *, run_seed: int = 0,
                 timeout_ms: int = 1000, clean_process: Callable[[], LeanProcess] | None = None,
                 spare_process: Callable[[], LeanProcess] | None = None, grace_s: float | None = None,
-                on_abandon: Callable[[threading.Thread], None] | None = None) -> AttemptResult:
+                on_abandon: Callable[[threading.Thread, ProofSession], None] | None = None) -> AttemptResult:
     """One proof attempt; never raises for prover or server failures (they are in the result).
 
     ``clean_process``: gives the process the final check runs on (default: the prover's own);
     ``spare_process``: a second clean one, for a header that cannot be declared twice (``soundness.verify``).
     With a time budget, prove() runs on its own thread, waited for ``max_seconds + grace_s`` at most
-    (default grace: 5 s or 10% of the budget if more); then the attempt fails and ``on_abandon(thread)``
-    is called: ``thread`` still uses the prover and ``process``; reuse or close neither before it ends.
+    (default grace: 5 s or 10% of the budget if more); then the attempt fails and ``on_abandon(thread,
+    session)`` is called: ``thread`` still runs the prover; ``session.end(...)`` says when ``process``
+    is free of its calls.
     """
     theorem = task.theorem
     seed = attempt_seed(run_seed, theorem.name, task.attempt)
@@ -125,20 +136,18 @@ def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget
     cap = budget.max_seconds
     wait_s = None if cap is None else cap + (max(5.0, 0.1 * cap) if grace_s is None else grace_s)
     t_call = time.monotonic()
-    call = _call_prover(prover, session, budget, seed, wait_s)
+    call = _call_prover(prover, session, session.budget, seed, wait_s)  # (a copy: the session keeps its own)
     call_s = time.monotonic() - t_call
     if call.abandoned is not None:
         result.budget_exhausted = True
         result.error = (f"the agent did not return in time (a time budget of {cap:g}s, waited {wait_s:g}s) "
                         "and was abandoned; it may still be running")
         if on_abandon is not None:
-            on_abandon(call.abandoned)
+            on_abandon(call.abandoned, session)
     elif isinstance(call.error, BudgetExhausted):
         result.budget_exhausted = True
     elif call.error is not None:  # a prover bug is a failed attempt, not a crashed benchmark
-        e = call.error
-        tb = traceback.format_exception(type(e), e, e.__traceback__)
-        result.status, result.error = "error", f"{_describe(e)}\n{''.join(tb[-3:])}"
+        result.status, result.error = "error", _describe(call.error, traceback_lines=3)
     elif cap is not None and call_s > cap:  # thinking time counts, not only time spent in Lean
         result.budget_exhausted = True
         if call.proof is not None:
@@ -232,12 +241,13 @@ class _Worker:
         if process is not None:
             process.close()
 
-    def abandon(self, call: threading.Thread) -> None:
-        """``call`` keeps the prover and the process; the process goes back once ``call`` ends."""
+    def abandon(self, call: threading.Thread, session: ProofSession) -> None:
+        """``call`` keeps the prover; its session is ended (no Lean call after the one under way), and the
+        process goes back once that call is answered, whether or not ``call`` ever returns."""
         process, self.process, self.prover = self.process, None, None
 
         def close_after() -> None:
-            call.join()
+            session.end("the attempt was abandoned past its time budget")
             process.close()
             with self.lock:
                 self.abandoned[0] -= 1
