@@ -106,6 +106,35 @@ class Budget:
     max_seconds: float | None = None
 
 
+class _CallGate:
+    """Counts a session's Lean calls under way; once ended, refuses new ones. Shared by shallow copies
+    of the session; a pickle or deep copy gets a gate of its own (still ended, if this one was)."""
+
+    def __init__(self, ended: str | None = None) -> None:
+        self._cond, self._in_flight, self._ended = threading.Condition(), 0, ended
+
+    def __reduce__(self):
+        return _CallGate, (self._ended,)
+
+    @contextlib.contextmanager
+    def call(self):
+        with self._cond:
+            if self._ended:
+                raise BudgetExhausted(f"this session was ended: {self._ended}")
+            self._in_flight += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._in_flight -= 1
+                self._cond.notify_all()
+
+    def end(self, why: str, timeout: float | None) -> bool:
+        with self._cond:
+            self._ended = self._ended or why
+            return self._cond.wait_for(lambda: self._in_flight == 0, timeout)
+
+
 class ProofSession:
     """Start proving ``theorem`` on ``process``; raises LeanError / ServerError if it cannot start.
 
@@ -135,8 +164,7 @@ class ProofSession:
         self._budget = dataclasses.replace(budget) if budget is not None else Budget()  # (the caller's stays theirs)
         self._stats = SessionStats()
         self._started_at = time.monotonic()
-        self._gate = threading.Condition()  # guards the two below: end() waits for the call under way
-        self._in_flight, self._ended = 0, None
+        self._gate = _CallGate()  # (shared by shallow copies of the session: end() ends them all)
         self._allow_raw, self._raw_used = bool(allow_raw), False
         record = self._record = _record_for(process)
         # isolated: nothing but this session has started a proof on this process object (its own checks
@@ -147,12 +175,6 @@ class ProofSession:
         # under a name of its own (Theorem.start_source): a second start of `t` on a process that kept
         # the first (LeanTree's keep what they ran) would be "already declared"
         self.root: ProofState = process.start_proof(self._theorem.start_source())
-
-    def __getstate__(self) -> dict[str, Any]:  # (copies and pickles of an env hold its session; a lock does not copy)
-        return {k: v for k, v in self.__dict__.items() if k != "_gate"} | {"_in_flight": 0}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, _gate=threading.Condition())
 
     @property
     def theorem(self) -> Theorem:
@@ -168,6 +190,11 @@ class ProofSession:
     def budget(self) -> Budget:
         """The budget (a copy: the session holds to its own, whatever a holder does to this one)."""
         return dataclasses.replace(self._budget)
+
+    @property
+    def lean_calls(self) -> int:
+        """Lean calls spent so far (``stats.lean_calls`` without copying the rest)."""
+        return self._stats.lean_calls
 
     @property
     def stats(self) -> SessionStats:
@@ -218,6 +245,8 @@ class ProofSession:
         processes have distinct ids; in-process ones share id 0 unless given their own
         (``LocalProcess(process_id=...)``), so this check cannot tell them apart.
         """
+        if type(state) is not ProofState:  # a prover's subclass: its code must not run inside the Lean call
+            state = ProofState(int(state.process_id), int(state.proof_state_id), tuple(state.goals))
         owner = getattr(self._lean, "process_id", None)
         if owner is not None and state.process_id != owner:
             # Ids are only meaningful with the process that made them (the protocol), and die with it:
@@ -268,33 +297,24 @@ class ProofSession:
         does the check see nothing an earlier episode, check or command put there (a trainer that
         opens each session on a fresh process, as agents.alphaproof does, gets isolated verdicts).
         """
+        script = script_of(proof)  # (the prover's object, read before the call)
         with self._lean_call():
             self._charge(VERIFY_CALLS)
             if self._raw_used or (self._record is not None and self._record.raw):
                 return Verification(False, "", error="leangym: raw_process() was used on this process (unfiltered "
                                     "Lean access): its checks are no verdict; check the proof on a fresh process",
                                     isolated=False)
-            return dataclasses.replace(self._check(proof), isolated=self._first_on_process)
+            return dataclasses.replace(self._check(script), isolated=self._first_on_process)
 
     def end(self, why: str, timeout: float | None = None) -> bool:
         """No Lean call after this: each raises :class:`BudgetExhausted` (``why``). Waits (``timeout``: at most
         that long) for a call under way; True once none is, when the process may go to someone else."""
-        with self._gate:
-            self._ended = self._ended or why
-            return self._gate.wait_for(lambda: self._in_flight == 0, timeout)
+        return self._gate.end(why, timeout)
 
-    @contextlib.contextmanager
     def _lean_call(self):
-        with self._gate:
-            if self._ended:
-                raise BudgetExhausted(f"this session was ended: {self._ended}")
-            self._in_flight += 1
-        try:
-            yield
-        finally:
-            with self._gate:
-                self._in_flight -= 1
-                self._gate.notify_all()
+        """Around every Lean call (only the session's own code runs inside: a prover's objects are
+        read before, so no prover code can hold a call open)."""
+        return self._gate.call()
 
     def raw_process(self) -> LeanProcess:
         """The unfiltered Lean process: an explicit opt-in (``ProofSession(..., allow_raw=True)``) for
@@ -314,10 +334,10 @@ class ProofSession:
         """Whether :meth:`raw_process` was called (the session can no longer be verified)."""
         return self._raw_used
 
-    def _check(self, proof: ProofTree | str | Sequence[str]) -> Verification:
+    def _check(self, script: str) -> Verification:
         """The check on the session's own process, for :meth:`verify` (which charges it): the whole script in
         tactic mode on the session's root state, then the command (:func:`leangym.soundness.verify`)."""
-        return verify(self._lean, self._theorem, script_of(proof), self._policy, root=self.root)
+        return verify(self._lean, self._theorem, script, self._policy, root=self.root)
 
 
 class MeteredProcess:

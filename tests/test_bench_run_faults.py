@@ -502,3 +502,96 @@ def test_an_exception_that_cannot_be_printed_is_a_failed_attempt() -> None:
     assert guarded(lambda: run_tasks(tasks(2), Raises, Leases(), RunConfig(Budget(5)), out.append))
     assert [r.status for r in out] == ["error", "error"]
     assert "Unprintable" in out[0].error and "could not be read" in out[0].error
+
+
+def test_a_session_kept_past_its_attempt_spends_nothing_more() -> None:
+    """A prover that returns at once and keeps its sessions cannot spend their unspent budgets later."""
+    kept, later = [], []
+
+    class Hoards:
+        def prove(self, theorem, session, budget):
+            for old in kept:
+                try:
+                    later.append(old.apply(session.root, "simp"))
+                except BudgetExhausted as e:
+                    later.append(e)
+            kept.append(session)
+
+    out: list[AttemptResult] = []
+    assert guarded(lambda: run_tasks(tasks(3), Hoards, Leases(), RunConfig(Budget(2)), out.append))
+    assert len(later) == 3 and all(isinstance(x, BudgetExhausted) and "attempt is over" in str(x) for x in later)
+    assert [r.lean_calls for r in out] == [0, 0, 0]
+
+
+def test_ending_a_session_ends_its_copies_and_waits_for_no_prover_code() -> None:
+    import copy
+
+    from leangym.session import ProofSession
+
+    session = ProofSession(FakeLean(), "theorem t (P : Prop) (h : P) : P := by sorry", budget=Budget(10))
+    twin = copy.copy(session)
+    stuck, inside = threading.Event(), threading.Semaphore(0)
+
+    class SlowState(ProofState):  # a prover's object whose code never returns
+        @property
+        def goals(self):
+            inside.release()
+            stuck.wait(HANG_GUARD_S)
+            return ()
+
+    class SlowProof(list):
+        def __iter__(self):
+            inside.release()
+            stuck.wait(HANG_GUARD_S)
+            return iter(["exact h"])
+
+    def quietly(call):
+        def run():
+            try:
+                call()
+            except BudgetExhausted:  # (woken after the end)
+                pass
+        return run
+
+    root = session.root
+    slow = object.__new__(SlowState)
+    object.__setattr__(slow, "process_id", root.process_id)
+    object.__setattr__(slow, "proof_state_id", root.proof_state_id)
+    threads = [threading.Thread(target=quietly(lambda: session.apply(slow, "exact h")), daemon=True),
+               threading.Thread(target=quietly(lambda: session.verify(SlowProof())), daemon=True)]
+    try:
+        for t in threads:
+            t.start()
+        assert inside.acquire(timeout=HANG_GUARD_S) and inside.acquire(timeout=HANG_GUARD_S)
+        assert session.end("done", timeout=HANG_GUARD_S)  # both are in the prover's code, neither in a call
+        with pytest.raises(BudgetExhausted, match="done"):
+            twin.apply(root, "exact h")
+    finally:
+        stuck.set()
+    for t in threads:
+        t.join(HANG_GUARD_S)
+
+
+def test_an_exception_that_cannot_even_name_itself_is_a_failed_attempt() -> None:
+    class Meta(type):
+        @property
+        def __name__(cls):
+            raise ValueError("no name")
+
+    class Nameless(Exception, metaclass=Meta):
+        pass
+
+    class ExitsInStr(Exception):
+        def __str__(self):
+            raise SystemExit(3)
+
+    out: list[AttemptResult] = []
+    errors = iter([Nameless("x"), ExitsInStr()])
+
+    class Raises:
+        def prove(self, theorem, session, budget):
+            raise next(errors)
+
+    assert guarded(lambda: run_tasks(tasks(2), Raises, Leases(), RunConfig(Budget(5)), out.append))
+    assert [r.status for r in out] == ["error", "error"]
+    assert out[0].error.startswith("Nameless") and "ExitsInStr" in out[1].error

@@ -99,7 +99,7 @@ class _Search:
     def __init__(self, session: ProofSession, config: SearchConfig, deadline: float | None = None):
         self.session, self.config, self.deadline = session, config, deadline
         self.tree = SearchTree(session.root, config)
-        self.calls_at_start = session.stats.lean_calls
+        self.calls_at_start = session.lean_calls
         self.failures_at_start = session.stats.server_failures
         self.started = time.monotonic()
         self.simulations = 0
@@ -110,7 +110,7 @@ class _Search:
 
     @property
     def lean_calls(self) -> int:
-        return self.session.stats.lean_calls - self.calls_at_start
+        return self.session.lean_calls - self.calls_at_start
 
     def calls_left(self) -> int | None:
         """Lean calls tactics may still use. Both budgets, the session's (a hard cap: the harness's)

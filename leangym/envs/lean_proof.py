@@ -168,17 +168,17 @@ class LeanProofEnv(gym.Env[str, str]):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise UnsupportedRenderMode(f"render_mode must be one of {self.metadata['render_modes']} or None, "
                                         f"got {render_mode!r}")
-        self.theorems = resolve_theorems(theorem, header)
-        self.header = header
-        self.server_url = None if process_factory is not None else (server or default_server_url())
-        self._process_factory = process_factory or open_backend(
-            self.server_url, lease_timeout_s=lease_timeout_s, read_timeout_s=read_timeout_s, warmup_wait_s=warmup_wait_s)
         if max_steps is not None and int(max_steps) < 1:
             raise ValueError(f"max_steps must be at least 1 (None: no limit), got {max_steps}")
         if int(tactic_timeout_ms) < 1:
             raise ValueError(f"tactic_timeout_ms must be at least 1 (Lean's time per tactic), got {tactic_timeout_ms}")
         if int(max_text_length) < len(TRUNCATION_MARKER) + 16:  # (room for some goal text beside the marker)
             raise ValueError(f"max_text_length must be at least {len(TRUNCATION_MARKER) + 16}, got {max_text_length}")
+        self.theorems = resolve_theorems(theorem, header)
+        self.header = header
+        self.server_url = None if process_factory is not None else (server or default_server_url())
+        self._process_factory = process_factory or open_backend(
+            self.server_url, lease_timeout_s=lease_timeout_s, read_timeout_s=read_timeout_s, warmup_wait_s=warmup_wait_s)
         self.max_steps = max_steps
         self.tactic_timeout_ms = int(tactic_timeout_ms)
         self._reward_proved, self._reward_rejected = float(reward_proved), float(reward_rejected)

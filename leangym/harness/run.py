@@ -59,15 +59,19 @@ def attempt_seed(run_seed: int, theorem: str, attempt: int) -> int:
 
 def _describe(e: BaseException, traceback_lines: int = 0) -> str:
     """``Type: message`` (and the last ``traceback_lines`` of its traceback); never raises, whatever an
-    agent's exception does in ``__str__``."""
+    agent's exception does in ``__str__`` (or its class in ``__name__``)."""
+    name = type.__dict__["__name__"].__get__(type(e))  # (type's own, not a metaclass's property)
     try:
-        text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        text = f"{name}: {e}" if str(e) else name
         if traceback_lines:
             tb = traceback.format_exception(type(e), e, e.__traceback__)
             text += "\n" + "".join(tb[-traceback_lines:])
         return text
-    except Exception as inner:  # noqa: BLE001 - an agent's exception must not take the run down
-        return f"{type(e).__name__} (its message could not be read: {type(inner).__name__})"
+    except BaseException:  # noqa: BLE001 - an agent's exception must not take the run down (SystemExit too)
+        return f"{name} (its message could not be read)"
+
+
+END_WAIT_S = 600.0  # an abandoned attempt's Lean call under way is waited for this long, then its agent
 
 
 @dataclass
@@ -138,6 +142,8 @@ def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget
     t_call = time.monotonic()
     call = _call_prover(prover, session, session.budget, seed, wait_s)  # (a copy: the session keeps its own)
     call_s = time.monotonic() - t_call
+    if call.abandoned is None:  # kept by the prover, a session could spend its unspent budget on a later attempt
+        session.end("the attempt is over")
     if call.abandoned is not None:
         result.budget_exhausted = True
         result.error = (f"the agent did not return in time (a time budget of {cap:g}s, waited {wait_s:g}s) "
@@ -247,7 +253,8 @@ class _Worker:
         process, self.process, self.prover = self.process, None, None
 
         def close_after() -> None:
-            session.end("the attempt was abandoned past its time budget")
+            if not session.end("the attempt was abandoned past its time budget", timeout=END_WAIT_S):
+                call.join()  # (a Lean call that never came back: the process goes back when the agent does)
             process.close()
             with self.lock:
                 self.abandoned[0] -= 1
