@@ -22,7 +22,6 @@ from leangym.backends.types import (
     parse_proof_state,
     parse_tactic_reply,
 )
-from leangym.sim.server import INJECTED_ERROR_TEXT
 
 THM = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by sorry"
 
@@ -497,60 +496,3 @@ def test_the_final_check_over_a_server_that_answers_lean_errors_with_http_500(si
         assert result.status == "failed" and "nonsense" in result.verify_error
         lease.close()
 
-
-@pytest.mark.parametrize("gen", [1, 2, 3])
-def test_a_failure_a_server_answers_as_http_200_text_is_no_lean_verdict(sim_server, gen):
-    """Generations 1-2 answer every exception of try_apply_tactic (a dead REPL, "Server not started") as
-    HTTP 200 {"error": text}: only Lean's texts are a rejection; the rest is the server failing."""
-    import requests
-
-    srv = sim_server(process_factory=scripted, generation=gen, error_rate=1.0, seed=1)
-    pid = LeanTreeClient(srv.url).get_process()
-    route = "branch" if gen == 3 else "proof"
-    raw = requests.post(f"{srv.url}/process/{pid}/{route}/0/try_apply_tactic", json={"tactic": "split"}, timeout=5)
-    assert raw.status_code == (500 if gen == 3 else 200) and raw.json()["error"] == INJECTED_ERROR_TEXT
-    r = LeanTreeClient(srv.url).try_apply_tactic(pid, 0, "split")
-    assert r.outcome is Outcome.SERVER_FAILURE and INJECTED_ERROR_TEXT in r.error
-
-
-def test_only_leans_texts_are_a_verdict_where_a_server_wraps_its_failures():
-    lean = {"REPL returned error messages: [{\"severity\": \"error\", \"data\": \"x\"}]": Outcome.REJECTED,
-            "REPL returned error: Lean error: unknown tactic": Outcome.REJECTED,
-            "Step verification error: goals changed": Outcome.REJECTED,
-            "Could not apply tactic in REPL: {}": Outcome.REJECTED,
-            "Tactic application timed out.": Outcome.TIMEOUT}
-    failures = ("Server not started", "Lean REPL process ended unexpectedly (killed by SIGKILL)",
-                "Failed to send data to REPL: [Errno 32] Broken pipe", "")
-    for text, outcome in lean.items():
-        for wraps in (False, True):
-            assert parse_tactic_reply(1, "t", {"error": text}, wraps_failures=wraps).outcome is outcome
-    for text in failures:
-        assert parse_tactic_reply(1, "t", {"error": text}, wraps_failures=True).outcome is Outcome.SERVER_FAILURE
-        # generation 3 answers its failures as HTTP 5xx/404: its HTTP 200 texts are all Lean's
-        assert parse_tactic_reply(1, "t", {"error": text}).outcome is Outcome.REJECTED
-    gone = parse_tactic_reply(7, "t", {"error": "Process 7 not found"}, wraps_failures=True)
-    assert gone.outcome is Outcome.SERVER_FAILURE and gone.cause == "LeaseLost"
-
-
-@pytest.mark.parametrize("gen", [1, 3])
-def test_http_503_recycles_a_lease_on_generation_3_only(sim_server, monkeypatch, gen):
-    """A 503 on a Lean route means "past its deadline, recycled" on generation 3 (the lease is gone, never
-    returned); from generations 1-2, or a proxy before them, it fails that call and the lease goes back."""
-    srv = sim_server(process_factory=scripted, generation=gen)
-    client = LeanTreeClient(srv.url)
-    lease = client.lease()
-    root = lease.start_proof(THM)
-    real = client._transport.exchange
-
-    def busy(method, path, *a, **kw):
-        if path.endswith("try_apply_tactic"):
-            return 503, b'{"error": "Service Unavailable"}'
-        return real(method, path, *a, **kw)
-
-    monkeypatch.setattr(client._transport, "exchange", busy)
-    r = lease.apply_tactic(root, "split")
-    assert r.outcome is Outcome.SERVER_FAILURE and "503" in r.error
-    assert (r.cause == "LeaseLost") == (gen == 3) and (lease.lost is not None) == (gen == 3)
-    lease.close()
-    # generation 3: no return is sent (a real server recycled it; this 503 was the test's, so it stays leased)
-    assert used(client) == (1 if gen == 3 else 0)

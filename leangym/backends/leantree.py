@@ -93,17 +93,16 @@ from leangym.backends.types import (
     Outcome,
     ProofState,
     GENERATIONS,
-    LEAN_VERDICT_PREFIXES,
     ServerError,
     ServerIdentity,
     ServerTimeout,
     ServerUnavailable,
     ServerWarmingUp,
     TacticResult,
-    TIMEOUT_TEXT,
     parse_command,
     parse_proof_state,
     parse_start,
+    lean_verdict,
     parse_tactic_reply,
     process_gone,
     reported_lean_errors,
@@ -121,8 +120,6 @@ _HUNG_RECENTLY_S = 600.0  # after a read timeout, a lease request first checks t
 # A generation-3 server reclaims a lease after lease_timeout (600 s by default) without a request: a lease
 # idle this long is taken as reclaimed and nothing more is sent on it (its id might be reused meanwhile).
 DEFAULT_LEASE_IDLE_LIMIT_S = 570.0
-
-
 
 
 class LeanTreeClient(LeanTreeWire):
@@ -314,12 +311,7 @@ class LeanTreeClient(LeanTreeWire):
             body = self._request("POST", path, {"tactic": tactic, "timeout": int(timeout_ms)}, retry=True)
             new_state = parse_proof_state(int(pid), body)
         except HttpStatusError as e:
-            outcome = Outcome.SERVER_FAILURE
-            if e.status >= 500:
-                if e.error.startswith(TIMEOUT_TEXT):
-                    outcome = Outcome.TIMEOUT
-                elif e.error.startswith(LEAN_VERDICT_PREFIXES):
-                    outcome = Outcome.REJECTED
+            outcome = (lean_verdict(e.error) if e.status >= 500 else None) or Outcome.SERVER_FAILURE
             err = str(e) if outcome is Outcome.SERVER_FAILURE else e.error
             return TacticResult(tactic, outcome, (), err, time.perf_counter() - t0)
         except ServerError as e:

@@ -177,10 +177,11 @@ class HttpLease:
             raise ValueError(f"this proof state was made by Lean process {state.process_id}, not by this lease's "
                              f"process {self.process_id}; a state is only valid on the lease that made it")
 
-    def _used(self, sent: float, result: TacticResult) -> TacticResult:
-        """Note a tactic's answer: the lease was used at ``sent`` (a server's idle clock starts when a
-        request arrives), or the server no longer has it."""
-        self._state["used"] = sent
+    def _tactic(self, state: ProofState, tactic: str, timeout_ms: int) -> TacticResult:
+        """One tactic request (``_busy`` held): the lease is used from its sending (a server's idle clock
+        starts when a request arrives), and lost if the server says it no longer has it."""
+        self._state["used"] = time.monotonic()
+        result = self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms)
         if result.cause == "LeaseLost":
             self._lose(result.error or "lost")
         return result
@@ -190,14 +191,12 @@ class HttpLease:
         if why := self._unusable():
             raise (LeaseLost if self.lost else ServerError)(why)
         with self._busy:
-            sent = time.monotonic()
+            self._state["used"] = time.monotonic()  # (from its sending, as for a tactic)
             try:
                 return fn(self.process_id, *args)
             except LeaseLost as e:
                 self._lose(str(e))
                 raise
-            finally:
-                self._state["used"] = sent
 
     def start_proof(self, theorem_with_sorry: str) -> ProofState:
         return self._call(self.client.proof_from_sorry, theorem_with_sorry)
@@ -207,8 +206,7 @@ class HttpLease:
         if why := self._unusable():
             return TacticResult(tactic, Outcome.SERVER_FAILURE, (), why, cause="LeaseLost" if self.lost else None)
         with self._busy:
-            sent = time.monotonic()
-            return self._used(sent, self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms))
+            return self._tactic(state, tactic, timeout_ms)
 
     def apply_tactics(self, state: ProofState, tactics: Sequence[str], timeout_ms: int = 1000) -> list[TacticResult]:
         """Apply each tactic to ``state`` (states are immutable), one request after another; results in input order.
@@ -224,8 +222,7 @@ class HttpLease:
             return [TacticResult(t, Outcome.SERVER_FAILURE, (), why, cause=cause) for t in tactics]
         with self._busy:
             for tactic in tactics:
-                sent = time.monotonic()
-                r = self._used(sent, self.client.try_apply_tactic(self.process_id, state, tactic, timeout_ms))
+                r = self._tactic(state, tactic, timeout_ms)
                 results.append(r)
                 if r.cause in ("ServerTimeout", "LeaseLost"):
                     break

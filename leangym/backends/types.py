@@ -237,6 +237,13 @@ def process_gone(error: str, process_id: int) -> bool:
     return m is not None and int(m.group(1)) == process_id
 
 
+def lean_verdict(error: str) -> "Outcome | None":
+    """Lean's verdict in a server's error text (``TIMEOUT`` or ``REJECTED``); None when the text is not Lean's."""
+    if error.startswith(TIMEOUT_TEXT):
+        return Outcome.TIMEOUT
+    return Outcome.REJECTED if error.startswith(LEAN_VERDICT_PREFIXES) else None
+
+
 def parse_tactic_reply(process_id: int, tactic: str, payload: Any, elapsed_s: float = 0.0,
                        wraps_failures: bool = False) -> TacticResult:
     """``/try_apply_tactic`` reply (any server generation) -> :class:`TacticResult`. ``wraps_failures``: the
@@ -249,10 +256,11 @@ def parse_tactic_reply(process_id: int, tactic: str, payload: Any, elapsed_s: fl
             if process_gone(err, process_id):  # not Lean's verdict: the server lost the lease
                 return TacticResult(tactic, Outcome.SERVER_FAILURE, (), f"the server no longer has this lease: {err}",
                                     elapsed_s, "LeaseLost")
-            if wraps_failures and not err.startswith(LEAN_VERDICT_PREFIXES):  # (a dead REPL, "Server not started")
+            outcome = lean_verdict(err)
+            if outcome is None and wraps_failures:  # (a dead REPL, "Server not started")
                 return TacticResult(tactic, Outcome.SERVER_FAILURE, (), f"the server failed, not Lean: {err}",
                                     elapsed_s)
-            outcome = Outcome.TIMEOUT if err.startswith(TIMEOUT_TEXT) else Outcome.REJECTED
+            outcome = outcome or Outcome.REJECTED  # (generation 3: every HTTP 200 error text is Lean's)
             lean = reported_lean_errors(err) if outcome is Outcome.REJECTED else None
             if lean is not None:  # `REPL returned error messages: [{...}]`: Lean's own messages, as Lean says them
                 err = "; ".join(m.text for m in lean.errors)

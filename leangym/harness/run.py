@@ -83,7 +83,8 @@ class _Call:
 
 
 def _call_prover(prover: Prover, session: ProofSession, budget: Budget, seed: int, wait_s: float | None) -> _Call:
-    """set_seed and prove; with ``wait_s``, on a thread of its own that is waited for that long at most."""
+    """set_seed and prove; with ``wait_s``, on a thread of its own that is waited for that long at most.
+    A call that returned ends its session (an abandoned one's is ended by ``on_abandon``'s taker)."""
     call = _Call()
 
     def body() -> None:
@@ -104,6 +105,8 @@ def _call_prover(prover: Prover, session: ProofSession, budget: Budget, seed: in
         thread.start()
         thread.join(wait_s)
         call.abandoned = thread if thread.is_alive() else None
+    if call.abandoned is None:  # kept by the prover, a session could spend its unspent budget on a later attempt
+        session.end("the attempt is over")
     return call
 
 
@@ -142,8 +145,6 @@ def run_attempt(prover: Prover, process: LeanProcess, task: Task, budget: Budget
     t_call = time.monotonic()
     call = _call_prover(prover, session, session.budget, seed, wait_s)  # (a copy: the session keeps its own)
     call_s = time.monotonic() - t_call
-    if call.abandoned is None:  # kept by the prover, a session could spend its unspent budget on a later attempt
-        session.end("the attempt is over")
     if call.abandoned is not None:
         result.budget_exhausted = True
         result.error = (f"the agent did not return in time (a time budget of {cap:g}s, waited {wait_s:g}s) "
